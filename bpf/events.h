@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * gpuobs wire format: the only header shared by the BPF programs and the C++
+ * decoder (userspace/decode/decoder.cpp).
+ *
+ * Rules (docs/design.md): fixed-size records of __u8/__u16/__u32/__u64/__s32/
+ * __s64 only; every hole is a named pad field; largest fields first after the
+ * common header; type numbers are explicit and never reused; a meaning never
+ * changes (add a field or a type and bump GPUOBS_ABI_VERSION instead).
+ * tests/unit/wire_layout_test.cpp checks offsetof/sizeof of every field.
+ */
+#ifndef GPUOBS_EVENTS_H
+#define GPUOBS_EVENTS_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8 .. __u64 for BPF programs. */
+#else
+#include <linux/types.h>
+#endif
+
+/* Bumped whenever a record layout, type number or counter index changes. */
+#define GPUOBS_ABI_VERSION 1
+
+/* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
+#define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
+#define GPUOBS_EV_IOCTL 2      /* struct gpuobs_ioctl */
+#define GPUOBS_EV_PROC_FORK 3  /* struct gpuobs_proc: a new process (not a thread) */
+#define GPUOBS_EV_PROC_EXEC 4  /* struct gpuobs_proc: exec, filename filled */
+#define GPUOBS_EV_PROC_EXIT 5  /* struct gpuobs_proc: the whole thread group exited */
+
+/* Which probed library symbol produced a launch record (bpf cookie). */
+#define GPUOBS_API_CU_LAUNCH_KERNEL 1      /* cuLaunchKernel */
+#define GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ 2 /* cuLaunchKernel_ptsz (per-thread default stream) */
+
+#define GPUOBS_COMM_LEN 16
+#define GPUOBS_PATH_LEN 256
+
+/* Common header, first in every record. 24 bytes. */
+struct gpuobs_hdr {
+	__u32 type;  /* GPUOBS_EV_* */
+	__u32 size;  /* sizeof the whole record, checked by the decoder */
+	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u32 tgid;  /* process id */
+	__u32 tid;   /* thread id */
+};
+
+/* cuLaunchKernel(f, gX, gY, gZ, bX, bY, bZ, shmem, stream, params, extra).
+ * Arguments 7..11 are read from the caller's stack at [sp+8].. [sp+40]. */
+struct gpuobs_launch {
+	struct gpuobs_hdr hdr;
+	__u64 function;      /* CUfunction or CUkernel handle */
+	__u64 stream;        /* CUstream; 0 = default, 1 = legacy, 2 = per-thread */
+	__u64 kernel_params; /* void **kernelParams (pointer value only) */
+	__u64 extra;         /* void **extra (pointer value only) */
+	__u32 grid_x;
+	__u32 grid_y;
+	__u32 grid_z;
+	__u32 block_x;
+	__u32 block_y;
+	__u32 block_z;
+	__u32 shared_mem_bytes;
+	__u32 api;           /* GPUOBS_API_* */
+	__u32 flags;         /* GPUOBS_LAUNCH_F_* */
+	__u32 pad0;
+};
+/* The stack slots holding arguments 7..11 could not be read. */
+#define GPUOBS_LAUNCH_F_STACK_ARGS_MISSING 1u
+
+/* One ioctl on a watched character device, emitted at syscall exit. */
+struct gpuobs_ioctl {
+	struct gpuobs_hdr hdr; /* ts_ns = syscall entry */
+	__u64 latency_ns;      /* exit - entry */
+	__u64 arg;             /* third ioctl argument (usually a user pointer) */
+	__s64 ret;             /* syscall return value (negative errno on failure) */
+	__u32 cmd;             /* ioctl request number */
+	__u32 dev_major;
+	__u32 dev_minor;
+	__s32 fd;
+};
+
+/* Process lifecycle. fork: hdr.tgid = child; exec: filename set; exit: exit_code. */
+struct gpuobs_proc {
+	struct gpuobs_hdr hdr;
+	__u64 start_boottime_ns; /* task start, CLOCK_BOOTTIME: identity with tgid */
+	__u32 ppid;              /* parent tgid */
+	__s32 exit_code;         /* wait(2) status, exit only */
+	__u8 comm[GPUOBS_COMM_LEN];
+	__u8 filename[GPUOBS_PATH_LEN]; /* exec only, NUL-terminated */
+};
+
+/*
+ * Counters: one per-CPU array (map "counters") indexed by these numbers; the
+ * loader sums the CPUs. Part of the ABI: never renumber.
+ */
+#define GPUOBS_CNT_SUBMIT_LAUNCH 0     /* launch records submitted */
+#define GPUOBS_CNT_SUBMIT_IOCTL 1      /* ioctl records submitted */
+#define GPUOBS_CNT_SUBMIT_PROC 2       /* process records submitted */
+#define GPUOBS_CNT_DROP_LAUNCH 3       /* launch lost: ring buffer full */
+#define GPUOBS_CNT_DROP_IOCTL 4        /* ioctl lost: ring buffer full */
+#define GPUOBS_CNT_DROP_PROC 5         /* process record lost: ring buffer full */
+#define GPUOBS_CNT_IOCTL_STALE 6       /* ioctl entry of a thread replaced: its exit was never seen */
+#define GPUOBS_CNT_IOCTL_ENTRY_FULL 7  /* ioctl entry not stored: in-flight map full */
+#define GPUOBS_CNT_LAUNCH_ARGS_FAULT 8 /* stack arguments of a launch unreadable */
+#define GPUOBS_CNT_TRACK_FULL 9        /* child not followed: tracked-process map full */
+#define GPUOBS_CNT__COUNT 10
+
+#endif /* GPUOBS_EVENTS_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Maps, read-only knobs and small helpers shared by every gpuobs program. */
+#ifndef GPUOBS_MAPS_BPF_H
+#define GPUOBS_MAPS_BPF_H
+
+#include "events.h"
+
+/* Set by the loader before load (userspace/loader/engine.cpp). */
+const volatile __u32 gpuobs_abi_version = GPUOBS_ABI_VERSION;
+/* 1: only processes in the "tracked" map (gpuobs record); 0: the whole host. */
+const volatile __u32 filter_tracked = 0;
+/* Events of this process (the observer itself) are never recorded. */
+const volatile __u32 self_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by the loader */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GPUOBS_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* tgid -> 1: processes followed by gpuobs record (the command and its descendants). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} tracked SEC(".maps");
+
+/* Watched character devices: key (major << 32 | minor); minor 0xffffffff
+ * watches every minor of the major. Value: reserved (1). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, __u32);
+} watched_devs SEC(".maps");
+
+#define GPUOBS_ANY_MINOR 0xffffffffULL
+
+static __always_inline void counter__add(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+	if (v)
+		*v += 1; /* per-CPU slot: no atomic needed */
+}
+
+/* Is this process one we record? Called first in every handler. */
+static __always_inline int process__wanted(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return 0;
+	if (!filter_tracked)
+		return 1;
+	return bpf_map_lookup_elem(&tracked, &tgid) != 0;
+}
+
+/* Submit without waking the reader: it drains on a short timer. Wake it only
+ * when the buffer is more than half full, so a burst cannot fill it while the
+ * reader sleeps (docs/performance.md: a wake-up per record costs ~1.4 us). */
+static __always_inline void ringbuf__submit(void *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void hdr__fill(struct gpuobs_hdr *h, __u32 type, __u32 size,
+				      __u64 pid_tgid, __u64 ts)
+{
+	h->type = type;
+	h->size = size;
+	h->ts_ns = ts;
+	h->tgid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+}
+
+#endif

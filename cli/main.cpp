@@ -1,0 +1,51 @@
+// gpuobs: record a command's GPU activity, and query captures.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "common/log.h"
+#include "version.h"
+
+int main(int argc, char** argv) {
+  using namespace gpuobs;
+  CLI::App app{"gpuobs " GPUOBS_VERSION ": system-wide GPU observer (BPF on CUDA/HIP libraries and GPU driver ioctls)"};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("-v,--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
+  app.set_version_flag("--version", GPUOBS_VERSION);
+
+  cli::RecordArgs rec;
+  auto* record = app.add_subcommand("record", "run a command and record its GPU activity and that of its children");
+  record->add_option("-o,--output", rec.session.output, "capture file to write (SQLite)")->required();
+  record->add_flag("-f,--force", rec.session.force, "overwrite an existing output file");
+  record->add_option("--libcuda", rec.session.libcuda_paths,
+                     "libcuda file to probe (repeatable; default: the system's libcuda.so.1)");
+  record->add_option("--watch-dev", rec.session.device_specs,
+                     "also watch ioctls on this character device: MAJOR, MAJOR:MINOR or /dev/PATH (repeatable)");
+  record->add_flag("!--no-gpu-devices", rec.session.gpu_devices,
+                   "do not watch the GPU drivers' devices found in /proc/devices");
+  uint32_t ring_mb = 16;
+  record->add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
+  // Everything after the options (or after --) is the command and its arguments.
+  record->prefix_command();
+  record->footer("usage: gpuobs record -o FILE [options] -- CMD ARGS...");
+
+  cli::ReportArgs rep;
+  auto* report = app.add_subcommand("report", "print a report over a capture");
+  report->add_flag("--list", rep.list, "list the reports");
+  report->add_option("name", rep.name, "report: launches, ioctls, capture, probes");
+  report->add_option("file", rep.file, "capture file");
+  report->add_option("--format", rep.format, "table, json or csv")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  log_init(log_level);
+  if (record->parsed()) {
+    rec.session.ring_bytes = ring_mb << 20;
+    for (auto& extra : record->remaining()) rec.command.push_back(extra);
+    return cli::run_record(rec);
+  }
+  return cli::run_report(rep);
+}

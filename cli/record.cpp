@@ -1,0 +1,142 @@
+// gpuobs record: start a command stopped, attach, let it run, follow its
+// process tree, exit with its status.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/commands.h"
+#include "common/log.h"
+
+namespace gpuobs::cli {
+namespace {
+
+std::atomic<pid_t> g_child{0};
+
+void forward_signal(int sig) {
+  pid_t c = g_child.load();
+  if (c > 0) ::kill(c, sig);
+}
+
+// Like execvp's search, so a missing command fails before anything starts.
+bool command_exists(const std::string& cmd) {
+  if (cmd.find('/') != std::string::npos) return ::access(cmd.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (dir.empty()) dir = ".";
+    if (::access((dir + "/" + cmd).c_str(), X_OK) == 0) return true;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return false;
+}
+
+int exit_status_of(int wstatus) {
+  if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  return 1;
+}
+
+}  // namespace
+
+int run_record(RecordArgs& a) {
+  if (!a.command.empty() && a.command.front() == "--") a.command.erase(a.command.begin());
+  if (a.command.empty()) {
+    print_error("gpuobs record", make_error("no command given", "gpuobs record -o out.gpuobs -- CMD ARGS..."));
+    return 2;
+  }
+  if (!command_exists(a.command[0])) {
+    print_error("gpuobs record", make_error("command not found: " + a.command[0]));
+    return 127;
+  }
+  a.session.mode = "record";
+  a.session.only_tracked = true;
+  a.session.command = shell_quote(a.command);
+  auto session = Session::create(a.session);
+  if (!session) {
+    print_error("gpuobs record", session.error());
+    return session.error().exit_code;
+  }
+
+  // The child waits on `go` until it is tracked, so its first instruction
+  // after exec is already observed. `err` (close-on-exec) reports exec failure.
+  int go[2], err[2];
+  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    print_error("gpuobs record", make_error(std::string("pipe: ") + std::strerror(errno)));
+    return 1;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    print_error("gpuobs record", make_error(std::string("fork: ") + std::strerror(errno)));
+    return 1;
+  }
+  if (pid == 0) {
+    ::close(go[1]);
+    ::close(err[0]);
+    char c = 0;
+    if (::read(go[0], &c, 1) != 1 || c != 'g') ::_exit(126);
+    std::vector<char*> argv;
+    for (auto& s : a.command) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    int e = errno;
+    (void)!::write(err[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  ::close(err[1]);
+  g_child = pid;
+  struct sigaction sa{};
+  sa.sa_handler = forward_signal;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);  // the terminal's ^C reaches the child too; forwarding is idempotent
+  ::sigaction(SIGHUP, &sa, nullptr);
+
+  if (auto st = (*session)->track_root(static_cast<uint32_t>(pid)); !st) {
+    ::kill(pid, SIGKILL);
+    print_error("gpuobs record", st.error());
+    return 1;
+  }
+  (void)!::write(go[1], "g", 1);
+  ::close(go[1]);
+  int exec_errno = 0;
+  if (::read(err[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno)
+    spdlog::error("cannot execute {}: {}", a.command[0], std::strerror(exec_errno));
+  ::close(err[0]);
+
+  int wstatus = 0;
+  for (;;) {
+    (*session)->poll(50);
+    pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+  }
+  int status = exit_status_of(wstatus);
+  auto sum = (*session)->finish(status);
+  if (!sum) {
+    print_error("gpuobs record", sum.error());
+    return 1;
+  }
+  std::fprintf(stderr,
+               "gpuobs: recorded %s (exit status %d): %llu kernel launches and %llu driver ioctls from %llu "
+               "process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
+               "stored; %d/%d library probes attached. Capture written to %s.\n",
+               a.session.command.c_str(), status, (unsigned long long)sum->launches,
+               (unsigned long long)sum->ioctls, (unsigned long long)sum->processes,
+               (unsigned long long)sum->process_events, (unsigned long long)sum->dropped,
+               (unsigned long long)sum->decode_errors, (unsigned long long)sum->store_failed,
+               sum->probes_attached, sum->probes_planned, a.session.output.c_str());
+  return status;
+}
+
+}  // namespace gpuobs::cli

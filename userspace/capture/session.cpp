@@ -1,0 +1,158 @@
+#include "capture/session.h"
+
+#include <spdlog/spdlog.h>
+
+#include "capture/host_info.h"
+#include "capture/procfs.h"
+#include <cstring>
+
+#include "version.h"
+
+namespace gpuobs {
+
+std::string shell_quote(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+    if (plain) { out += a; continue; }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
+  std::unique_ptr<Session> s(new Session());
+  s->output_ = opts.output;
+  // The output is checked before anything is loaded: a bad path fails fast.
+  auto writer = CaptureWriter::create(opts.output, opts.force,
+                                      [](uint32_t tgid) { return read_proc_info(tgid); });
+  if (!writer) return writer.error();
+  s->writer_ = std::move(writer.value());
+
+  EngineOptions eo;
+  eo.only_tracked = opts.only_tracked;
+  eo.ring_bytes = opts.ring_bytes;
+  auto engine = Engine::create(eo);
+  if (!engine) return engine.error();
+  s->engine_ = std::move(engine.value());
+
+  HostInfo host = read_host_info();
+  CaptureMeta meta{GPUOBS_VERSION, opts.mode, opts.command, host.host, host.kernel, host.nvidia_driver,
+                   mono_now_ns(), realtime_offset_ns(), s->engine_->ring_bytes()};
+  if (auto st = s->writer_->write_meta(meta); !st) return st.error();
+  if (auto st = s->attach_plan(opts); !st) return st.error();
+
+  Session* self = s.get();
+  if (auto st = s->engine_->start([self](const void* d, size_t n) {
+        Event ev = self->decoder_.decode(d, n);
+        if (!std::holds_alternative<std::monostate>(ev)) self->writer_->push(std::move(ev));
+      });
+      !st)
+    return st.error();
+  s->writer_->start();
+  return s;
+}
+
+Status Session::attach_plan(const SessionOptions& opts) {
+  std::vector<LibraryFile> libs;
+  for (const auto& p : opts.libcuda_paths) {
+    auto f = library_file(p);
+    if (!f) return make_error(f.error().message, "pass the path of libcuda.so.1 with --libcuda", 2);
+    add_unique(libs, *f);
+  }
+  if (opts.libcuda_paths.empty()) libs = discover_libcuda();
+  if (libs.empty())
+    spdlog::warn("libcuda.so.1 not found: CUDA launches will not be captured (missing probes: "
+                 "cuLaunchKernel, cuLaunchKernel_ptsz); pass --libcuda PATH");
+
+  std::vector<ProbeRow> rows;
+  for (const auto& lib : libs) {
+    for (auto& r : engine_->attach_libcuda(lib)) {
+      if (r.status != "attached")
+        spdlog::warn("probe {} on {}: {} ({})", r.symbol, lib.realpath, r.status, r.error);
+      rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
+                              r.error});
+      probes_.push_back(std::move(r));
+    }
+  }
+  if (libs.empty())
+    for (const char* sym : {"cuLaunchKernel", "cuLaunchKernel_ptsz"})
+      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, sym, "cu_launch_kernel", "missing", "library not found"});
+  if (auto st = writer_->write_probes(rows); !st) return st;
+
+  std::vector<DeviceMatch> devs;
+  if (opts.gpu_devices) devs = gpu_devices_on_host();
+  for (const auto& spec : opts.device_specs) {
+    auto d = parse_device_spec(spec);
+    if (!d) return make_error(d.error().message, d.error().hint, 2);
+    devs.push_back(*d);
+  }
+  for (const auto& d : devs) {
+    if (auto st = engine_->watch_device(d); !st) return st;
+    if (auto st = writer_->write_watched_device(d.major, d.minor, d.name); !st) return st;
+  }
+  int attached = 0;
+  for (auto& p : probes_) attached += p.status == "attached";
+  spdlog::info("attached {}/{} library probes on {} file(s); watching {} device major(s)", attached,
+               probes_.size(), libs.size(), devs.size());
+  return {};
+}
+
+Status Session::track_root(uint32_t tgid) {
+  if (auto st = engine_->track(tgid); !st) return st;
+  return writer_->add_root_process(tgid);
+}
+
+void Session::poll(int timeout_ms) {
+  int n = engine_->poll(timeout_ms);
+  if (n < 0) spdlog::warn("ring buffer poll failed: {}", std::strerror(-n));
+}
+
+std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() const {
+  std::map<std::string, std::pair<uint64_t, std::string>> out;
+  Counters c = engine_->counters();
+  for (int i = 0; i < GPUOBS_CNT__COUNT; ++i) out[counter_name(i)] = {c[i], "bpf"};
+  const DecodeStats& d = decoder_.stats();
+  out["decode_short_records"] = {d.short_records, "userspace"};
+  out["decode_unknown_types"] = {d.unknown_types, "userspace"};
+  out["decode_size_mismatch"] = {d.size_mismatch, "userspace"};
+  WriterStats w = writer_->stats();
+  out["stored_launch"] = {w.launches, "userspace"};
+  out["stored_ioctl"] = {w.ioctls, "userspace"};
+  out["stored_process_events"] = {w.process_events, "userspace"};
+  out["store_failed_rows"] = {w.failed_rows, "userspace"};
+  int failed = 0;
+  for (auto& p : probes_) failed += p.status != "attached";
+  out["probes_not_attached"] = {static_cast<uint64_t>(failed), "userspace"};
+  return out;
+}
+
+Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
+  // Records submitted before the processes exited are all in the ring now.
+  while (engine_->poll(0) > 0) {
+  }
+  writer_->stop();
+  if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) return st.error();
+
+  SessionSummary s;
+  WriterStats w = writer_->stats();
+  s.launches = w.launches;
+  s.ioctls = w.ioctls;
+  s.process_events = w.process_events;
+  s.store_failed = w.failed_rows;
+  Counters c = engine_->counters();
+  s.dropped = c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
+              c[GPUOBS_CNT_IOCTL_ENTRY_FULL];
+  const DecodeStats& d = decoder_.stats();
+  s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;
+  s.processes = static_cast<uint64_t>(writer_->active_processes());
+  s.probes_planned = static_cast<int>(probes_.size());
+  for (auto& p : probes_) s.probes_attached += p.status == "attached";
+  return s;
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,68 @@
+// A capture session: the engine, the decoder and the writer wired together,
+// with the attach plan executed and recorded. Shared by `gpuobs record`
+// (only_tracked) and gpuobsd (the whole host).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "decode/decoder.h"
+#include "loader/engine.h"
+#include "store/writer.h"
+
+namespace gpuobs {
+
+struct SessionOptions {
+  std::string output;
+  bool force = false;
+  std::string mode;      // "record" or "daemon"
+  std::string command;   // record: shell-quoted command line
+  bool only_tracked = false;
+  std::vector<std::string> libcuda_paths;   // empty: discover the system's libcuda.so.1
+  std::vector<std::string> device_specs;    // extra watched devices ("MAJOR[:MINOR]" or /dev path)
+  bool gpu_devices = true;                  // watch GPU drivers' majors from /proc/devices
+  uint32_t ring_bytes = 16u << 20;
+};
+
+struct SessionSummary {
+  uint64_t launches = 0, ioctls = 0, process_events = 0;
+  uint64_t dropped = 0;         // every BPF drop counter summed
+  uint64_t decode_errors = 0;
+  uint64_t store_failed = 0;
+  uint64_t processes = 0;       // distinct processes that produced events
+  int probes_attached = 0, probes_planned = 0;
+};
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(const SessionOptions& opts);
+
+  // The root command of a record session: follow it and its descendants.
+  Status track_root(uint32_t tgid);
+  // Consume the ring for up to timeout_ms.
+  void poll(int timeout_ms);
+  // Drain everything still in the ring, stop the writer, store end and counters.
+  Result<SessionSummary> finish(std::optional<int> exit_status);
+
+  const std::vector<ProbeResult>& probes() const { return probes_; }
+  std::map<std::string, std::pair<uint64_t, std::string>> counters() const;
+
+ private:
+  Session() = default;
+  Status attach_plan(const SessionOptions& opts);
+
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<CaptureWriter> writer_;
+  Decoder decoder_;
+  std::vector<ProbeResult> probes_;
+  std::string output_;
+};
+
+std::string shell_quote(const std::vector<std::string>& argv);
+
+}  // namespace gpuobs

@@ -1,0 +1,45 @@
+// Ring-buffer records -> typed events. Never trusts the ring: checks the size,
+// switches on the type, checks the size for that type, copies into a local.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "events.h"
+
+namespace gpuobs {
+
+struct ProcEvent {
+  uint32_t type;  // GPUOBS_EV_PROC_FORK / _EXEC / _EXIT
+  gpuobs_hdr hdr;
+  uint64_t start_boottime_ns;
+  uint32_t ppid;
+  int32_t exit_code;
+  std::string comm;
+  std::string filename;
+};
+
+using Event = std::variant<std::monostate, gpuobs_launch, gpuobs_ioctl, ProcEvent>;
+
+struct DecodeStats {
+  uint64_t decoded = 0;
+  uint64_t short_records = 0;   // smaller than the header or than their type's struct
+  uint64_t unknown_types = 0;   // a type number this build does not know
+  uint64_t size_mismatch = 0;   // header size field disagrees with the record
+};
+
+class Decoder {
+ public:
+  // monostate when the record is rejected (and counted).
+  Event decode(const void* data, size_t size);
+  const DecodeStats& stats() const { return stats_; }
+
+ private:
+  DecodeStats stats_;
+};
+
+const char* api_name(uint32_t api);  // GPUOBS_API_* -> symbol name
+
+}  // namespace gpuobs

@@ -1,0 +1,82 @@
+#include "loader/devices.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace gpuobs {
+namespace {
+
+// Names the GPU drivers register (OGKM nv.c / uvm.c, amdkfd kfd_chardev.c).
+constexpr std::array<std::string_view, 4> kGpuDriverNames = {"nvidia", "nvidiactl", "nvidia-uvm",
+                                                             "kfd"};
+
+std::optional<uint32_t> parse_u32(std::string_view s) {
+  uint32_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<DeviceMatch> gpu_devices_from_proc_devices(std::string_view text) {
+  std::vector<DeviceMatch> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  bool in_char = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("Character devices:", 0) == 0) { in_char = true; continue; }
+    if (line.rfind("Block devices:", 0) == 0) { in_char = false; continue; }
+    if (!in_char) continue;
+    std::istringstream ls(line);
+    uint32_t major = 0;
+    std::string name;
+    if (!(ls >> major >> name)) continue;
+    for (auto want : kGpuDriverNames) {
+      if (name != want) continue;
+      bool seen = false;
+      for (auto& d : out) seen |= d.major == major;
+      if (!seen) out.push_back(DeviceMatch{major, std::nullopt, name});
+    }
+  }
+  return out;
+}
+
+std::vector<DeviceMatch> gpu_devices_on_host() {
+  std::ifstream f("/proc/devices");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return gpu_devices_from_proc_devices(ss.str());
+}
+
+Result<DeviceMatch> parse_device_spec(std::string_view spec) {
+  if (!spec.empty() && spec.front() == '/') {
+    struct stat st{};
+    std::string path(spec);
+    if (::stat(path.c_str(), &st) != 0)
+      return make_error("cannot stat device " + path + ": " + std::strerror(errno));
+    if (!S_ISCHR(st.st_mode)) return make_error(path + " is not a character device");
+    return DeviceMatch{major(st.st_rdev), minor(st.st_rdev), path};
+  }
+  auto colon = spec.find(':');
+  auto maj = parse_u32(spec.substr(0, colon));
+  if (!maj) return make_error("bad device spec '" + std::string(spec) + "'",
+                              "use MAJOR, MAJOR:MINOR or a /dev path");
+  DeviceMatch m{*maj, std::nullopt, std::string(spec)};
+  if (colon != std::string_view::npos) {
+    auto min = parse_u32(spec.substr(colon + 1));
+    if (!min) return make_error("bad device spec '" + std::string(spec) + "'",
+                                "use MAJOR, MAJOR:MINOR or a /dev path");
+    m.minor = *min;
+  }
+  return m;
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,28 @@
+// Which character devices the ioctl layer watches: GPU drivers' majors read
+// from /proc/devices, plus user/test specs ("MAJOR", "MAJOR:MINOR", "/dev/x").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpuobs {
+
+struct DeviceMatch {
+  uint32_t major = 0;
+  std::optional<uint32_t> minor;  // empty: every minor of the major
+  std::string name;               // driver name or the spec given
+};
+
+// GPU driver majors in the "Character devices:" section of /proc/devices
+// (nvidia 195 and nvidiactl, nvidia-uvm's dynamic major, kfd's dynamic major).
+std::vector<DeviceMatch> gpu_devices_from_proc_devices(std::string_view text);
+// Reads /proc/devices; an unreadable file yields no devices.
+std::vector<DeviceMatch> gpu_devices_on_host();
+Result<DeviceMatch> parse_device_spec(std::string_view spec);
+
+}  // namespace gpuobs

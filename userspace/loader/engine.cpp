@@ -1,0 +1,218 @@
+#include "loader/engine.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <spdlog/spdlog.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "gpuobs.skel.h"
+
+namespace gpuobs {
+namespace {
+
+constexpr uint32_t kCapPerfmon = 38;
+constexpr uint32_t kCapBpf = 39;
+constexpr uint32_t kCapSysAdmin = 21;
+
+bool has_cap(const __user_cap_data_struct (&data)[2], uint32_t cap) {
+  return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+Status check_privileges() {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capget, &hdr, data) != 0)
+    return make_error(std::string("cannot read capabilities: ") + std::strerror(errno));
+  bool bpf_ok = has_cap(data, kCapSysAdmin) || (has_cap(data, kCapBpf) && has_cap(data, kCapPerfmon));
+  if (!bpf_ok)
+    return make_error("insufficient privileges to load BPF programs (need CAP_BPF and CAP_PERFMON, or root)",
+                      "run as root, e.g. sudo gpuobs record ...", 1);
+  return {};
+}
+
+// Syscall tracepoints are attached by id, read from tracefs.
+Status ensure_tracefs() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists("/sys/kernel/tracing/events/syscalls", ec) ||
+      fs::exists("/sys/kernel/debug/tracing/events/syscalls", ec))
+    return {};
+  if (::mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
+    return make_error(std::string("tracefs is not mounted and mounting it failed: ") + std::strerror(errno),
+                      "mount -t tracefs tracefs /sys/kernel/tracing");
+  if (!fs::exists("/sys/kernel/tracing/events/syscalls", ec))
+    return make_error("the kernel has no syscall tracepoints (/sys/kernel/tracing/events/syscalls)",
+                      "gpuobs needs CONFIG_FTRACE_SYSCALLS=y");
+  spdlog::info("mounted tracefs on /sys/kernel/tracing");
+  return {};
+}
+
+uint32_t round_ring_size(uint32_t bytes) {
+  uint32_t page = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
+  uint32_t v = page;
+  while (v < bytes && v < (1u << 30)) v <<= 1;
+  return v;
+}
+
+struct LaunchSymbol {
+  const char* symbol;
+  uint64_t api;  // bpf cookie: GPUOBS_API_*
+};
+constexpr LaunchSymbol kLaunchSymbols[] = {
+    {"cuLaunchKernel", GPUOBS_API_CU_LAUNCH_KERNEL},
+    {"cuLaunchKernel_ptsz", GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ},
+};
+
+int on_record(void* ctx, void* data, size_t size) {
+  auto* handler = static_cast<Engine::RecordHandler*>(ctx);
+  (*handler)(data, size);
+  return 0;
+}
+
+}  // namespace
+
+const char* counter_name(int idx) {
+  switch (idx) {
+    case GPUOBS_CNT_SUBMIT_LAUNCH: return "submitted_launch";
+    case GPUOBS_CNT_SUBMIT_IOCTL: return "submitted_ioctl";
+    case GPUOBS_CNT_SUBMIT_PROC: return "submitted_process";
+    case GPUOBS_CNT_DROP_LAUNCH: return "dropped_launch_ringbuf_full";
+    case GPUOBS_CNT_DROP_IOCTL: return "dropped_ioctl_ringbuf_full";
+    case GPUOBS_CNT_DROP_PROC: return "dropped_process_ringbuf_full";
+    case GPUOBS_CNT_IOCTL_STALE: return "ioctl_entry_stale";
+    case GPUOBS_CNT_IOCTL_ENTRY_FULL: return "dropped_ioctl_inflight_full";
+    case GPUOBS_CNT_LAUNCH_ARGS_FAULT: return "launch_stack_args_unreadable";
+    case GPUOBS_CNT_TRACK_FULL: return "untracked_child_map_full";
+  }
+  return "unknown";
+}
+
+Status preflight() {
+  if (auto s = check_privileges(); !s) return s;
+  if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    return make_error("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)",
+                      "gpuobs needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian, Ubuntu, RHEL kernels have it)");
+  return ensure_tracefs();
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
+  if (auto s = preflight(); !s) return s.error();
+  std::unique_ptr<Engine> e(new Engine());
+  e->skel_ = gpuobs_bpf__open();
+  if (!e->skel_) return make_error(std::string("cannot open the BPF object: ") + std::strerror(errno));
+
+  // Configure: read-only knobs and map sizes, before load.
+  e->skel_->rodata->filter_tracked = opts.only_tracked ? 1 : 0;
+  e->skel_->rodata->self_tgid = static_cast<uint32_t>(::getpid());
+  e->ring_bytes_ = round_ring_size(opts.ring_bytes);
+  if (int err = bpf_map__set_max_entries(e->skel_->maps.events, e->ring_bytes_))
+    return make_error("cannot size the ring buffer: " + std::string(std::strerror(-err)));
+  if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
+    return make_error("BPF object ABI version does not match the loader (stale build?)");
+
+  if (int err = gpuobs_bpf__load(e->skel_))
+    return make_error("cannot load the BPF programs: " + std::string(std::strerror(-err)),
+                      "run with -v debug to see the verifier log");
+  if (auto s = e->attach_tracepoints(opts); !s) return s.error();
+  return e;
+}
+
+Status Engine::attach_tracepoints(const EngineOptions& opts) {
+  std::vector<bpf_program*> progs;
+  if (opts.attach_ioctl) {
+    progs.push_back(skel_->progs.ioctl_enter);
+    progs.push_back(skel_->progs.ioctl_exit);
+  }
+  if (opts.attach_process) {
+    progs.push_back(skel_->progs.proc_fork);
+    progs.push_back(skel_->progs.proc_exec);
+    progs.push_back(skel_->progs.proc_exit);
+  }
+  for (auto* p : progs) {
+    bpf_link* link = bpf_program__attach(p);
+    if (!link)
+      return make_error(std::string("cannot attach ") + bpf_program__name(p) + ": " + std::strerror(errno));
+    links_.push_back(link);
+  }
+  spdlog::debug("attached {} tracepoint programs", progs.size());
+  return {};
+}
+
+std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
+  std::vector<ProbeResult> out;
+  for (const auto& ls : kLaunchSymbols) {
+    ProbeResult r{lib, ls.symbol, "cu_launch_kernel", "attached", ""};
+    LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = ls.api, .retprobe = false, .func_name = ls.symbol);
+    // pid -1: every process that maps this file, present and future.
+    bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.cu_launch_kernel, -1,
+                                                     lib.realpath.c_str(), 0, &uo);
+    if (link) {
+      links_.push_back(link);
+    } else {
+      int err = errno;
+      r.status = err == ENOENT ? "missing" : "failed";
+      r.error = std::strerror(err);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Status Engine::watch_device(const DeviceMatch& dev) {
+  uint64_t key = (static_cast<uint64_t>(dev.major) << 32) | (dev.minor ? *dev.minor : 0xffffffffu);
+  uint32_t one = 1;
+  if (bpf_map__update_elem(skel_->maps.watched_devs, &key, sizeof key, &one, sizeof one, BPF_ANY))
+    return make_error("cannot watch device " + dev.name + ": " + std::strerror(errno));
+  return {};
+}
+
+Status Engine::track(uint32_t tgid) {
+  uint32_t one = 1;
+  if (bpf_map__update_elem(skel_->maps.tracked, &tgid, sizeof tgid, &one, sizeof one, BPF_ANY))
+    return make_error("cannot track pid " + std::to_string(tgid) + ": " + std::strerror(errno));
+  return {};
+}
+
+Status Engine::start(RecordHandler handler) {
+  handler_ = std::move(handler);
+  ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), on_record, &handler_, nullptr);
+  if (!ring_) return make_error(std::string("cannot open the ring buffer: ") + std::strerror(errno));
+  return {};
+}
+
+int Engine::poll(int timeout_ms) {
+  // BPF submits without waking us (except past half full), so a timed-out
+  // poll is the normal path: consume explicitly afterwards.
+  int n = ring_buffer__poll(ring_, timeout_ms);
+  if (n < 0 && n != -EINTR) return n;
+  int m = ring_buffer__consume(ring_);
+  if (m < 0) return m;
+  return (n > 0 ? n : 0) + m;
+}
+
+Counters Engine::counters() const {
+  Counters out{};
+  int ncpu = libbpf_num_possible_cpus();
+  std::vector<uint64_t> vals(ncpu > 0 ? ncpu : 1);
+  for (uint32_t i = 0; i < GPUOBS_CNT__COUNT; ++i) {
+    if (bpf_map__lookup_elem(skel_->maps.counters, &i, sizeof i, vals.data(),
+                             vals.size() * sizeof(uint64_t), 0) == 0)
+      for (auto v : vals) out[i] += v;
+  }
+  return out;
+}
+
+Engine::~Engine() {
+  if (ring_) ring_buffer__free(ring_);
+  for (auto* l : links_) bpf_link__destroy(l);
+  if (skel_) gpuobs_bpf__destroy(skel_);
+}
+
+}  // namespace gpuobs

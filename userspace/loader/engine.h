@@ -1,0 +1,78 @@
+// The capture engine: the one loader used by gpuobsd, `gpuobs record`, the
+// benchmarks and the tests. Steps: preflight -> open -> configure -> load ->
+// attach (tracepoints, then a plan of library probes) -> consume the ring.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "events.h"
+#include "loader/devices.h"
+#include "loader/libraries.h"
+
+struct gpuobs_bpf;
+struct ring_buffer;
+struct bpf_link;
+
+namespace gpuobs {
+
+struct EngineOptions {
+  bool only_tracked = false;            // record mode: the tracked process tree only
+  uint32_t ring_bytes = 16u << 20;      // rounded up to a power of two >= one page
+  bool attach_ioctl = true;
+  bool attach_process = true;
+};
+
+// One planned probe: {library, symbol, program}; the result says why not.
+struct ProbeResult {
+  LibraryFile library;
+  std::string symbol;
+  std::string program;
+  std::string status;  // "attached", "missing" (no such symbol), "failed"
+  std::string error;   // errno text
+};
+
+using Counters = std::array<uint64_t, GPUOBS_CNT__COUNT>;
+const char* counter_name(int idx);
+
+// Checks that BPF can work here: privileges, BTF, tracefs (mounted if absent).
+Status preflight();
+
+class Engine {
+ public:
+  using RecordHandler = std::function<void(const void* data, size_t size)>;
+
+  static Result<std::unique_ptr<Engine>> create(const EngineOptions& opts);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Every libcuda symbol gpuobs probes, on one library file.
+  std::vector<ProbeResult> attach_libcuda(const LibraryFile& lib);
+  Status watch_device(const DeviceMatch& dev);
+  Status track(uint32_t tgid);
+
+  Status start(RecordHandler handler);
+  // Waits up to timeout_ms for a wake-up, then consumes everything available.
+  // Returns the number of records consumed, or a negative errno.
+  int poll(int timeout_ms);
+  Counters counters() const;
+  uint32_t ring_bytes() const { return ring_bytes_; }
+
+ private:
+  Engine() = default;
+  Status attach_tracepoints(const EngineOptions& opts);
+
+  gpuobs_bpf* skel_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::vector<bpf_link*> links_;
+  RecordHandler handler_;
+  uint32_t ring_bytes_ = 0;
+};
+
+}  // namespace gpuobs

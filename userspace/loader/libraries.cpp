@@ -1,0 +1,72 @@
+#include "loader/libraries.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace gpuobs {
+namespace {
+
+// Where driver installers put libcuda.so.1 (Debian/Ubuntu multiarch, RHEL,
+// NVIDIA container toolkit mounts, WSL).
+constexpr const char* kLibcudaDirs[] = {
+    "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/nvidia/lib64",
+    "/usr/local/nvidia/lib", "/usr/lib/wsl/lib",
+};
+
+std::vector<std::string> ldconfig_paths(const char* soname) {
+  std::vector<std::string> out;
+  for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig"}) {
+    if (::access(ldconfig, X_OK) != 0) continue;
+    std::string cmd = std::string(ldconfig) + " -p 2>/dev/null";
+    std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
+    if (!p) break;
+    char line[4096];
+    while (std::fgets(line, sizeof line, p.get())) {
+      std::string s(line);
+      if (s.find(soname) == std::string::npos || s.find("x86-64") == std::string::npos) continue;
+      auto arrow = s.find("=> ");
+      if (arrow == std::string::npos) continue;
+      std::string path = s.substr(arrow + 3);
+      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+      out.push_back(path);
+    }
+    break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<LibraryFile> library_file(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0)
+    return make_error("cannot open library " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return make_error(path + " is not a regular file");
+  char buf[PATH_MAX];
+  std::string real = ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+  return LibraryFile{path, real, static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+void add_unique(std::vector<LibraryFile>& files, LibraryFile f) {
+  for (auto& have : files)
+    if (have.dev == f.dev && have.ino == f.ino) return;
+  files.push_back(std::move(f));
+}
+
+std::vector<LibraryFile> discover_libcuda() {
+  std::vector<LibraryFile> out;
+  for (auto& p : ldconfig_paths("libcuda.so.1"))
+    if (auto f = library_file(p)) add_unique(out, *f);
+  for (const char* dir : kLibcudaDirs)
+    if (auto f = library_file(std::string(dir) + "/libcuda.so.1")) add_unique(out, *f);
+  return out;
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,27 @@
+// GPU library files to probe. Uprobes attach by file, so a library is keyed by
+// (device, inode): two paths to one file are one attachment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpuobs {
+
+struct LibraryFile {
+  std::string path;      // as given / found
+  std::string realpath;  // symlinks resolved (carries the driver version: libcuda.so.580.x)
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+};
+
+Result<LibraryFile> library_file(const std::string& path);
+// The system's libcuda.so.1: the dynamic linker cache first, then the usual
+// driver directories. Deduplicated by (dev, inode).
+std::vector<LibraryFile> discover_libcuda();
+// Appends f unless a file with the same (dev, inode) is already there.
+void add_unique(std::vector<LibraryFile>& files, LibraryFile f);
+
+}  // namespace gpuobs

@@ -1,0 +1,129 @@
+#include "report/query.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "store/embedded_sql.h"
+
+namespace gpuobs {
+namespace {
+
+std::string cell_text(const Cell& c) {
+  if (std::holds_alternative<std::monostate>(c)) return "";
+  if (auto* i = std::get_if<int64_t>(&c)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&c)) {
+    std::ostringstream o;
+    o << std::setprecision(12) << *d;
+    return o.str();
+  }
+  return std::get<std::string>(c);
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+Result<OutputFormat> parse_format(std::string_view s) {
+  if (s == "table") return OutputFormat::table;
+  if (s == "json") return OutputFormat::json;
+  if (s == "csv") return OutputFormat::csv;
+  return make_error("unknown format '" + std::string(s) + "'", "use table, json or csv", 2);
+}
+
+Result<QueryResult> run_query(Db& db, std::string_view sql) {
+  Stmt st(db.get(), sql);
+  if (!st.valid()) return make_error("query failed: " + db.errmsg(), "", 2);
+  QueryResult r;
+  int n = sqlite3_column_count(st.get());
+  for (int i = 0; i < n; ++i) r.columns.emplace_back(sqlite3_column_name(st.get(), i));
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    std::vector<Cell> row;
+    for (int i = 0; i < n; ++i) {
+      switch (sqlite3_column_type(st.get(), i)) {
+        case SQLITE_INTEGER: row.emplace_back(int64_t{sqlite3_column_int64(st.get(), i)}); break;
+        case SQLITE_FLOAT: row.emplace_back(sqlite3_column_double(st.get(), i)); break;
+        case SQLITE_NULL: row.emplace_back(std::monostate{}); break;
+        default:
+          row.emplace_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i)),
+                                       static_cast<size_t>(sqlite3_column_bytes(st.get(), i))));
+      }
+    }
+    r.rows.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE) return make_error("query failed: " + db.errmsg(), "", 2);
+  return r;
+}
+
+void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
+  if (f == OutputFormat::json) {
+    // Raw numbers: integers stay integers, NULL is null.
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& row : r.rows) {
+      nlohmann::json o = nlohmann::json::object();
+      for (size_t i = 0; i < row.size(); ++i) {
+        const Cell& c = row[i];
+        if (std::holds_alternative<std::monostate>(c)) o[r.columns[i]] = nullptr;
+        else if (auto* v = std::get_if<int64_t>(&c)) o[r.columns[i]] = *v;
+        else if (auto* d = std::get_if<double>(&c)) o[r.columns[i]] = *d;
+        else o[r.columns[i]] = std::get<std::string>(c);
+      }
+      arr.push_back(std::move(o));
+    }
+    out << arr.dump(2) << "\n";
+    return;
+  }
+  if (f == OutputFormat::csv) {
+    for (size_t i = 0; i < r.columns.size(); ++i) out << (i ? "," : "") << csv_escape(r.columns[i]);
+    out << "\n";
+    for (const auto& row : r.rows) {
+      for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_escape(cell_text(row[i]));
+      out << "\n";
+    }
+    return;
+  }
+  std::vector<size_t> width(r.columns.size());
+  for (size_t i = 0; i < r.columns.size(); ++i) width[i] = r.columns[i].size();
+  for (const auto& row : r.rows)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], cell_text(row[i]).size());
+  auto line = [&](auto get, auto right) {
+    for (size_t i = 0; i < r.columns.size(); ++i) {
+      std::string t = get(i);
+      if (i) out << "  ";
+      if (right(i)) out << std::string(width[i] - t.size(), ' ') << t;
+      else out << t << (i + 1 < r.columns.size() ? std::string(width[i] - t.size(), ' ') : "");
+    }
+    out << "\n";
+  };
+  line([&](size_t i) { return r.columns[i]; }, [](size_t) { return false; });
+  line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
+  for (const auto& row : r.rows)
+    line([&](size_t i) { return cell_text(row[i]); },
+         [&](size_t i) { return !std::holds_alternative<std::string>(row[i]); });
+  if (r.rows.empty()) out << "(no rows)\n";
+}
+
+std::vector<std::string> report_names() {
+  std::vector<std::string> out;
+  for (const auto& r : sql::reports()) out.emplace_back(r.name);
+  return out;
+}
+
+Result<std::string_view> report_sql(std::string_view name) {
+  for (const auto& r : sql::reports())
+    if (r.name == name) return r.text;
+  std::string known;
+  for (const auto& n : report_names()) known += (known.empty() ? "" : ", ") + n;
+  return make_error("unknown report '" + std::string(name) + "'", "reports: " + known, 2);
+}
+
+}  // namespace gpuobs

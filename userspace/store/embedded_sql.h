@@ -1,0 +1,18 @@
+// The SQL in schema/ (migrations and report queries), embedded at build time
+// by schema/embed_sql.cmake.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace gpuobs::sql {
+
+struct EmbeddedSql {
+  std::string_view name;  // file name without .sql, e.g. "001_initial", "launches"
+  std::string_view text;
+};
+
+const std::vector<EmbeddedSql>& migrations();  // sorted by name = by version
+const std::vector<EmbeddedSql>& reports();
+
+}  // namespace gpuobs::sql

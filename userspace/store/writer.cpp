@@ -1,0 +1,284 @@
+#include "store/writer.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "store/schema.h"
+
+namespace gpuobs {
+namespace {
+
+constexpr size_t kBatchEvents = 8192;             // wake the writer early past this
+constexpr auto kBatchInterval = std::chrono::milliseconds(100);
+
+}  // namespace
+
+Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& path, bool force,
+                                                              ProcessLookup lookup) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!force)
+      return make_error("output file " + path + " already exists", "use --force to overwrite it", 2);
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+  }
+  auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!db) return make_error(db.error().message, "check that the directory exists and is writable", 2);
+  std::unique_ptr<CaptureWriter> w(new CaptureWriter());
+  w->db_ = std::move(db.value());
+  w->lookup_ = std::move(lookup);
+  if (auto s = w->db_.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
+    return make_error("cannot initialise " + path + ": " + s.error().message, "", 2);
+  if (auto s = migrate(w->db_); !s)
+    return make_error("cannot create the schema in " + path + ": " + s.error().message, "", 2);
+
+  sqlite3* d = w->db_.get();
+  w->ins_launch_ = Stmt(d,
+      "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
+      " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  w->ins_ioctl_ = Stmt(d,
+      "INSERT INTO ioctls (ts_mono_ns, latency_ns, process_id, tgid, tid, fd, dev_major, dev_minor, cmd, arg, ret)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  w->ins_process_ = Stmt(d,
+      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source)"
+      " VALUES (?,?,?,?,?,?,?)");
+  w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
+  w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
+  w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
+  for (auto* s : {&w->ins_launch_, &w->ins_ioctl_, &w->ins_process_, &w->ins_thread_, &w->upd_exec_,
+                  &w->upd_exit_})
+    if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
+  return w;
+}
+
+CaptureWriter::~CaptureWriter() { stop(); }
+
+Status CaptureWriter::write_meta(const CaptureMeta& m) {
+  Stmt st(db_.get(),
+          "INSERT OR REPLACE INTO capture (id, gpuobs_version, abi_version, mode, command, host, kernel,"
+          " nvidia_driver, start_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1,?,?,?,?,?,?,?,?,?,?)");
+  st.bind(1, m.gpuobs_version).bind(2, int64_t{GPUOBS_ABI_VERSION}).bind(3, m.mode);
+  if (m.command.empty()) st.bind_null(4); else st.bind(4, m.command);
+  st.bind(5, m.host).bind(6, m.kernel);
+  if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
+  st.bind(8, m.start_mono_ns).bind(9, m.clock_offset_ns).bind(10, m.ring_buffer_bytes);
+  if (st.exec() != SQLITE_DONE) return make_error("cannot write capture metadata: " + db_.errmsg());
+  return {};
+}
+
+Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
+  Stmt st(db_.get(),
+          "INSERT INTO probes (library, dev, inode, symbol, program, status, error) VALUES (?,?,?,?,?,?,?)");
+  for (const auto& p : probes) {
+    st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, p.status);
+    if (p.error.empty()) st.bind_null(7); else st.bind(7, p.error);
+    if (st.exec() != SQLITE_DONE) return make_error("cannot write the attach report: " + db_.errmsg());
+  }
+  return {};
+}
+
+Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
+                                           const std::string& name) {
+  Stmt st(db_.get(), "INSERT OR IGNORE INTO watched_devices (major, minor, name) VALUES (?,?,?)");
+  st.bind(1, major);
+  if (minor) st.bind(2, *minor); else st.bind_null(2);
+  st.bind(3, name);
+  if (st.exec() != SQLITE_DONE) return make_error("cannot write watched devices: " + db_.errmsg());
+  return {};
+}
+
+Status CaptureWriter::add_root_process(uint32_t tgid) {
+  ProcessInfo info;
+  if (lookup_)
+    if (auto i = lookup_(tgid)) info = *i;
+  live_[tgid] = insert_process(tgid, info, "root", std::nullopt);
+  return {};
+}
+
+void CaptureWriter::start() { thread_ = std::thread([this] { run(); }); }
+
+void CaptureWriter::push(Event ev) {
+  bool wake;
+  {
+    std::lock_guard lk(mu_);
+    pending_.push_back(std::move(ev));
+    wake = pending_.size() >= kBatchEvents;
+  }
+  if (wake) cv_.notify_one();
+}
+
+void CaptureWriter::run() {
+  std::vector<Event> batch;
+  for (;;) {
+    bool stop;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait_for(lk, kBatchInterval, [&] { return stopping_ || pending_.size() >= kBatchEvents; });
+      batch.swap(pending_);
+      stop = stopping_;
+    }
+    if (!batch.empty()) write_batch(batch);
+    batch.clear();
+    if (stop) {
+      std::lock_guard lk(mu_);
+      if (pending_.empty()) return;
+    }
+  }
+}
+
+void CaptureWriter::check(int rc) {
+  if (rc != SQLITE_DONE) {
+    std::lock_guard lk(mu_);
+    ++stats_.failed_rows;
+  }
+}
+
+void CaptureWriter::write_batch(std::vector<Event>& batch) {
+  if (auto s = db_.exec("BEGIN"); !s) {
+    spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
+    std::lock_guard lk(mu_);
+    stats_.failed_rows += batch.size();
+    return;
+  }
+  uint64_t launches = 0, ioctls = 0, procs = 0;
+  for (auto& ev : batch) {
+    if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
+      int64_t pid = process_for(l->hdr.tgid);
+      note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
+      ins_launch_.bind(1, l->hdr.ts_ns).bind(2, pid).bind(3, l->hdr.tgid).bind(4, l->hdr.tid)
+          .bind(5, std::string_view(api_name(l->api))).bind(6, l->function)
+          .bind(7, l->grid_x).bind(8, l->grid_y).bind(9, l->grid_z)
+          .bind(10, l->block_x).bind(11, l->block_y).bind(12, l->block_z)
+          .bind(13, l->shared_mem_bytes).bind(14, l->stream).bind(15, l->kernel_params).bind(16, l->extra)
+          .bind(17, int64_t{(l->flags & GPUOBS_LAUNCH_F_STACK_ARGS_MISSING) ? 0 : 1});
+      check(ins_launch_.exec());
+      ++launches;
+    } else if (auto* i = std::get_if<gpuobs_ioctl>(&ev)) {
+      int64_t pid = process_for(i->hdr.tgid);
+      note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
+      ins_ioctl_.bind(1, i->hdr.ts_ns).bind(2, i->latency_ns).bind(3, pid).bind(4, i->hdr.tgid)
+          .bind(5, i->hdr.tid).bind(6, i->fd).bind(7, i->dev_major).bind(8, i->dev_minor)
+          .bind(9, i->cmd).bind(10, i->arg).bind(11, static_cast<int64_t>(i->ret));
+      check(ins_ioctl_.exec());
+      ++ioctls;
+    } else if (auto* p = std::get_if<ProcEvent>(&ev)) {
+      on_proc(*p);
+      ++procs;
+    }
+  }
+  if (auto s = db_.exec("COMMIT"); !s) {
+    spdlog::warn("store: commit failed: {}; {} events lost", s.error().message, batch.size());
+    (void)db_.exec("ROLLBACK");
+    std::lock_guard lk(mu_);
+    stats_.failed_rows += batch.size();
+    return;
+  }
+  std::lock_guard lk(mu_);
+  stats_.launches += launches;
+  stats_.ioctls += ioctls;
+  stats_.process_events += procs;
+  ++stats_.batches;
+}
+
+int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
+                                      std::optional<uint64_t> fork_ns) {
+  ins_process_.bind(1, tgid);
+  if (info.ppid) ins_process_.bind(2, info.ppid); else ins_process_.bind_null(2);
+  if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns); else ins_process_.bind_null(3);
+  if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
+  if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
+  if (fork_ns) ins_process_.bind(6, *fork_ns); else ins_process_.bind_null(6);
+  ins_process_.bind(7, std::string_view(source));
+  check(ins_process_.exec());
+  return sqlite3_last_insert_rowid(db_.get());
+}
+
+int64_t CaptureWriter::process_for(uint32_t tgid) {
+  auto it = live_.find(tgid);
+  if (it != live_.end()) return it->second;
+  // Running before the capture started (daemon) or its fork record was lost.
+  ProcessInfo info;
+  if (lookup_)
+    if (auto i = lookup_(tgid)) info = *i;
+  int64_t id = insert_process(tgid, info, "proc", std::nullopt);
+  live_[tgid] = id;
+  return id;
+}
+
+void CaptureWriter::note_thread(int64_t process_id, uint32_t tid, uint64_t ts) {
+  uint64_t key = (static_cast<uint64_t>(process_id) << 32) | tid;
+  if (!threads_.insert(key).second) return;
+  check(ins_thread_.bind(1, process_id).bind(2, tid).bind(3, ts).exec());
+}
+
+void CaptureWriter::on_proc(const ProcEvent& e) {
+  uint32_t tgid = e.hdr.tgid;
+  switch (e.type) {
+    case GPUOBS_EV_PROC_FORK: {
+      ProcessInfo info{e.ppid, e.start_boottime_ns, e.comm, {}};
+      live_[tgid] = insert_process(tgid, info, "fork", e.hdr.ts_ns);  // replaces a reused pid's row
+      break;
+    }
+    case GPUOBS_EV_PROC_EXEC: {
+      auto it = live_.find(tgid);
+      int64_t id;
+      if (it == live_.end()) {
+        id = insert_process(tgid, ProcessInfo{e.ppid, e.start_boottime_ns, e.comm, e.filename}, "exec",
+                            std::nullopt);
+        live_[tgid] = id;
+      } else {
+        id = it->second;
+      }
+      check(upd_exec_.bind(1, e.comm).bind(2, e.filename).bind(3, e.hdr.ts_ns).bind(4, id).exec());
+      break;
+    }
+    case GPUOBS_EV_PROC_EXIT: {
+      int64_t id = process_for(tgid);
+      check(upd_exit_.bind(1, e.hdr.ts_ns).bind(2, e.exit_code).bind(3, id).exec());
+      live_.erase(tgid);
+      break;
+    }
+  }
+}
+
+void CaptureWriter::stop() {
+  if (thread_.joinable()) {
+    { std::lock_guard lk(mu_); stopping_ = true; }
+    cv_.notify_one();
+    thread_.join();
+  }
+}
+
+int64_t CaptureWriter::active_processes() {
+  auto n = db_.scalar("SELECT count(*) FROM (SELECT process_id FROM kernel_launches"
+                      " UNION SELECT process_id FROM ioctls)");
+  return n ? *n : 0;
+}
+
+Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_status,
+                                const std::map<std::string, std::pair<uint64_t, std::string>>& counters) {
+  stop();
+  Stmt end(db_.get(), "UPDATE capture SET end_mono_ns = ?, exit_status = ? WHERE id = 1");
+  end.bind(1, end_mono_ns);
+  if (exit_status) end.bind(2, *exit_status); else end.bind_null(2);
+  int rc = end.exec();
+  Stmt cnt(db_.get(), "INSERT OR REPLACE INTO counters (name, value, source) VALUES (?,?,?)");
+  for (const auto& [name, v] : counters)
+    if (cnt.bind(1, name).bind(2, v.first).bind(3, v.second).exec() != SQLITE_DONE) rc = SQLITE_ERROR;
+  if (rc != SQLITE_DONE) return make_error("cannot finish the capture: " + db_.errmsg());
+  // Fold the WAL into the main file so the capture is one self-contained file.
+  (void)db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  return {};
+}
+
+WriterStats CaptureWriter::stats() const {
+  std::lock_guard lk(mu_);
+  return stats_;
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,110 @@
+// The capture writer: one thread owns the database; producers push decoded
+// events; each batch (size- or time-bound) is one transaction with cached
+// prepared statements (WAL, so readers never block it).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "decode/decoder.h"
+#include "store/db.h"
+
+namespace gpuobs {
+
+struct CaptureMeta {
+  std::string gpuobs_version;
+  std::string mode;     // "record" or "daemon"
+  std::string command;  // record only
+  std::string host;
+  std::string kernel;
+  std::string nvidia_driver;  // empty: not loaded
+  int64_t start_mono_ns = 0;
+  int64_t clock_offset_ns = 0;
+  uint32_t ring_buffer_bytes = 0;
+};
+
+struct ProbeRow {
+  std::string library;
+  uint64_t dev = 0, inode = 0;
+  std::string symbol, program, status, error;
+};
+
+// What is known of a running process that appears without a fork/exec event.
+struct ProcessInfo {
+  uint32_t ppid = 0;
+  uint64_t start_boottime_ns = 0;
+  std::string comm;
+  std::string exe;
+};
+using ProcessLookup = std::function<std::optional<ProcessInfo>(uint32_t tgid)>;
+
+struct WriterStats {
+  uint64_t launches = 0;
+  uint64_t ioctls = 0;
+  uint64_t process_events = 0;
+  uint64_t batches = 0;
+  uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
+};
+
+class CaptureWriter {
+ public:
+  // Creates a new capture file (refuses an existing one unless force).
+  static Result<std::unique_ptr<CaptureWriter>> create(const std::string& path, bool force,
+                                                        ProcessLookup lookup);
+  ~CaptureWriter();
+
+  Status write_meta(const CaptureMeta& meta);
+  Status write_probes(const std::vector<ProbeRow>& probes);
+  Status write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name);
+  // The command `gpuobs record` started (it has no fork event of its own).
+  Status add_root_process(uint32_t tgid);
+
+  void start();
+  void push(Event ev);  // thread-safe, never blocks on SQLite
+  // Stops the thread after writing everything pushed.
+  void stop();
+  // Records the end of the capture and the final counters; folds the WAL in.
+  Status write_end(int64_t end_mono_ns, std::optional<int> exit_status,
+                   const std::map<std::string, std::pair<uint64_t, std::string>>& counters);
+  // Number of distinct processes with launches or ioctls.
+  int64_t active_processes();
+  WriterStats stats() const;
+
+ private:
+  CaptureWriter() = default;
+  void run();
+  void write_batch(std::vector<Event>& batch);
+  int64_t process_for(uint32_t tgid);
+  void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
+  void on_proc(const ProcEvent& e);
+  int64_t insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
+                         std::optional<uint64_t> fork_ns);
+  void check(int rc);
+
+  Db db_;
+  ProcessLookup lookup_;
+  Stmt ins_launch_, ins_ioctl_, ins_process_, ins_thread_, upd_exec_, upd_exit_;
+
+  std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
+  std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Event> pending_;
+  bool stopping_ = false;
+  std::thread thread_;
+  WriterStats stats_;
+};
+
+}  // namespace gpuobs
