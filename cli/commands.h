@@ -13,6 +13,11 @@ struct RecordArgs {
   std::vector<std::string> command;
 };
 int run_record(RecordArgs& args);
+// For `gpuobs [global options] record [options] [--] CMD ARGS...`: removes
+// CMD ARGS... from args and returns them (empty when args is not a record
+// command line). The command starts after "--", or at the first word that is
+// neither an option nor the value of an option that takes one.
+std::vector<std::string> split_record_command(std::vector<std::string>& args);
 
 struct ReportArgs {
   std::string name;

@@ -25,9 +25,7 @@ int main(int argc, char** argv) {
                    "do not watch the GPU drivers' devices found in /proc/devices");
   uint32_t ring_mb = 16;
   record->add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
-  // Everything after the options (or after --) is the command and its arguments.
-  record->prefix_command();
-  record->footer("usage: gpuobs record -o FILE [options] -- CMD ARGS...");
+  record->footer("The command starts after -- or at the first word that is not an option.");
 
   cli::ReportArgs rep;
   auto* report = app.add_subcommand("report", "print a report over a capture");
@@ -36,15 +34,20 @@ int main(int argc, char** argv) {
   report->add_option("file", rep.file, "capture file");
   report->add_option("--format", rep.format, "table, json or csv")->capture_default_str();
 
+  // The recorded command's words go to it untouched (CLI11 would reorder them),
+  // so they are split off before CLI11 parses the rest.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  rec.command = cli::split_record_command(args);
+  std::vector<const char*> cargv{argv[0]};
+  for (auto& a : args) cargv.push_back(a.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   log_init(log_level);
   if (record->parsed()) {
     rec.session.ring_bytes = ring_mb << 20;
-    for (auto& extra : record->remaining()) rec.command.push_back(extra);
     return cli::run_record(rec);
   }
   return cli::run_report(rep);

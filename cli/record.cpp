@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "cli/commands.h"
 #include "common/log.h"
@@ -49,8 +50,29 @@ int exit_status_of(int wstatus) {
 
 }  // namespace
 
+std::vector<std::string> split_record_command(std::vector<std::string>& args) {
+  // Options of gpuobs and of record that take a value (must match main.cpp).
+  static const std::set<std::string> kTakesValue = {"-o", "--output", "--libcuda", "--watch-dev", "--ring-mb",
+                                                    "-v", "--log-level"};
+  size_t i = 0;
+  while (i < args.size() && args[i] != "record") i += kTakesValue.count(args[i]) ? 2 : 1;
+  if (i >= args.size()) return {};
+  for (++i; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      std::vector<std::string> cmd(args.begin() + static_cast<long>(i) + 1, args.end());
+      args.resize(i);
+      return cmd;
+    }
+    if (a.empty() || a[0] != '-') break;
+    if (kTakesValue.count(a)) ++i;  // "--opt value"; "--opt=value" is one word
+  }
+  std::vector<std::string> cmd(args.begin() + static_cast<long>(std::min(i, args.size())), args.end());
+  args.resize(std::min(i, args.size()));
+  return cmd;
+}
+
 int run_record(RecordArgs& a) {
-  if (!a.command.empty() && a.command.front() == "--") a.command.erase(a.command.begin());
   if (a.command.empty()) {
     print_error("gpuobs record", make_error("no command given", "gpuobs record -o out.gpuobs -- CMD ARGS..."));
     return 2;

@@ -4,6 +4,8 @@
 
 #include "capture/host_info.h"
 #include "capture/procfs.h"
+#include <unistd.h>
+
 #include <cstring>
 
 #include "version.h"
@@ -25,26 +27,32 @@ std::string shell_quote(const std::vector<std::string>& argv) {
 }
 
 Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
+  // Privileges and kernel support first: a refusal leaves no file behind.
+  if (auto st = preflight(); !st) return st.error();
   std::unique_ptr<Session> s(new Session());
   s->output_ = opts.output;
-  // The output is checked before anything is loaded: a bad path fails fast.
   auto writer = CaptureWriter::create(opts.output, opts.force,
                                       [](uint32_t tgid) { return read_proc_info(tgid); });
   if (!writer) return writer.error();
   s->writer_ = std::move(writer.value());
+  auto fail = [&](Error e) -> Result<std::unique_ptr<Session>> {
+    s.reset();  // closes the database
+    for (const char* sfx : {"", "-wal", "-shm"}) ::unlink((opts.output + sfx).c_str());
+    return e;
+  };
 
   EngineOptions eo;
   eo.only_tracked = opts.only_tracked;
   eo.ring_bytes = opts.ring_bytes;
   auto engine = Engine::create(eo);
-  if (!engine) return engine.error();
+  if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
 
   HostInfo host = read_host_info();
   CaptureMeta meta{GPUOBS_VERSION, opts.mode, opts.command, host.host, host.kernel, host.nvidia_driver,
                    mono_now_ns(), realtime_offset_ns(), s->engine_->ring_bytes()};
-  if (auto st = s->writer_->write_meta(meta); !st) return st.error();
-  if (auto st = s->attach_plan(opts); !st) return st.error();
+  if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
+  if (auto st = s->attach_plan(opts); !st) return fail(st.error());
 
   Session* self = s.get();
   if (auto st = s->engine_->start([self](const void* d, size_t n) {
@@ -52,7 +60,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
         if (!std::holds_alternative<std::monostate>(ev)) self->writer_->push(std::move(ev));
       });
       !st)
-    return st.error();
+    return fail(st.error());
   s->writer_->start();
   return s;
 }

@@ -62,6 +62,22 @@ void add_unique(std::vector<LibraryFile>& files, LibraryFile f) {
 
 std::vector<LibraryFile> discover_libcuda() {
   std::vector<LibraryFile> out;
+  // GPUOBS_LIBCUDA_SEARCH_PATH (colon-separated directories) replaces the
+  // linker cache and the default directories: for unusual installs, and for
+  // tests that need a host without libcuda.
+  if (const char* env = std::getenv("GPUOBS_LIBCUDA_SEARCH_PATH")) {
+    std::string dirs = env;
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!dir.empty())
+        if (auto f = library_file(dir + "/libcuda.so.1")) add_unique(out, *f);
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  }
   for (auto& p : ldconfig_paths("libcuda.so.1"))
     if (auto f = library_file(p)) add_unique(out, *f);
   for (const char* dir : kLibcudaDirs)

@@ -1,0 +1,120 @@
+// gpuobs record, end to end with real BPF, against workloads whose truth is
+// known: every launch of every thread and of a forked child, every argument.
+// Runs as root; a machine where BPF cannot load fails these tests.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "../workloads/launch_truth.h"
+#include "run_util.h"
+#include "store/schema.h"
+#include "unit/test_util.h"
+
+using namespace gpuobs;
+using namespace gpuobs::testing;
+
+namespace {
+
+struct Param {
+  const char* name;
+  const char* lib;
+};
+
+class RecordLaunches : public ::testing::TestWithParam<Param> {};
+
+void check_rows_of_worker(Db& db, uint32_t tid, uint32_t worker, uint32_t launches, uint32_t ptsz) {
+  Stmt st(db.get(),
+          "SELECT api, function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem_bytes, stream,"
+          " kernel_params, extra, args_complete FROM kernel_launches WHERE tid = ? ORDER BY ts_mono_ns");
+  st.bind(1, tid);
+  std::vector<bool> seen(launches, false);
+  uint32_t rows = 0, ptsz_rows = 0;
+  while (st.step() == SQLITE_ROW) {
+    ++rows;
+    auto col = [&](int i) { return static_cast<uint64_t>(sqlite3_column_int64(st.get(), i)); };
+    std::string api = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+    uint32_t i = static_cast<uint32_t>(col(2)) - 1;  // grid_x = i + 1
+    ASSERT_LT(i, launches);
+    EXPECT_FALSE(seen[i]) << "launch " << i << " of worker " << worker << " recorded twice";
+    seen[i] = true;
+    auto want = launch_args(worker, i);
+    EXPECT_EQ(col(1), want.function) << "launch " << i;
+    EXPECT_EQ(col(3), want.grid_y);
+    EXPECT_EQ(col(4), want.grid_z);
+    EXPECT_EQ(col(5), want.block_x);
+    EXPECT_EQ(col(6), want.block_y);
+    EXPECT_EQ(col(7), want.block_z);
+    EXPECT_EQ(col(8), want.shared_mem_bytes);
+    EXPECT_EQ(col(9), want.stream);
+    EXPECT_EQ(col(10), want.kernel_params);
+    EXPECT_EQ(col(11), 0u);
+    EXPECT_EQ(col(12), 1u);
+    EXPECT_EQ(api, want.ptsz ? "cuLaunchKernel_ptsz" : "cuLaunchKernel") << "launch " << i;
+    ptsz_rows += api == "cuLaunchKernel_ptsz";
+  }
+  EXPECT_EQ(rows, launches) << "worker " << worker << " tid " << tid;
+  EXPECT_EQ(ptsz_rows, ptsz);
+}
+
+}  // namespace
+
+TEST_P(RecordLaunches, EveryLaunchOfEveryThreadAndChildWithEveryArgument) {
+  TempDir dir;
+  const uint32_t threads = 4, launches = 2500, child_launches = 1500;
+  std::string out = dir.file("cap.gpuobs"), truth = dir.file("truth.json");
+  std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + GetParam().lib + " -- " +
+                    LAUNCH_WORKLOAD + " --lib " + GetParam().lib + " --threads " + std::to_string(threads) +
+                    " --launches " + std::to_string(launches) + " --child-launches " +
+                    std::to_string(child_launches) + " --truth " + truth;
+  ASSERT_EQ(run(cmd), 0) << cmd;
+  auto t = read_json(truth);
+  auto db = open_capture_readonly(out);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+
+  const int64_t total = threads * launches + child_launches;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), total);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'submitted_launch'"), total);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stored_launch'"), total);
+  EXPECT_EQ(scalar(*db, "SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT sum(value) FROM counters WHERE name LIKE 'decode_%'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT exit_status FROM capture"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM probes WHERE status = 'attached'"), 2);
+
+  const int64_t pid = t["pid"], child = t["child"]["pid"];
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(pid)),
+            threads * launches);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(child)),
+            child_launches);
+  for (const auto& w : t["workers"])
+    check_rows_of_worker(*db, w["tid"], w["worker"], w["launches"], w["ptsz"]);
+  check_rows_of_worker(*db, t["child"]["tid"], t["child"]["worker"], t["child"]["launches"], t["child"]["ptsz"]);
+
+  // The process tree: the recorded command and the child it forked.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE tgid = " + std::to_string(pid) +
+                            " AND source = 'root' AND exe LIKE '%launch_workload' AND exit_code = 0"),
+            1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE tgid = " + std::to_string(child) +
+                            " AND source = 'fork' AND ppid = " + std::to_string(pid) +
+                            " AND exit_mono_ns IS NOT NULL"),
+            1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM threads WHERE tid IN (SELECT tid FROM kernel_launches)"),
+            threads + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Libraries, RecordLaunches,
+                         ::testing::Values(Param{"FakeLibcuda", FAKE_LIBCUDA}, Param{"CudaStub", CUDA_STUB}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(RecordExample, BundledExampleAgainstTheCudaStub) {
+  TempDir dir;
+  std::string out = dir.file("ex.gpuobs");
+  std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + CUDA_STUB + " -- " +
+                    CUDA_STREAMS_EXAMPLE + " --lib " + CUDA_STUB + " --launches 20000 --streams 4 >/dev/null";
+  ASSERT_EQ(run(cmd), 0);
+  auto db = open_capture_readonly(out);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 20000);
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT stream) FROM kernel_launches"), 4);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE grid_x = 16 AND block_x = 256"), 20000);
+  EXPECT_EQ(scalar(*db, "SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
+}

@@ -1,0 +1,67 @@
+#include "report/query.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "capture/session.h"
+#include "store/schema.h"
+#include "store/writer.h"
+#include "test_util.h"
+
+using namespace gpuobs;
+
+namespace {
+
+QueryResult sample() {
+  auto db = Db::open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  auto r = run_query(*db, "SELECT 1 AS n, 2.5 AS x, 'a,\"b' AS s, NULL AS z, 12345678901234 AS big");
+  return r.value();
+}
+
+}  // namespace
+
+TEST(Query, JsonKeepsRawNumbersAndNulls) {
+  std::ostringstream out;
+  print_result(sample(), OutputFormat::json, out);
+  auto j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["n"], 1);
+  EXPECT_DOUBLE_EQ(j[0]["x"].get<double>(), 2.5);
+  EXPECT_EQ(j[0]["s"], "a,\"b");
+  EXPECT_TRUE(j[0]["z"].is_null());
+  EXPECT_EQ(j[0]["big"].get<int64_t>(), 12345678901234);
+}
+
+TEST(Query, CsvQuotesWhatNeedsIt) {
+  std::ostringstream out;
+  print_result(sample(), OutputFormat::csv, out);
+  EXPECT_EQ(out.str(), "n,x,s,z,big\n1,2.5,\"a,\"\"b\",,12345678901234\n");
+}
+
+TEST(Query, EveryReportRunsAgainstTheSchema) {
+  gpuobs::testing::TempDir dir;
+  auto path = dir.file("r.gpuobs");
+  {
+    auto w = CaptureWriter::create(path, false, nullptr);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", 1, 0, 4096}).ok());
+    ASSERT_TRUE((*w)->write_end(2, 0, {}).ok());
+  }
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  ASSERT_GE(report_names().size(), 4u);
+  for (const auto& name : report_names()) {
+    auto sql = report_sql(name);
+    ASSERT_TRUE(sql.ok());
+    auto r = run_query(*db, *sql);
+    EXPECT_TRUE(r.ok()) << name << ": " << (r.ok() ? "" : r.error().message);
+  }
+  EXPECT_FALSE(report_sql("nope").ok());
+}
+
+TEST(ShellQuote, QuotesOnlyWhatTheShellWouldSplit) {
+  EXPECT_EQ(shell_quote({"python3", "-c", "print('hi')", "a b", "x=1"}),
+            "python3 -c 'print('\\''hi'\\'')' 'a b' x=1");
+}

@@ -1,0 +1,94 @@
+// Test workload with known ground truth: worker threads (and optionally a
+// forked child process) call cuLaunchKernel / cuLaunchKernel_ptsz through a
+// libcuda chosen at run time, with the arguments of launch_truth.h, and write
+// what they did (pids, tids, counts) as JSON for the test to compare.
+//
+// usage: launch_workload --lib PATH --threads T --launches N
+//                        [--child-launches M] --truth FILE
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "launch_truth.h"
+
+using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
+                         void**, void**);
+
+namespace {
+
+LaunchFn g_launch, g_launch_ptsz;
+
+uint32_t run_worker(uint32_t worker, uint32_t launches, uint32_t* ptsz_calls) {
+  uint32_t ptsz = 0;
+  for (uint32_t i = 0; i < launches; ++i) {
+    auto a = gpuobs::testing::launch_args(worker, i);
+    LaunchFn fn = a.ptsz && g_launch_ptsz ? g_launch_ptsz : g_launch;
+    ptsz += fn == g_launch_ptsz;
+    fn(reinterpret_cast<void*>(a.function), a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z,
+       a.shared_mem_bytes, reinterpret_cast<void*>(a.stream), reinterpret_cast<void**>(a.kernel_params), nullptr);
+  }
+  *ptsz_calls = ptsz;
+  return static_cast<uint32_t>(::syscall(SYS_gettid));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string lib, truth_path;
+  uint32_t threads = 1, launches = 1000, child_launches = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--lib") lib = argv[i + 1];
+    else if (k == "--threads") threads = std::stoul(argv[i + 1]);
+    else if (k == "--launches") launches = std::stoul(argv[i + 1]);
+    else if (k == "--child-launches") child_launches = std::stoul(argv[i + 1]);
+    else if (k == "--truth") truth_path = argv[i + 1];
+  }
+  void* h = dlopen(lib.c_str(), RTLD_NOW);
+  if (!h) { std::fprintf(stderr, "launch_workload: %s\n", dlerror()); return 1; }
+  g_launch = reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel"));
+  g_launch_ptsz = reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel_ptsz"));
+  if (!g_launch) { std::fprintf(stderr, "launch_workload: no cuLaunchKernel in %s\n", lib.c_str()); return 1; }
+
+  nlohmann::json truth;
+  truth["pid"] = ::getpid();
+  std::vector<uint32_t> tids(threads), ptsz(threads);
+  std::vector<std::thread> pool;
+  for (uint32_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] { tids[t] = run_worker(t, launches, &ptsz[t]); });
+  for (auto& th : pool) th.join();
+  for (uint32_t t = 0; t < threads; ++t)
+    truth["workers"].push_back({{"worker", t}, {"tid", tids[t]}, {"launches", launches}, {"ptsz", ptsz[t]}});
+
+  if (child_launches) {
+    // The child is worker number `threads`, on its main thread.
+    int fds[2];
+    if (::pipe(fds) != 0) return 1;
+    pid_t child = ::fork();
+    if (child == 0) {
+      uint32_t p = 0;
+      uint32_t tid = run_worker(threads, child_launches, &p);
+      uint32_t msg[2] = {tid, p};
+      (void)!::write(fds[1], msg, sizeof msg);
+      ::_exit(0);
+    }
+    uint32_t msg[2] = {0, 0};
+    (void)!::read(fds[0], msg, sizeof msg);
+    int st = 0;
+    ::waitpid(child, &st, 0);
+    truth["child"] = {{"pid", child}, {"worker", threads}, {"tid", msg[0]}, {"launches", child_launches},
+                      {"ptsz", msg[1]}, {"exit_ok", WIFEXITED(st) && WEXITSTATUS(st) == 0}};
+  }
+  std::ofstream(truth_path) << truth.dump(2);
+  return 0;
+}
