@@ -146,13 +146,20 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
 }
 
 std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
+  return attach_launch_symbols(lib, skel_->progs.cu_launch_kernel);
+}
+
+std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib) {
+  return attach_launch_symbols(lib, skel_->progs.empty_uprobe);
+}
+
+std::vector<ProbeResult> Engine::attach_launch_symbols(const LibraryFile& lib, bpf_program* prog) {
   std::vector<ProbeResult> out;
   for (const auto& ls : kLaunchSymbols) {
-    ProbeResult r{lib, ls.symbol, "cu_launch_kernel", "attached", ""};
+    ProbeResult r{lib, ls.symbol, bpf_program__name(prog), "attached", ""};
     LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = ls.api, .retprobe = false, .func_name = ls.symbol);
     // pid -1: every process that maps this file, present and future.
-    bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.cu_launch_kernel, -1,
-                                                     lib.realpath.c_str(), 0, &uo);
+    bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, lib.realpath.c_str(), 0, &uo);
     if (link) {
       links_.push_back(link);
     } else {

@@ -18,6 +18,7 @@
 struct gpuobs_bpf;
 struct ring_buffer;
 struct bpf_link;
+struct bpf_program;
 
 namespace gpuobs {
 
@@ -54,6 +55,8 @@ class Engine {
 
   // Every libcuda symbol gpuobs probes, on one library file.
   std::vector<ProbeResult> attach_libcuda(const LibraryFile& lib);
+  // Benchmarks only: a do-nothing uprobe on the same symbols, the cost floor.
+  std::vector<ProbeResult> attach_empty_probes(const LibraryFile& lib);
   Status watch_device(const DeviceMatch& dev);
   Status track(uint32_t tgid);
 
@@ -67,6 +70,7 @@ class Engine {
  private:
   Engine() = default;
   Status attach_tracepoints(const EngineOptions& opts);
+  std::vector<ProbeResult> attach_launch_symbols(const LibraryFile& lib, bpf_program* prog);
 
   gpuobs_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;

@@ -91,6 +91,10 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
     }
     return;
   }
+  // Numbers are right-aligned, but only in columns holding nothing else.
+  std::vector<bool> numeric(r.columns.size(), true);
+  for (const auto& row : r.rows)
+    for (size_t i = 0; i < row.size(); ++i) numeric[i] = numeric[i] && !std::holds_alternative<std::string>(row[i]);
   std::vector<size_t> width(r.columns.size());
   for (size_t i = 0; i < r.columns.size(); ++i) width[i] = r.columns[i].size();
   for (const auto& row : r.rows)
@@ -108,7 +112,7 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
   for (const auto& row : r.rows)
     line([&](size_t i) { return cell_text(row[i]); },
-         [&](size_t i) { return !std::holds_alternative<std::string>(row[i]); });
+         [&](size_t i) { return static_cast<bool>(numeric[i]); });
   if (r.rows.empty()) out << "(no rows)\n";
 }
 

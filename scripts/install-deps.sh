@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs gpuobs's build and test dependencies: Debian 12 packages only.
+# Runs apt only when something is missing, so it is cheap to call every time.
+set -euo pipefail
+packages=(
+  g++ cmake make pkg-config
+  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libbenchmark-dev
+  util-linux
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
