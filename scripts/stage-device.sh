@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Copies the self-contained binaries (debug info stripped) into .device-build/,
+# the folder carried to a GPU host by the device tool (and usable with scp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build.sh >/dev/null
+rm -rf .device-build && mkdir -p .device-build
+for f in build/cli/gpuobs build/daemon/gpuobsd build/bench/gpuobs_bench build/examples/cuda_streams/cuda_streams \
+         build/tests/libcuda.so.1 build/tests/launch_workload; do
+  objcopy --strip-debug "$f" ".device-build/$(basename "$f")"
+done
+du -sh .device-build
