@@ -3,6 +3,7 @@
 // Runs as root; a machine where BPF cannot load fails these tests.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 
 #include "../workloads/launch_truth.h"
@@ -111,6 +112,16 @@ TEST(RecordExample, BundledExampleAgainstTheCudaStub) {
   std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + CUDA_STUB + " -- " +
                     CUDA_STREAMS_EXAMPLE + " --lib " + CUDA_STUB + " --launches 20000 --streams 4 >/dev/null";
   ASSERT_EQ(run(cmd), 0);
+  // A finished capture is one file, and reading it writes nothing.
+  EXPECT_FALSE(std::filesystem::exists(out + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(out + "-shm"));
+  std::string before = read_file(out);
+  for (const char* report : {"launches", "ioctls", "capture", "probes"})
+    EXPECT_EQ(run(std::string(GPUOBS_BIN) + " report " + report + " " + out + " >/dev/null"), 0) << report;
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " report launches --format json " + out + " >/dev/null"), 0);
+  EXPECT_FALSE(std::filesystem::exists(out + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(out + "-shm"));
+  EXPECT_EQ(read_file(out), before);
   auto db = open_capture_readonly(out);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 20000);

@@ -271,8 +271,10 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
   for (const auto& [name, v] : counters)
     if (cnt.bind(1, name).bind(2, v.first).bind(3, v.second).exec() != SQLITE_DONE) rc = SQLITE_ERROR;
   if (rc != SQLITE_DONE) return make_error("cannot finish the capture: " + db_.errmsg());
-  // Fold the WAL into the main file so the capture is one self-contained file.
-  (void)db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  // A finished capture is one self-contained file: fold the WAL in and leave
+  // WAL mode, so read-only readers need (and create) no -wal/-shm files.
+  if (auto s = db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;"); !s)
+    return make_error("cannot finish the capture: " + s.error().message);
   return {};
 }
 
