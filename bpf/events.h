@@ -19,7 +19,7 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 1
+#define GPUOBS_ABI_VERSION 2
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -27,10 +27,34 @@
 #define GPUOBS_EV_PROC_FORK 3  /* struct gpuobs_proc: a new process (not a thread) */
 #define GPUOBS_EV_PROC_EXEC 4  /* struct gpuobs_proc: exec, filename filled */
 #define GPUOBS_EV_PROC_EXIT 5  /* struct gpuobs_proc: the whole thread group exited */
+#define GPUOBS_EV_API_CALL 6   /* struct gpuobs_api_call: any other probed library call */
 
-/* Which probed library symbol produced a launch record (bpf cookie). */
+/* Which probed library symbol produced a record. The full numbering is the
+ * table in userspace/decode/cuda_api.cpp (1 and 2 are fixed here because the
+ * walking skeleton's captures use them). Never reuse a number. */
 #define GPUOBS_API_CU_LAUNCH_KERNEL 1      /* cuLaunchKernel */
 #define GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ 2 /* cuLaunchKernel_ptsz (per-thread default stream) */
+
+/*
+ * The bpf cookie of a library probe tells the generic programs what to read:
+ *   bits  0..15  API number
+ *   bits 16..19  out-argument (1-based): at return, read the u64 it points to
+ *   bits 20..23  blob argument (1-based): copy what it points to at entry
+ *   bits 24..27  blob kind (GPUOBS_BLOB_*)
+ *   bits 32..47  blob length in bytes for GPUOBS_BLOB_STRUCT (<= GPUOBS_BLOB_MAX)
+ */
+#define GPUOBS_BLOB_NONE 0
+#define GPUOBS_BLOB_STRING 1 /* NUL-terminated C string, truncated to GPUOBS_BLOB_MAX */
+#define GPUOBS_BLOB_STRUCT 2 /* fixed-size struct of the cookie's length */
+#define GPUOBS_BLOB_LAUNCH_CONFIG 3 /* CUlaunchConfig (56 B) + up to 4 CUlaunchAttribute (72 B) */
+#define GPUOBS_COOKIE(api, out_arg, blob_arg, blob_kind, blob_len) \
+	((__u64)(api) | ((__u64)(out_arg) << 16) | ((__u64)(blob_arg) << 20) | \
+	 ((__u64)(blob_kind) << 24) | ((__u64)(blob_len) << 32))
+#define GPUOBS_COOKIE_API(c) ((__u32)((c) & 0xffff))
+#define GPUOBS_COOKIE_OUT_ARG(c) ((__u32)(((c) >> 16) & 0xf))
+#define GPUOBS_COOKIE_BLOB_ARG(c) ((__u32)(((c) >> 20) & 0xf))
+#define GPUOBS_COOKIE_BLOB_KIND(c) ((__u32)(((c) >> 24) & 0xf))
+#define GPUOBS_COOKIE_BLOB_LEN(c) ((__u32)(((c) >> 32) & 0xffff))
 
 #define GPUOBS_COMM_LEN 16
 #define GPUOBS_PATH_LEN 256
@@ -88,6 +112,29 @@ struct gpuobs_proc {
 	__u8 filename[GPUOBS_PATH_LEN]; /* exec only, NUL-terminated */
 };
 
+/* A library call other than cuLaunchKernel(_ptsz): raw arguments, decoded in
+ * user space by the API table. Emitted at entry (no return probe) or at
+ * return (then ret, duration_ns and out_value are set). Variable size:
+ * hdr.size = offsetof(blob) + blob_len rounded up to 8. */
+#define GPUOBS_BLOB_MAX 512
+struct gpuobs_api_call {
+	struct gpuobs_hdr hdr;  /* ts_ns = call entry */
+	__u64 args[8];          /* integer arguments 1..8 (7 and 8 from the stack) */
+	__s64 ret;              /* return value (CUresult), if GPUOBS_CALL_F_RETURNED */
+	__u64 duration_ns;      /* entry to return, if GPUOBS_CALL_F_RETURNED */
+	__u64 out_value;        /* *(u64 *)args[out_arg - 1] at return, if GPUOBS_CALL_F_OUT_READ */
+	__u32 api;              /* API number */
+	__u32 flags;            /* GPUOBS_CALL_F_* */
+	__u32 blob_len;         /* bytes of blob that are valid */
+	__u32 blob_kind;        /* GPUOBS_BLOB_* */
+	__u8 blob[GPUOBS_BLOB_MAX];
+};
+#define GPUOBS_API_CALL_BASE_SIZE 128 /* offsetof(struct gpuobs_api_call, blob) */
+#define GPUOBS_CALL_F_RETURNED 1u       /* ret/duration_ns are valid */
+#define GPUOBS_CALL_F_OUT_READ 2u       /* out_value is valid */
+#define GPUOBS_CALL_F_STACK_ARGS_MISSING 4u /* args 7, 8 unreadable (zero) */
+#define GPUOBS_CALL_F_BLOB_FAULT 8u     /* the blob argument could not be read */
+
 /*
  * Counters: one per-CPU array (map "counters") indexed by these numbers; the
  * loader sums the CPUs. Part of the ABI: never renumber.
@@ -102,6 +149,11 @@ struct gpuobs_proc {
 #define GPUOBS_CNT_IOCTL_ENTRY_FULL 7  /* ioctl entry not stored: in-flight map full */
 #define GPUOBS_CNT_LAUNCH_ARGS_FAULT 8 /* stack arguments of a launch unreadable */
 #define GPUOBS_CNT_TRACK_FULL 9        /* child not followed: tracked-process map full */
-#define GPUOBS_CNT__COUNT 10
+#define GPUOBS_CNT_SUBMIT_API 10      /* api-call records submitted */
+#define GPUOBS_CNT_DROP_API 11        /* api call lost: ring buffer full */
+#define GPUOBS_CNT_API_STALE 12       /* api entry of a thread replaced: its return was never seen */
+#define GPUOBS_CNT_API_ENTRY_FULL 13  /* api call lost: in-flight map full */
+#define GPUOBS_CNT_API_NO_ENTRY 14    /* return probe without a stored entry (attached mid-call) */
+#define GPUOBS_CNT__COUNT 15
 
 #endif /* GPUOBS_EVENTS_H */

@@ -10,5 +10,6 @@
 #include "launch.bpf.h"
 #include "ioctl.bpf.h"
 #include "process.bpf.h"
+#include "api.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

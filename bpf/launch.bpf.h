@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Uprobe on cuLaunchKernel / cuLaunchKernel_ptsz (libcuda.so.1).
+/* Uprobe on cuLaunchKernel / cuLaunchKernel_ptsz, and on
+ * cuLaunchCooperativeKernel(_ptsz), whose arguments are the same minus
+ * extra (libcuda.so.1).
  * Prototype (cuda.h): CUresult cuLaunchKernel(CUfunction f, unsigned gX, gY, gZ,
  *   unsigned bX, bY, bZ, unsigned sharedMemBytes, CUstream hStream,
  *   void **kernelParams, void **extra)
@@ -40,7 +42,7 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 	e->grid_z = gz;
 	e->block_x = bx;
 	e->block_y = by;
-	e->api = (__u32)bpf_get_attach_cookie(ctx);
+	e->api = GPUOBS_COOKIE_API(bpf_get_attach_cookie(ctx));
 	e->pad0 = 0;
 
 	struct launch_stack_args sa;

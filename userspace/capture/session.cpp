@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "capture/host_info.h"
+#include "decode/cuda_api.h"
 #include "capture/procfs.h"
 #include <unistd.h>
 
@@ -74,8 +75,8 @@ Status Session::attach_plan(const SessionOptions& opts) {
   }
   if (opts.libcuda_paths.empty()) libs = discover_libcuda();
   if (libs.empty())
-    spdlog::warn("libcuda.so.1 not found: CUDA launches will not be captured (missing probes: "
-                 "cuLaunchKernel, cuLaunchKernel_ptsz); pass --libcuda PATH");
+    spdlog::warn("libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
+                 "cuLaunchKernel among them); pass --libcuda PATH", cuda_api_table().size());
 
   std::vector<ProbeRow> rows;
   for (const auto& lib : libs) {
@@ -88,8 +89,8 @@ Status Session::attach_plan(const SessionOptions& opts) {
     }
   }
   if (libs.empty())
-    for (const char* sym : {"cuLaunchKernel", "cuLaunchKernel_ptsz"})
-      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, sym, "cu_launch_kernel", "missing", "library not found"});
+    for (const ApiSpec& spec : cuda_api_table())
+      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", "missing", "library not found"});
   if (auto st = writer_->write_probes(rows); !st) return st;
 
   std::vector<DeviceMatch> devs;
@@ -131,6 +132,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   WriterStats w = writer_->stats();
   out["stored_launch"] = {w.launches, "userspace"};
   out["stored_ioctl"] = {w.ioctls, "userspace"};
+  out["stored_api_call"] = {w.api_calls, "userspace"};
   out["stored_process_events"] = {w.process_events, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
   int failed = 0;
@@ -154,7 +156,8 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.store_failed = w.failed_rows;
   Counters c = engine_->counters();
   s.dropped = c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
-              c[GPUOBS_CNT_IOCTL_ENTRY_FULL];
+              c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL];
+  s.api_calls = w.api_calls;
   const DecodeStats& d = decoder_.stats();
   s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;
   s.processes = static_cast<uint64_t>(writer_->active_processes());

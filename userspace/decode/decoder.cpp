@@ -13,12 +13,9 @@ std::string bounded_string(const __u8* p, size_t cap) {
 
 }  // namespace
 
-const char* api_name(uint32_t api) {
-  switch (api) {
-    case GPUOBS_API_CU_LAUNCH_KERNEL: return "cuLaunchKernel";
-    case GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ: return "cuLaunchKernel_ptsz";
-  }
-  return "unknown";
+std::string blob_string(const ApiCallEvent& e) {
+  size_t n = e.blob.find('\0');
+  return e.blob.substr(0, n);
 }
 
 Event Decoder::decode(const void* data, size_t size) {
@@ -56,6 +53,20 @@ Event Decoder::decode(const void* data, size_t size) {
       ProcEvent e{hdr.type, hdr, raw.start_boottime_ns, raw.ppid, raw.exit_code,
                   bounded_string(raw.comm, sizeof raw.comm),
                   bounded_string(raw.filename, sizeof raw.filename)};
+      ++stats_.decoded;
+      return e;
+    }
+    case GPUOBS_EV_API_CALL: {
+      if (!need(GPUOBS_API_CALL_BASE_SIZE)) return {};
+      gpuobs_api_call raw;
+      std::memcpy(&raw, data, GPUOBS_API_CALL_BASE_SIZE);
+      if (raw.blob_len > hdr.size - GPUOBS_API_CALL_BASE_SIZE || raw.blob_len > GPUOBS_BLOB_MAX) {
+        ++stats_.size_mismatch;
+        return {};
+      }
+      ApiCallEvent e{hdr, {}, raw.ret, raw.duration_ns, raw.out_value, raw.api, raw.flags, raw.blob_kind, {}};
+      std::memcpy(e.args, raw.args, sizeof e.args);
+      e.blob.assign(static_cast<const char*>(data) + GPUOBS_API_CALL_BASE_SIZE, raw.blob_len);
       ++stats_.decoded;
       return e;
     }

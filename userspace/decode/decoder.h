@@ -21,7 +21,21 @@ struct ProcEvent {
   std::string filename;
 };
 
-using Event = std::variant<std::monostate, gpuobs_launch, gpuobs_ioctl, ProcEvent>;
+// Any probed call other than cuLaunchKernel(_ptsz); the blob is the string or
+// struct the cookie asked for (empty if none).
+struct ApiCallEvent {
+  gpuobs_hdr hdr;
+  uint64_t args[8];
+  int64_t ret;
+  uint64_t duration_ns;
+  uint64_t out_value;
+  uint32_t api;
+  uint32_t flags;
+  uint32_t blob_kind;
+  std::string blob;
+};
+
+using Event = std::variant<std::monostate, gpuobs_launch, gpuobs_ioctl, ProcEvent, ApiCallEvent>;
 
 struct DecodeStats {
   uint64_t decoded = 0;
@@ -40,6 +54,7 @@ class Decoder {
   DecodeStats stats_;
 };
 
-const char* api_name(uint32_t api);  // GPUOBS_API_* -> symbol name
+// A string blob without its NUL terminator.
+std::string blob_string(const ApiCallEvent& e);
 
 }  // namespace gpuobs

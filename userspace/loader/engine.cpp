@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
+#include "decode/cuda_api.h"
 #include "gpuobs.skel.h"
+#include "loader/elf_symbols.h"
 
 namespace gpuobs {
 namespace {
@@ -61,15 +64,6 @@ uint32_t round_ring_size(uint32_t bytes) {
   return v;
 }
 
-struct LaunchSymbol {
-  const char* symbol;
-  uint64_t api;  // bpf cookie: GPUOBS_API_*
-};
-constexpr LaunchSymbol kLaunchSymbols[] = {
-    {"cuLaunchKernel", GPUOBS_API_CU_LAUNCH_KERNEL},
-    {"cuLaunchKernel_ptsz", GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ},
-};
-
 int on_record(void* ctx, void* data, size_t size) {
   auto* handler = static_cast<Engine::RecordHandler*>(ctx);
   (*handler)(data, size);
@@ -90,6 +84,11 @@ const char* counter_name(int idx) {
     case GPUOBS_CNT_IOCTL_ENTRY_FULL: return "dropped_ioctl_inflight_full";
     case GPUOBS_CNT_LAUNCH_ARGS_FAULT: return "launch_stack_args_unreadable";
     case GPUOBS_CNT_TRACK_FULL: return "untracked_child_map_full";
+    case GPUOBS_CNT_SUBMIT_API: return "submitted_api_call";
+    case GPUOBS_CNT_DROP_API: return "dropped_api_call_ringbuf_full";
+    case GPUOBS_CNT_API_STALE: return "api_entry_stale";
+    case GPUOBS_CNT_API_ENTRY_FULL: return "dropped_api_call_inflight_full";
+    case GPUOBS_CNT_API_NO_ENTRY: return "api_return_without_entry";
   }
   return "unknown";
 }
@@ -146,26 +145,67 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
 }
 
 std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
-  return attach_launch_symbols(lib, skel_->progs.cu_launch_kernel);
+  std::vector<ProbeResult> out;
+  auto syms = read_function_symbols(lib.realpath);
+  for (const ApiSpec& spec : cuda_api_table()) {
+    ProbeResult r{lib, std::string(spec.symbol), "", "attached", ""};
+    uint64_t cookie = GPUOBS_COOKIE(spec.id, spec.out_arg, spec.blob_arg, spec.blob_kind, spec.blob_len);
+    std::vector<std::pair<bpf_program*, bool>> progs;  // (program, return probe)
+    switch (spec.probe) {
+      case ProbeKind::launch: progs = {{skel_->progs.cu_launch_kernel, false}}; break;
+      case ProbeKind::launch_ex: progs = {{skel_->progs.cu_launch_kernel_ex, false}}; break;
+      case ProbeKind::entry: progs = {{skel_->progs.cu_call, false}}; break;
+      case ProbeKind::entry_return:
+        progs = {{skel_->progs.cu_call_enter, false}, {skel_->progs.cu_call_exit, true}};
+        break;
+    }
+    for (auto& [p, ret] : progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
+    if (!syms) {
+      r.status = "failed";
+      r.error = syms.error().message;
+    } else if (auto it = syms->find(r.symbol); it == syms->end()) {
+      r.status = "missing";
+      r.error = "no such symbol";
+    } else if (auto why = unprobeable_reason(it->second.first_byte); !why.empty()) {
+      r.status = "failed";
+      r.error = why;
+    } else {
+      r = attach_at(r, it->second.file_offset, cookie, progs);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
+                              const std::vector<std::pair<bpf_program*, bool>>& progs) {
+  std::vector<bpf_link*> made;
+  for (auto& [prog, ret] : progs) {
+    LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
+    // pid -1: every process that maps this file, present and future.
+    bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, r.library.realpath.c_str(), offset, &uo);
+    if (!link) {
+      r.status = "failed";
+      r.error = std::string(bpf_program__name(prog)) + ": " + std::strerror(errno);
+      for (auto* l : made) bpf_link__destroy(l);  // all or nothing per symbol
+      return r;
+    }
+    made.push_back(link);
+  }
+  links_.insert(links_.end(), made.begin(), made.end());
+  return r;
 }
 
 std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib) {
-  return attach_launch_symbols(lib, skel_->progs.empty_uprobe);
-}
-
-std::vector<ProbeResult> Engine::attach_launch_symbols(const LibraryFile& lib, bpf_program* prog) {
   std::vector<ProbeResult> out;
-  for (const auto& ls : kLaunchSymbols) {
-    ProbeResult r{lib, ls.symbol, bpf_program__name(prog), "attached", ""};
-    LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = ls.api, .retprobe = false, .func_name = ls.symbol);
-    // pid -1: every process that maps this file, present and future.
-    bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, lib.realpath.c_str(), 0, &uo);
-    if (link) {
-      links_.push_back(link);
+  auto syms = read_function_symbols(lib.realpath);
+  for (const char* sym : {"cuLaunchKernel", "cuLaunchKernel_ptsz"}) {
+    ProbeResult r{lib, sym, "empty_uprobe", "attached", ""};
+    if (!syms || !syms->count(sym)) {
+      r.status = "missing";
+      r.error = syms ? "no such symbol" : syms.error().message;
     } else {
-      int err = errno;
-      r.status = err == ENOENT ? "missing" : "failed";
-      r.error = std::strerror(err);
+      r = attach_at(r, syms->at(sym).file_offset, 0, {{skel_->progs.empty_uprobe, false}});
     }
     out.push_back(std::move(r));
   }
@@ -218,7 +258,17 @@ Counters Engine::counters() const {
 
 Engine::~Engine() {
   if (ring_) ring_buffer__free(ring_);
-  for (auto* l : links_) bpf_link__destroy(l);
+  // Releasing a uprobe waits for an RCU grace period: about 80 ms each on
+  // the dev VM, so ~230 links released one by one held `gpuobs record` for
+  // 18 s after its command exited. Released from several threads the waits
+  // overlap and share grace periods.
+  constexpr size_t kThreads = 32;
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < kThreads && t < links_.size(); ++t)
+    pool.emplace_back([this, t] {
+      for (size_t i = t; i < links_.size(); i += kThreads) bpf_link__destroy(links_[i]);
+    });
+  for (auto& th : pool) th.join();
   if (skel_) gpuobs_bpf__destroy(skel_);
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -53,7 +54,7 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Every libcuda symbol gpuobs probes, on one library file.
+  // Every libcuda symbol of the API table (decode/cuda_api.cpp) on one file.
   std::vector<ProbeResult> attach_libcuda(const LibraryFile& lib);
   // Benchmarks only: a do-nothing uprobe on the same symbols, the cost floor.
   std::vector<ProbeResult> attach_empty_probes(const LibraryFile& lib);
@@ -70,7 +71,9 @@ class Engine {
  private:
   Engine() = default;
   Status attach_tracepoints(const EngineOptions& opts);
-  std::vector<ProbeResult> attach_launch_symbols(const LibraryFile& lib, bpf_program* prog);
+  // Attaches every (program, return probe) at one offset, all or nothing.
+  ProbeResult attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
+                        const std::vector<std::pair<bpf_program*, bool>>& progs);
 
   gpuobs_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "decode/cuda_api.h"
 #include "store/schema.h"
 
 namespace gpuobs {
@@ -37,10 +38,6 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
     return make_error("cannot create the schema in " + path + ": " + s.error().message, "", 2);
 
   sqlite3* d = w->db_.get();
-  w->ins_launch_ = Stmt(d,
-      "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
-      " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   w->ins_ioctl_ = Stmt(d,
       "INSERT INTO ioctls (ts_mono_ns, latency_ns, process_id, tgid, tid, fd, dev_major, dev_minor, cmd, arg, ret)"
       " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
@@ -50,7 +47,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
-  for (auto* s : {&w->ins_launch_, &w->ins_ioctl_, &w->ins_process_, &w->ins_thread_, &w->upd_exec_,
+  if (auto st = w->api_.prepare(d); !st) return st.error();
+  for (auto* s : {&w->ins_ioctl_, &w->ins_process_, &w->ins_thread_, &w->upd_exec_,
                   &w->upd_exit_})
     if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
   return w;
@@ -145,19 +143,19 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
     stats_.failed_rows += batch.size();
     return;
   }
-  uint64_t launches = 0, ioctls = 0, procs = 0;
+  uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0;
   for (auto& ev : batch) {
     if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
       int64_t pid = process_for(l->hdr.tgid);
       note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
-      ins_launch_.bind(1, l->hdr.ts_ns).bind(2, pid).bind(3, l->hdr.tgid).bind(4, l->hdr.tid)
-          .bind(5, std::string_view(api_name(l->api))).bind(6, l->function)
-          .bind(7, l->grid_x).bind(8, l->grid_y).bind(9, l->grid_z)
-          .bind(10, l->block_x).bind(11, l->block_y).bind(12, l->block_z)
-          .bind(13, l->shared_mem_bytes).bind(14, l->stream).bind(15, l->kernel_params).bind(16, l->extra)
-          .bind(17, int64_t{(l->flags & GPUOBS_LAUNCH_F_STACK_ARGS_MISSING) ? 0 : 1});
-      check(ins_launch_.exec());
+      check(api_.write_launch(*l, pid));
       ++launches;
+    } else if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
+      int64_t pid = process_for(c->hdr.tgid);
+      note_thread(pid, c->hdr.tid, c->hdr.ts_ns);
+      const ApiSpec* spec = cuda_api_by_id(c->api);
+      check(api_.write_call(*c, pid));
+      if (spec && spec->family == Family::launch) ++launches; else ++calls;
     } else if (auto* i = std::get_if<gpuobs_ioctl>(&ev)) {
       int64_t pid = process_for(i->hdr.tgid);
       note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
@@ -182,6 +180,7 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
   stats_.launches += launches;
   stats_.ioctls += ioctls;
   stats_.process_events += procs;
+  stats_.api_calls += calls;
   ++stats_.batches;
 }
 
@@ -240,6 +239,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
     case GPUOBS_EV_PROC_EXIT: {
       int64_t id = process_for(tgid);
       check(upd_exit_.bind(1, e.hdr.ts_ns).bind(2, e.exit_code).bind(3, id).exec());
+      api_.forget_process(id);
       live_.erase(tgid);
       break;
     }

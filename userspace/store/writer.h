@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "decode/decoder.h"
+#include "store/api_rows.h"
 #include "store/db.h"
 
 namespace gpuobs {
@@ -53,6 +54,7 @@ struct WriterStats {
   uint64_t launches = 0;
   uint64_t ioctls = 0;
   uint64_t process_events = 0;
+  uint64_t api_calls = 0;
   uint64_t batches = 0;
   uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
 };
@@ -94,7 +96,8 @@ class CaptureWriter {
 
   Db db_;
   ProcessLookup lookup_;
-  Stmt ins_launch_, ins_ioctl_, ins_process_, ins_thread_, upd_exec_, upd_exit_;
+  ApiRowWriter api_;
+  Stmt ins_ioctl_, ins_process_, ins_thread_, upd_exec_, upd_exit_;
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
   std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)

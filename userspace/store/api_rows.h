@@ -1,0 +1,54 @@
+// Typed rows for the CUDA driver API families (schema/migrations/002): each
+// captured call decoded with its ApiSpec into memory_ops, copies, stream_ops,
+// syncs, modules, kernel_names or kernel_launches. Keeps the per-process
+// state that turns handles into meaning: kernel names, live allocations.
+// Used only by the writer thread.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "decode/cuda_api.h"
+#include "decode/decoder.h"
+#include "store/db.h"
+
+namespace gpuobs {
+
+class ApiRowWriter {
+ public:
+  Status prepare(sqlite3* db);
+  // Each returns the SQLite result code of its insert (SQLITE_DONE on success).
+  int write_launch(const gpuobs_launch& l, int64_t process_id);
+  int write_call(const ApiCallEvent& e, int64_t process_id);
+  // A process is gone: its handles mean nothing any more.
+  void forget_process(int64_t process_id);
+
+ private:
+  int write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  int write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  int write_copy(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  int write_stream(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  int write_sync(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  int write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  void bind_common(Stmt& st, const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  const std::string* name_of(int64_t pid, uint64_t handle) const;
+
+  sqlite3* db_ = nullptr;
+  Stmt launch_, memory_, copy_, stream_, sync_, module_, name_;
+  // (process_id, handle) -> (name as given to the driver, demangled)
+  std::map<std::pair<int64_t, uint64_t>, std::pair<std::string, std::string>> names_;
+  struct LiveAllocation {
+    int64_t id;  // memory_ops.id of the alloc/create/map
+    uint64_t bytes;
+    std::string kind;
+  };
+  // (process_id, address or physical handle) -> the allocation behind it
+  std::map<std::pair<int64_t, uint64_t>, LiveAllocation> live_;
+};
+
+}  // namespace gpuobs
