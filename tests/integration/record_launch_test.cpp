@@ -108,6 +108,24 @@ INSTANTIATE_TEST_SUITE_P(Libraries, RecordLaunches,
                          ::testing::Values(Param{"FakeLibcuda", FAKE_LIBCUDA}, Param{"CudaStub", CUDA_STUB}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Kernels before 6.6 have no uprobe-multi links: one perf-event uprobe per
+// symbol (slow to release: ~80 ms each here) must capture the same.
+TEST(RecordLaunchesFallback, PerSymbolUprobesCaptureEveryLaunch) {
+  TempDir dir;
+  std::string out = dir.file("fb.gpuobs"), truth = dir.file("truth.json");
+  ASSERT_EQ(run("GPUOBS_NO_UPROBE_MULTI=1 " + std::string(GPUOBS_BIN) + " -v debug record -o " + out +
+                " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA +
+                " --threads 2 --launches 3000 --truth " + truth + " 2>" + dir.file("err")),
+            0);
+  EXPECT_NE(read_file(dir.file("err")).find("one perf-event uprobe per symbol"), std::string::npos);
+  auto db = open_capture_readonly(out);
+  ASSERT_TRUE(db.ok());
+  auto t = read_json(truth);
+  for (const auto& w : t["workers"]) check_rows_of_worker(*db, w["tid"], w["worker"], w["launches"], w["ptsz"]);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM probes WHERE status = 'attached'"),
+            static_cast<int64_t>(cuda_api_table().size()));
+}
+
 TEST(RecordExample, BundledExampleAgainstTheCudaStub) {
   TempDir dir;
   std::string out = dir.file("ex.gpuobs");

@@ -9,13 +9,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "decode/cuda_api.h"
 #include "gpuobs.skel.h"
 #include "loader/elf_symbols.h"
+#include "loader/uprobe_multi.h"
 
 namespace gpuobs {
 namespace {
@@ -107,6 +110,18 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->skel_ = gpuobs_bpf__open();
   if (!e->skel_) return make_error(std::string("cannot open the BPF object: ") + std::strerror(errno));
 
+  // One link per program and file where the kernel can (uprobe-multi);
+  // programs must be loaded for that attach type.
+  // GPUOBS_NO_UPROBE_MULTI=1 forces the per-symbol path (what kernels before
+  // 6.6 get), so it stays tested.
+  const char* no_multi = std::getenv("GPUOBS_NO_UPROBE_MULTI");
+  e->multi_ = !(no_multi && *no_multi == '1') && uprobe_multi_supported();
+  if (e->multi_)
+    for (auto* p : {e->skel_->progs.cu_launch_kernel, e->skel_->progs.cu_launch_kernel_ex, e->skel_->progs.cu_call,
+                    e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.empty_uprobe})
+      bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
+  spdlog::debug("library probes: {}", e->multi_ ? "uprobe-multi links" : "one perf-event uprobe per symbol");
+
   // Configure: read-only knobs and map sizes, before load.
   e->skel_->rodata->filter_tracked = opts.only_tracked ? 1 : 0;
   e->skel_->rodata->self_tgid = static_cast<uint32_t>(::getpid());
@@ -146,20 +161,20 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
 
 std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
   std::vector<ProbeResult> out;
+  std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
   for (const ApiSpec& spec : cuda_api_table()) {
     ProbeResult r{lib, std::string(spec.symbol), "", "attached", ""};
-    uint64_t cookie = GPUOBS_COOKIE(spec.id, spec.out_arg, spec.blob_arg, spec.blob_kind, spec.blob_len);
-    std::vector<std::pair<bpf_program*, bool>> progs;  // (program, return probe)
+    Site site{out.size(), 0, GPUOBS_COOKIE(spec.id, spec.out_arg, spec.blob_arg, spec.blob_kind, spec.blob_len), {}};
     switch (spec.probe) {
-      case ProbeKind::launch: progs = {{skel_->progs.cu_launch_kernel, false}}; break;
-      case ProbeKind::launch_ex: progs = {{skel_->progs.cu_launch_kernel_ex, false}}; break;
-      case ProbeKind::entry: progs = {{skel_->progs.cu_call, false}}; break;
+      case ProbeKind::launch: site.progs = {{skel_->progs.cu_launch_kernel, false}}; break;
+      case ProbeKind::launch_ex: site.progs = {{skel_->progs.cu_launch_kernel_ex, false}}; break;
+      case ProbeKind::entry: site.progs = {{skel_->progs.cu_call, false}}; break;
       case ProbeKind::entry_return:
-        progs = {{skel_->progs.cu_call_enter, false}, {skel_->progs.cu_call_exit, true}};
+        site.progs = {{skel_->progs.cu_call_enter, false}, {skel_->progs.cu_call_exit, true}};
         break;
     }
-    for (auto& [p, ret] : progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
+    for (auto& [p, ret] : site.progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
     if (!syms) {
       r.status = "failed";
       r.error = syms.error().message;
@@ -170,11 +185,40 @@ std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
       r.status = "failed";
       r.error = why;
     } else {
-      r = attach_at(r, it->second.file_offset, cookie, progs);
+      site.offset = it->second.file_offset;
+      sites.push_back(std::move(site));
     }
     out.push_back(std::move(r));
   }
+  attach_sites(lib, sites, out);
   return out;
+}
+
+void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites, std::vector<ProbeResult>& results) {
+  if (!multi_) {
+    for (const auto& site : sites) results[site.result] = attach_at(results[site.result], site.offset, site.cookie, site.progs);
+    return;
+  }
+  // Group by (program, return probe): one link each, for every symbol on this file.
+  std::map<std::pair<bpf_program*, bool>, std::vector<const Site*>> groups;
+  for (const auto& site : sites)
+    for (const auto& pr : site.progs) groups[pr].push_back(&site);
+  for (auto& [key, members] : groups) {
+    std::vector<uint64_t> offsets, cookies;
+    for (const Site* site : members) {
+      offsets.push_back(site->offset);
+      cookies.push_back(site->cookie);
+    }
+    int fd = uprobe_multi_link(bpf_program__fd(key.first), lib.realpath, offsets, cookies, key.second);
+    if (fd >= 0) {
+      multi_links_.push_back(fd);
+      continue;
+    }
+    for (const Site* site : members) {
+      results[site->result].status = "failed";
+      results[site->result].error = std::string(bpf_program__name(key.first)) + ": " + std::strerror(-fd);
+    }
+  }
 }
 
 ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
@@ -198,6 +242,7 @@ ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
 
 std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib) {
   std::vector<ProbeResult> out;
+  std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
   for (const char* sym : {"cuLaunchKernel", "cuLaunchKernel_ptsz"}) {
     ProbeResult r{lib, sym, "empty_uprobe", "attached", ""};
@@ -205,10 +250,11 @@ std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib) {
       r.status = "missing";
       r.error = syms ? "no such symbol" : syms.error().message;
     } else {
-      r = attach_at(r, syms->at(sym).file_offset, 0, {{skel_->progs.empty_uprobe, false}});
+      sites.push_back(Site{out.size(), syms->at(sym).file_offset, 0, {{skel_->progs.empty_uprobe, false}}});
     }
     out.push_back(std::move(r));
   }
+  attach_sites(lib, sites, out);
   return out;
 }
 
@@ -269,6 +315,7 @@ Engine::~Engine() {
       for (size_t i = t; i < links_.size(); i += kThreads) bpf_link__destroy(links_[i]);
     });
   for (auto& th : pool) th.join();
+  for (int fd : multi_links_) ::close(fd);
   if (skel_) gpuobs_bpf__destroy(skel_);
 }
 

@@ -67,17 +67,27 @@ class Engine {
   int poll(int timeout_ms);
   Counters counters() const;
   uint32_t ring_bytes() const { return ring_bytes_; }
+  bool uses_uprobe_multi() const { return multi_; }
 
  private:
   Engine() = default;
   Status attach_tracepoints(const EngineOptions& opts);
-  // Attaches every (program, return probe) at one offset, all or nothing.
+  // One planned probe site: a symbol's offset, cookie and programs.
+  struct Site {
+    size_t result;  // index into the results
+    uint64_t offset, cookie;
+    std::vector<std::pair<bpf_program*, bool>> progs;  // (program, return probe)
+  };
+  void attach_sites(const LibraryFile& lib, const std::vector<Site>& sites, std::vector<ProbeResult>& results);
+  // Fallback: perf-event uprobes, every (program, return probe) at one offset, all or nothing.
   ProbeResult attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
                         const std::vector<std::pair<bpf_program*, bool>>& progs);
 
   gpuobs_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;
   std::vector<bpf_link*> links_;
+  std::vector<int> multi_links_;  // uprobe-multi link fds
+  bool multi_ = false;
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;
 };
