@@ -149,7 +149,20 @@ int cu_call_exit(struct pt_regs *ctx)
 	e->ret = (__s32)PT_REGS_RC(ctx); /* CUresult is a 32-bit enum in eax */
 	e->duration_ns = bpf_ktime_get_ns() - e->hdr.ts_ns;
 	e->flags |= GPUOBS_CALL_F_RETURNED;
-	__u32 out = GPUOBS_COOKIE_OUT_ARG(bpf_get_attach_cookie(ctx));
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	/* A string argument in a page not yet faulted in cannot be read at entry
+	 * (BPF reads do not fault); the driver has read it by now. Seen on the
+	 * H100: cuBLAS kernel names passed to cuLibraryGetKernel. */
+	__u32 blob_arg = GPUOBS_COOKIE_BLOB_ARG(cookie);
+	if ((e->flags & GPUOBS_CALL_F_BLOB_FAULT) && e->blob_kind == GPUOBS_BLOB_STRING && blob_arg >= 1 &&
+	    blob_arg <= 8) {
+		long n = bpf_probe_read_user_str(e->blob, GPUOBS_BLOB_MAX, (void *)e->args[(blob_arg - 1) & 7]);
+		if (n > 0) {
+			e->blob_len = (__u32)n;
+			e->flags &= ~GPUOBS_CALL_F_BLOB_FAULT;
+		}
+	}
+	__u32 out = GPUOBS_COOKIE_OUT_ARG(cookie);
 	if (out >= 1 && out <= 8) {
 		void *p = (void *)e->args[(out - 1) & 7];
 		if (p && bpf_probe_read_user(&e->out_value, sizeof(e->out_value), p) == 0)

@@ -70,7 +70,8 @@ TEST_F(RecordApi, EveryCallOfEveryThreadIsRecordedExactlyOnce) {
     EXPECT_EQ(got, want) << "thread " << t["index"];
   }
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
-  EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name IN ('api_entry_stale', 'api_return_without_entry')"), 0);
+  EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name IN ('api_entry_stale', 'api_return_without_entry',"
+              " 'kernel_name_unreadable')"), 0);
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name IN ('submitted_launch', 'submitted_api_call')"),
             q("SELECT sum(value) FROM counters WHERE name IN ('stored_launch', 'stored_api_call')"));
   EXPECT_EQ(q("SELECT count(*) FROM probes WHERE status = 'attached'"),
@@ -99,6 +100,9 @@ TEST_F(RecordApi, LaunchesCarryNamesStreamsAndAttributes) {
     EXPECT_EQ(q("SELECT count(*)" + w + " AND kernel_name IS NULL"), 0);
     EXPECT_EQ(text("SELECT name FROM kernel_names WHERE kind = 'kernel' AND handle = " + h(hd["kernel"])),
               kAxpyMangled);
+    if (hd.contains("lazy_kernel")) {
+      EXPECT_EQ(text("SELECT demangled FROM kernel_names WHERE handle = " + h(hd["lazy_kernel"])), "lazy_name()");
+    }
   }
 }
 

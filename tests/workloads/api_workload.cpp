@@ -5,6 +5,7 @@
 //
 // usage: api_workload --lib PATH --threads T --iterations N --truth FILE
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -166,6 +167,20 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   th.call("cuModuleLoad", &m2, kModulePath);
   th.call("cuLibraryLoadFromFile", &l2, kLibraryPath, (H) nullptr, (H*)nullptr, 0u, (H) nullptr, (H*)nullptr, 0u);
 
+  if (t == 0) {
+    // A name in a file-backed page this process never touched: unreadable at
+    // the probe's entry, resident once the driver has read it.
+    char path[] = "/tmp/gpuobs-lazy-name-XXXXXX";
+    int fd = ::mkstemp(path);
+    if (fd < 0 || ::write(fd, kLazyMangled, std::strlen(kLazyMangled) + 1) < 0) std::exit(1);
+    void* page = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    H lazy = nullptr;
+    th.call("cuLibraryGetKernel", &lazy, lib, static_cast<const char*>(page));
+    th.handles["lazy_kernel"] = reinterpret_cast<D>(lazy);
+    ::munmap(page, 4096);
+    ::close(fd);
+    ::unlink(path);
+  }
   th.handles["function"] = reinterpret_cast<D>(fn);
   th.handles["kernel"] = reinterpret_cast<D>(kernel);
   th.handles["kernel_function"] = reinterpret_cast<D>(kfn);

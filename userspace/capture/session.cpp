@@ -133,6 +133,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stored_launch"] = {w.launches, "userspace"};
   out["stored_ioctl"] = {w.ioctls, "userspace"};
   out["stored_api_call"] = {w.api_calls, "userspace"};
+  out["kernel_name_unreadable"] = {w.unreadable_names, "userspace"};
   out["stored_process_events"] = {w.process_events, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
   int failed = 0;

@@ -288,6 +288,10 @@ int ApiRowWriter::write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t 
     if (it == names_.end()) return rc;
     std::tie(name, pretty) = it->second;
   } else {
+    if (text.empty()) {  // the name could not be read: launches stay explicitly unnamed
+      ++unreadable_names_;
+      return rc;
+    }
     name = text;
     pretty = demangle(name);
   }

@@ -27,6 +27,8 @@ class ApiRowWriter {
   int write_call(const ApiCallEvent& e, int64_t process_id);
   // A process is gone: its handles mean nothing any more.
   void forget_process(int64_t process_id);
+  // Name lookups whose name string could not be read from the process.
+  uint64_t unreadable_names() const { return unreadable_names_; }
 
  private:
   int write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
@@ -39,6 +41,7 @@ class ApiRowWriter {
   const std::string* name_of(int64_t pid, uint64_t handle) const;
 
   sqlite3* db_ = nullptr;
+  uint64_t unreadable_names_ = 0;
   Stmt launch_, memory_, copy_, stream_, sync_, module_, name_;
   // (process_id, handle) -> (name as given to the driver, demangled)
   std::map<std::pair<int64_t, uint64_t>, std::pair<std::string, std::string>> names_;

@@ -181,6 +181,7 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
   stats_.ioctls += ioctls;
   stats_.process_events += procs;
   stats_.api_calls += calls;
+  stats_.unreadable_names = api_.unreadable_names();
   ++stats_.batches;
 }
 

@@ -55,6 +55,7 @@ struct WriterStats {
   uint64_t ioctls = 0;
   uint64_t process_events = 0;
   uint64_t api_calls = 0;
+  uint64_t unreadable_names = 0;  // kernel-name lookups whose string could not be read
   uint64_t batches = 0;
   uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
 };
