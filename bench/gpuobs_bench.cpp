@@ -5,6 +5,10 @@
 //     run, alternating rounds: no probe, an empty uprobe on the same symbols
 //     (the floor: the trap alone), and gpuobs recording it. Prints ns per call,
 //     the medians, and gpuobs's added cost as a multiple of the floor's.
+//   gpuobs_bench api-loop --lib LIBCUDA [--calls N] [--rounds R]
+//     The same for one API of each probe shape (entry only, config blob,
+//     entry + return, out-value, string blob); for calls gpuobs probes at
+//     entry and return, the floor is an empty entry and an empty return probe.
 //   gpuobs_bench floor --libcuda LIBCUDA -- CMD ARGS...
 //     Runs CMD with only the empty uprobes attached on the launch symbols, for
 //     timing real programs (bench/h100/) against the same floor.
@@ -39,13 +43,63 @@ double now_ns() {
   return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+// One benchmarked call: the symbol, whether gpuobs probes its return too, and
+// how to call it (canned arguments with the real ABI).
+struct ApiCase {
+  const char* symbol;
+  bool with_return;
+  void (*call)(void* fn);
+};
+
+struct LaunchConfig {
+  unsigned g[3], b[3], shmem, pad;
+  void* stream;
+  void* attrs;
+  unsigned n, pad2;
+};
+
+const ApiCase kCases[] = {
+    {"cuLaunchKernel", false,
+     [](void* fn) {
+       reinterpret_cast<LaunchFn>(fn)(reinterpret_cast<void*>(0x1234), 1, 1, 1, 32, 1, 1, 0,
+                                      reinterpret_cast<void*>(0x5000), nullptr, nullptr);
+     }},
+    {"cuLaunchKernelEx", false,
+     [](void* fn) {
+       static LaunchConfig cfg{{1, 1, 1}, {32, 1, 1}, 0, 0, reinterpret_cast<void*>(0x5000), nullptr, 0, 0};
+       reinterpret_cast<int (*)(const void*, void*, void**, void**)>(fn)(&cfg, reinterpret_cast<void*>(0x1234),
+                                                                        nullptr, nullptr);
+     }},
+    {"cuMemcpyHtoDAsync_v2", true,
+     [](void* fn) {
+       static char host[64];
+       reinterpret_cast<int (*)(unsigned long long, const void*, size_t, void*)>(fn)(
+           0x7f0000000000ull, host, sizeof host, reinterpret_cast<void*>(0x5000));
+     }},
+    {"cuEventRecord", true,
+     [](void* fn) {
+       reinterpret_cast<int (*)(void*, void*)>(fn)(reinterpret_cast<void*>(0xe0), reinterpret_cast<void*>(0x5000));
+     }},
+    {"cuMemAlloc_v2", true,
+     [](void* fn) {
+       unsigned long long p = 0;
+       reinterpret_cast<int (*)(unsigned long long*, size_t)>(fn)(&p, 4096);
+     }},
+    {"cuModuleGetFunction", true,
+     [](void* fn) {
+       void* f = nullptr;
+       reinterpret_cast<int (*)(void**, void*, const char*)>(fn)(&f, reinterpret_cast<void*>(0x3000),
+                                                                 "_Z6squarePfi");
+     }},
+};
+
 // Forks a child that waits for `release`, runs the loop and sends back ns/call.
 struct LoopChild {
   pid_t pid = -1;
   int go_w = -1, res_r = -1;
 };
 
-LoopChild spawn_loop(const std::string& lib, long calls) {
+LoopChild spawn_loop(const std::string& lib, long calls, const ApiCase& c) {
   int go[2], res[2];
   if (pipe(go) || pipe(res)) std::exit(1);
   pid_t pid = fork();
@@ -53,14 +107,12 @@ LoopChild spawn_loop(const std::string& lib, long calls) {
     close(go[1]);
     close(res[0]);
     void* h = dlopen(lib.c_str(), RTLD_NOW);
-    auto fn = h ? reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel")) : nullptr;
-    char c;
-    if (!fn || read(go[0], &c, 1) != 1) _exit(1);
-    void* f = reinterpret_cast<void*>(0x1234);
-    void* stream = reinterpret_cast<void*>(0x5000);
-    for (long i = 0; i < kWarmupCalls; ++i) fn(f, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);  // warm up
+    void* fn = h ? dlsym(h, c.symbol) : nullptr;
+    char go_byte;
+    if (!fn || read(go[0], &go_byte, 1) != 1) _exit(1);
+    for (long i = 0; i < kWarmupCalls; ++i) c.call(fn);  // warm up
     double t0 = now_ns();
-    for (long i = 0; i < calls; ++i) fn(f, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
+    for (long i = 0; i < calls; ++i) c.call(fn);
     double per_call = (now_ns() - t0) / static_cast<double>(calls);
     if (write(res[1], &per_call, sizeof per_call) != sizeof per_call) _exit(1);
     _exit(0);
@@ -83,25 +135,25 @@ void release(LoopChild& c) {
   close(c.go_w);
 }
 
-double run_none(const std::string& lib, long calls) {
-  LoopChild c = spawn_loop(lib, calls);
+double run_none(const std::string& lib, long calls, const ApiCase& ac) {
+  LoopChild c = spawn_loop(lib, calls, ac);
   release(c);
   return finish_loop(c);
 }
 
-double run_empty(const LibraryFile& lib, long calls) {
+double run_empty(const LibraryFile& lib, long calls, const ApiCase& ac) {
   EngineOptions o;
   o.attach_ioctl = o.attach_process = false;
   auto e = Engine::create(o);
   if (!e) { print_error("gpuobs_bench", e.error()); std::exit(1); }
-  for (auto& r : (*e)->attach_empty_probes(lib))
+  for (auto& r : (*e)->attach_empty_probes(lib, {ac.symbol}, ac.with_return))
     if (r.status != "attached") { std::fprintf(stderr, "empty probe %s: %s\n", r.symbol.c_str(), r.error.c_str()); std::exit(1); }
-  LoopChild c = spawn_loop(lib.path, calls);
+  LoopChild c = spawn_loop(lib.path, calls, ac);
   release(c);
   return finish_loop(c);
 }
 
-double run_gpuobs(const LibraryFile& lib, long calls, uint64_t* stored) {
+double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_t* stored) {
   char tmpl[] = "/tmp/gpuobs-bench-XXXXXX";
   if (!mkdtemp(tmpl)) std::exit(1);
   std::string out = std::string(tmpl) + "/bench.gpuobs";
@@ -113,7 +165,7 @@ double run_gpuobs(const LibraryFile& lib, long calls, uint64_t* stored) {
   so.gpu_devices = false;
   auto s = Session::create(so);
   if (!s) { print_error("gpuobs_bench", s.error()); std::exit(1); }
-  LoopChild c = spawn_loop(lib.path, calls);
+  LoopChild c = spawn_loop(lib.path, calls, ac);
   if (!(*s)->track_root(static_cast<uint32_t>(c.pid))) std::exit(1);
   release(c);
   double v = -1;
@@ -127,7 +179,7 @@ double run_gpuobs(const LibraryFile& lib, long calls, uint64_t* stored) {
     }
   }
   auto sum = (*s)->finish(0);
-  *stored = sum ? sum->launches : 0;
+  *stored = sum ? sum->launches + sum->api_calls : 0;
   std::string cleanup = std::string("rm -rf ") + tmpl;
   if (std::system(cleanup.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", tmpl);
   return v;
@@ -138,34 +190,74 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-int launch_loop(int argc, char** argv) {
-  std::string lib_path;
-  long calls = 200000;
-  int rounds = 5;
-  for (int i = 0; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--lib")) lib_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--calls")) calls = std::atol(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-  }
-  auto lib = library_file(lib_path);
-  if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
+struct Medians {
+  double none, floor, gpuobs;
+};
+
+Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int rounds, bool verbose) {
   std::vector<double> none, empty, full;
-  std::printf("launch loop: %ld cuLaunchKernel calls per run, %d rounds, library %s\n", calls, rounds,
-              lib->realpath.c_str());
-  std::printf("%-6s %14s %14s %14s %12s\n", "round", "none ns/call", "empty ns/call", "gpuobs ns/call",
-              "stored");
-  std::printf("(stored counts the %ld warm-up calls too)\n", kWarmupCalls);
+  if (verbose) {
+    std::printf("%-6s %14s %14s %14s %12s\n", "round", "none ns/call", "empty ns/call", "gpuobs ns/call",
+                "stored");
+    std::printf("(stored counts the %ld warm-up calls too)\n", kWarmupCalls);
+  }
   for (int r = 0; r < rounds; ++r) {
     uint64_t stored = 0;
-    none.push_back(run_none(lib->path, calls));
-    empty.push_back(run_empty(*lib, calls));
-    full.push_back(run_gpuobs(*lib, calls, &stored));
-    std::printf("%-6d %14.1f %14.1f %14.1f %12llu%s\n", r, none.back(), empty.back(), full.back(),
-                static_cast<unsigned long long>(stored), stored == static_cast<uint64_t>(calls + kWarmupCalls) ? "" : "  (LOST)");
+    none.push_back(run_none(lib.path, calls, ac));
+    empty.push_back(run_empty(lib, calls, ac));
+    full.push_back(run_gpuobs(lib, calls, ac, &stored));
+    bool lost = stored != static_cast<uint64_t>(calls + kWarmupCalls);
+    if (verbose || lost)
+      std::printf("%-6d %14.1f %14.1f %14.1f %12llu%s\n", r, none.back(), empty.back(), full.back(),
+                  static_cast<unsigned long long>(stored), lost ? "  (LOST)" : "");
   }
-  double n = median(none), e = median(empty), g = median(full);
-  std::printf("median: none %.1f ns, empty uprobe (floor) %.1f ns, gpuobs %.1f ns per call\n", n, e, g);
-  std::printf("added per call: floor %.1f ns, gpuobs %.1f ns = %.2fx the floor\n", e - n, g - n, (g - n) / (e - n));
+  return {median(none), median(empty), median(full)};
+}
+
+struct LoopArgs {
+  std::string lib;
+  long calls = 200000;
+  int rounds = 5;
+};
+
+LoopArgs parse_loop_args(int argc, char** argv) {
+  LoopArgs a;
+  for (int i = 0; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--lib")) a.lib = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--calls")) a.calls = std::atol(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--rounds")) a.rounds = std::atoi(argv[i + 1]);
+  }
+  return a;
+}
+
+int launch_loop(int argc, char** argv) {
+  LoopArgs a = parse_loop_args(argc, argv);
+  auto lib = library_file(a.lib);
+  if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
+  std::printf("launch loop: %ld cuLaunchKernel calls per run, %d rounds, library %s\n", a.calls, a.rounds,
+              lib->realpath.c_str());
+  Medians m = run_case(*lib, kCases[0], a.calls, a.rounds, true);
+  std::printf("median: none %.1f ns, empty uprobe (floor) %.1f ns, gpuobs %.1f ns per call\n", m.none, m.floor,
+              m.gpuobs);
+  std::printf("added per call: floor %.1f ns, gpuobs %.1f ns = %.2fx the floor\n", m.floor - m.none,
+              m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
+  return 0;
+}
+
+int api_loop(int argc, char** argv) {
+  LoopArgs a = parse_loop_args(argc, argv);
+  auto lib = library_file(a.lib);
+  if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
+  std::printf("api loop: %ld calls per run, %d rounds per API, medians in ns per call, library %s\n", a.calls,
+              a.rounds, lib->realpath.c_str());
+  std::printf("%-22s %-13s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs", "floor+",
+              "gpuobs+", "x floor");
+  for (const ApiCase& ac : kCases) {
+    Medians m = run_case(*lib, ac, a.calls, a.rounds, false);
+    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
+                ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.floor - m.none,
+                m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
+  }
   return 0;
 }
 
@@ -185,7 +277,9 @@ int floor_cmd(int argc, char** argv) {
   for (auto& p : libs) {
     auto f = library_file(p);
     if (!f) { print_error("gpuobs_bench", f.error()); return 2; }
-    for (auto& r : (*e)->attach_empty_probes(*f)) attached += r.status == "attached";
+    for (auto& r : (*e)->attach_empty_probes(*f, {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                                  "cuLaunchKernelEx_ptsz"}))
+      attached += r.status == "attached";
   }
   std::fprintf(stderr, "gpuobs_bench floor: %d empty uprobes attached\n", attached);
   pid_t pid = fork();
@@ -203,8 +297,10 @@ int floor_cmd(int argc, char** argv) {
 int main(int argc, char** argv) {
   log_init("warn");
   if (argc >= 2 && !std::strcmp(argv[1], "launch-loop")) return launch_loop(argc - 2, argv + 2);
+  if (argc >= 2 && !std::strcmp(argv[1], "api-loop")) return api_loop(argc - 2, argv + 2);
   if (argc >= 2 && !std::strcmp(argv[1], "floor")) return floor_cmd(argc - 2, argv + 2);
   std::fprintf(stderr, "usage: gpuobs_bench launch-loop --lib LIB [--calls N] [--rounds R]\n"
+                       "       gpuobs_bench api-loop --lib LIB [--calls N] [--rounds R]\n"
                        "       gpuobs_bench floor [--libcuda LIB] -- CMD ARGS...\n");
   return 2;
 }

@@ -75,4 +75,11 @@ int empty_uprobe(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The floor of a call probed at entry and return. */
+SEC("uretprobe")
+int empty_uretprobe(struct pt_regs *ctx)
+{
+	return 0;
+}
+
 #endif

@@ -118,7 +118,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->multi_ = !(no_multi && *no_multi == '1') && uprobe_multi_supported();
   if (e->multi_)
     for (auto* p : {e->skel_->progs.cu_launch_kernel, e->skel_->progs.cu_launch_kernel_ex, e->skel_->progs.cu_call,
-                    e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.empty_uprobe})
+                    e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.empty_uprobe,
+                    e->skel_->progs.empty_uretprobe})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
   spdlog::debug("library probes: {}", e->multi_ ? "uprobe-multi links" : "one perf-event uprobe per symbol");
 
@@ -240,17 +241,20 @@ ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
   return r;
 }
 
-std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib) {
+std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib, const std::vector<std::string>& symbols,
+                                                     bool with_return) {
   std::vector<ProbeResult> out;
   std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
-  for (const char* sym : {"cuLaunchKernel", "cuLaunchKernel_ptsz"}) {
+  for (const auto& sym : symbols) {
     ProbeResult r{lib, sym, "empty_uprobe", "attached", ""};
     if (!syms || !syms->count(sym)) {
       r.status = "missing";
       r.error = syms ? "no such symbol" : syms.error().message;
     } else {
-      sites.push_back(Site{out.size(), syms->at(sym).file_offset, 0, {{skel_->progs.empty_uprobe, false}}});
+      Site site{out.size(), syms->at(sym).file_offset, 0, {{skel_->progs.empty_uprobe, false}}};
+      if (with_return) site.progs.push_back({skel_->progs.empty_uretprobe, true});
+      sites.push_back(std::move(site));
     }
     out.push_back(std::move(r));
   }

@@ -56,8 +56,10 @@ class Engine {
 
   // Every libcuda symbol of the API table (decode/cuda_api.cpp) on one file.
   std::vector<ProbeResult> attach_libcuda(const LibraryFile& lib);
-  // Benchmarks only: a do-nothing uprobe on the same symbols, the cost floor.
-  std::vector<ProbeResult> attach_empty_probes(const LibraryFile& lib);
+  // Benchmarks only: do-nothing probes on these symbols (entry, and return
+  // too when with_return), the cost floor of a probe there.
+  std::vector<ProbeResult> attach_empty_probes(const LibraryFile& lib, const std::vector<std::string>& symbols,
+                                               bool with_return = false);
   Status watch_device(const DeviceMatch& dev);
   Status track(uint32_t tgid);
 
