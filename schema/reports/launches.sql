@@ -1,10 +1,11 @@
--- launches: kernel launches per process, API symbol and function handle.
--- Columns: pid, process (comm), api, function (handle, hex), launches,
+-- launches: kernel launches per process, API symbol and kernel.
+-- Columns: pid, process (comm), api, kernel (demangled name, or
+--   "(unknown: handle 0x...)" when no lookup of that handle was seen), launches,
 --   streams (distinct), first_s / last_s (seconds since capture start).
 SELECT p.tgid                                        AS pid,
        p.comm                                        AS process,
        l.api                                         AS api,
-       printf('0x%x', l.function)                    AS function,
+       coalesce(l.kernel_name, printf('(unknown: handle 0x%x)', l.function)) AS kernel,
        count(*)                                      AS launches,
        count(DISTINCT l.stream)                      AS streams,
        round((min(l.ts_mono_ns) - c.start_mono_ns) / 1e9, 6) AS first_s,
@@ -13,4 +14,4 @@ FROM kernel_launches l
 JOIN processes p ON p.id = l.process_id
 CROSS JOIN capture c
 GROUP BY l.process_id, l.api, l.function
-ORDER BY launches DESC, pid, function;
+ORDER BY launches DESC, pid, kernel;

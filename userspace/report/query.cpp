@@ -30,6 +30,16 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
+// Tables cut long text (demangled C++ kernel names run past 1,000 characters);
+// json and csv keep every character.
+constexpr size_t kTableCellMax = 96;
+
+std::string table_text(const Cell& c) {
+  std::string t = cell_text(c);
+  if (t.size() > kTableCellMax) t = t.substr(0, kTableCellMax - 3) + "...";
+  return t;
+}
+
 }  // namespace
 
 Result<OutputFormat> parse_format(std::string_view s) {
@@ -98,7 +108,7 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   std::vector<size_t> width(r.columns.size());
   for (size_t i = 0; i < r.columns.size(); ++i) width[i] = r.columns[i].size();
   for (const auto& row : r.rows)
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], cell_text(row[i]).size());
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i]).size());
   auto line = [&](auto get, auto right) {
     for (size_t i = 0; i < r.columns.size(); ++i) {
       std::string t = get(i);
@@ -111,7 +121,7 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   line([&](size_t i) { return r.columns[i]; }, [](size_t) { return false; });
   line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
   for (const auto& row : r.rows)
-    line([&](size_t i) { return cell_text(row[i]); },
+    line([&](size_t i) { return table_text(row[i]); },
          [&](size_t i) { return static_cast<bool>(numeric[i]); });
   if (r.rows.empty()) out << "(no rows)\n";
 }
