@@ -714,6 +714,56 @@ API CUresult cuLibraryLoadFromFile(void **pl, const char *path, void *jo, void *
 	return touch();
 }
 
+API CUresult cuMemcpyAtoA_v2(void *dst_array, size_t dst_offset, void *src_array, size_t src_offset, size_t n)
+{
+	return touch();
+}
+
+API CUresult cuMemcpyAtoA_v2_ptds(void *dst_array, size_t dst_offset, void *src_array, size_t src_offset, size_t n)
+{
+	return touch();
+}
+
+API CUresult cuMemcpyHtoAAsync_v2(void *dst_array, size_t dst_offset, const void *src, size_t n, CUstream s)
+{
+	return touch();
+}
+
+API CUresult cuMemcpyHtoAAsync_v2_ptsz(void *dst_array, size_t dst_offset, const void *src, size_t n, CUstream s)
+{
+	return touch();
+}
+
+API CUresult cuMemcpyAtoHAsync_v2(void *dst, void *src_array, size_t src_offset, size_t n, CUstream s)
+{
+	return touch();
+}
+
+API CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dst, void *src_array, size_t src_offset, size_t n, CUstream s)
+{
+	return touch();
+}
+
+API CUresult cuMemcpy3DPeer(const void *desc)
+{
+	return desc ? touch() : 1;
+}
+
+API CUresult cuMemcpy3DPeer_ptds(const void *desc)
+{
+	return desc ? touch() : 1;
+}
+
+API CUresult cuMemcpy3DPeerAsync(const void *desc, CUstream s)
+{
+	return desc ? touch() : 1;
+}
+
+API CUresult cuMemcpy3DPeerAsync_ptsz(const void *desc, CUstream s)
+{
+	return desc ? touch() : 1;
+}
+
 /* Test helpers, not CUDA symbols. */
 API unsigned long fake_cuda_launch_calls(void)
 {

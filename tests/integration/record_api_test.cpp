@@ -155,6 +155,10 @@ TEST_F(RecordApi, CopiesAndMemsetsWithDirectionBytesAndStream) {
     one("cuMemcpy", "direction = 'default' AND bytes = 1000 AND async = 0");
     one("cuMemcpyDtoA_v2", "direction = 'DtoA' AND bytes = 111");
     one("cuMemcpyAtoH_v2", "direction = 'AtoH' AND bytes = 444");
+    one("cuMemcpyAtoA_v2", "direction = 'AtoA' AND bytes = 555");
+    one("cuMemcpyHtoAAsync_v2",
+        "direction = 'HtoA' AND bytes = 666 AND async = 1 AND stream = " + h(t["handles"]["s1"]));
+    one("cuMemcpy3DPeerAsync", "direction = 'DtoH' AND bytes = 128 AND stream = " + h(t["handles"]["s2"]));
     one("cuMemsetD16_v2", "kind = 'memset' AND bytes = 200 AND value = 4660 AND direction IS NULL");
     one("cuMemsetD2D8_v2", "bytes = 256 AND value = 17");
     one("cuMemsetD2D32Async", "bytes = 256 AND async = 1 AND stream = " + h(t["handles"]["s2"]));

@@ -137,6 +137,9 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   th.call("cuMemcpyAtoD_v2", d2, arr, size_t{0}, size_t{222});
   th.call("cuMemcpyHtoA_v2", arr, size_t{0}, static_cast<const void*>(host.data()), size_t{333});
   th.call("cuMemcpyAtoH_v2", static_cast<H>(host.data()), arr, size_t{0}, size_t{444});
+  th.call("cuMemcpyAtoA_v2", arr, size_t{0}, arr, size_t{64}, size_t{555});
+  th.call("cuMemcpyHtoAAsync_v2", arr, size_t{0}, static_cast<const void*>(host.data()), size_t{666}, s1);
+  th.call("cuMemcpy3DPeerAsync", static_cast<const void*>(c3), s2);  // CUDA_MEMCPY3D_PEER: same offsets
   th.call("cuMemsetD8_v2", d2, static_cast<unsigned char>(0xab), size_t{100});
   th.call("cuMemsetD16_v2", d2, static_cast<unsigned short>(0x1234), size_t{100});
   th.call("cuMemsetD32_v2", d2, 5u, size_t{100});

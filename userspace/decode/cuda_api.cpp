@@ -130,8 +130,19 @@ constexpr ApiSpec kTable[] = {
     {.id = 116, .symbol = "cuModuleLoadDataEx", .family = Family::module, .op = "load", .kind = "module", .probe = ProbeKind::entry_return, .out_arg = 1},
     {.id = 117, .symbol = "cuLibraryLoadData", .family = Family::module, .op = "load", .kind = "library", .probe = ProbeKind::entry_return, .out_arg = 1},
     {.id = 118, .symbol = "cuLibraryLoadFromFile", .family = Family::module, .op = "load", .kind = "library", .probe = ProbeKind::entry_return, .out_arg = 1, .blob_arg = 2, .blob_kind = 1},
+    // Appended later: ids continue, never renumber.
+    {.id = 119, .symbol = "cuMemcpyAtoA_v2", .family = Family::copy, .op = "copy", .kind = "AtoA", .probe = ProbeKind::entry_return, .dst = 1, .src = 3, .bytes = 5},
+    {.id = 120, .symbol = "cuMemcpyAtoA_v2_ptds", .family = Family::copy, .op = "copy", .kind = "AtoA", .probe = ProbeKind::entry_return, .dst = 1, .src = 3, .bytes = 5, .per_thread = true},
+    {.id = 121, .symbol = "cuMemcpyHtoAAsync_v2", .family = Family::copy, .op = "copy_async", .kind = "HtoA", .probe = ProbeKind::entry_return, .dst = 1, .src = 3, .bytes = 4, .stream = 5},
+    {.id = 122, .symbol = "cuMemcpyHtoAAsync_v2_ptsz", .family = Family::copy, .op = "copy_async", .kind = "HtoA", .probe = ProbeKind::entry_return, .dst = 1, .src = 3, .bytes = 4, .stream = 5, .per_thread = true},
+    {.id = 123, .symbol = "cuMemcpyAtoHAsync_v2", .family = Family::copy, .op = "copy_async", .kind = "AtoH", .probe = ProbeKind::entry_return, .dst = 1, .src = 2, .bytes = 4, .stream = 5},
+    {.id = 124, .symbol = "cuMemcpyAtoHAsync_v2_ptsz", .family = Family::copy, .op = "copy_async", .kind = "AtoH", .probe = ProbeKind::entry_return, .dst = 1, .src = 2, .bytes = 4, .stream = 5, .per_thread = true},
+    // CUDA_MEMCPY3D_PEER: the fields decoded sit where CUDA_MEMCPY3D has them.
+    {.id = 125, .symbol = "cuMemcpy3DPeer", .family = Family::copy, .op = "copy", .kind = "3d", .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200},
+    {.id = 126, .symbol = "cuMemcpy3DPeer_ptds", .family = Family::copy, .op = "copy", .kind = "3d", .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .per_thread = true},
+    {.id = 127, .symbol = "cuMemcpy3DPeerAsync", .family = Family::copy, .op = "copy_async", .kind = "3d", .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .stream = 2},
+    {.id = 128, .symbol = "cuMemcpy3DPeerAsync_ptsz", .family = Family::copy, .op = "copy_async", .kind = "3d", .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .stream = 2, .per_thread = true},
 };
-
 }  // namespace
 
 std::span<const ApiSpec> cuda_api_table() { return kTable; }
