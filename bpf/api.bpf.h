@@ -123,15 +123,7 @@ int cu_call_enter(struct pt_regs *ctx)
 	struct gpuobs_api_call *e = call__build(ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	if (!e)
 		return 0;
-	__u32 tid = (__u32)pid_tgid;
-	if (bpf_map_update_elem(&call_inflight, &tid, e, BPF_NOEXIST) == 0)
-		return 0;
-	if (bpf_map_lookup_elem(&call_inflight, &tid)) {
-		counter__add(GPUOBS_CNT_API_STALE);
-		bpf_map_update_elem(&call_inflight, &tid, e, BPF_ANY);
-	} else {
-		counter__add(GPUOBS_CNT_API_ENTRY_FULL);
-	}
+	inflight__store(&call_inflight, (__u32)pid_tgid, e, GPUOBS_CNT_API_STALE, GPUOBS_CNT_API_ENTRY_FULL);
 	return 0;
 }
 

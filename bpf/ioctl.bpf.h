@@ -74,16 +74,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		.minor = minor,
 		.fd = fd,
 	};
-	__u32 tid = (__u32)pid_tgid;
-	if (bpf_map_update_elem(&ioctl_inflight, &tid, &ent, BPF_NOEXIST) == 0)
-		return 0;
-	/* Either a stale entry of this thread (its exit was missed) or a full map. */
-	if (bpf_map_lookup_elem(&ioctl_inflight, &tid)) {
-		counter__add(GPUOBS_CNT_IOCTL_STALE);
-		bpf_map_update_elem(&ioctl_inflight, &tid, &ent, BPF_ANY);
-	} else {
-		counter__add(GPUOBS_CNT_IOCTL_ENTRY_FULL);
-	}
+	inflight__store(&ioctl_inflight, (__u32)pid_tgid, &ent, GPUOBS_CNT_IOCTL_STALE, GPUOBS_CNT_IOCTL_ENTRY_FULL);
 	return 0;
 }
 

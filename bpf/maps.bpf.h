@@ -72,6 +72,21 @@ static __always_inline void ringbuf__submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
+/* Entry/exit pairs keep the entry per thread. A thread with an entry already
+ * stored missed its exit (count stale, replace); a full map loses the call. */
+static __always_inline void inflight__store(void *map, __u32 tid, void *value, __u32 stale_counter,
+					    __u32 full_counter)
+{
+	if (bpf_map_update_elem(map, &tid, value, BPF_NOEXIST) == 0)
+		return;
+	if (bpf_map_lookup_elem(map, &tid)) {
+		counter__add(stale_counter);
+		bpf_map_update_elem(map, &tid, value, BPF_ANY);
+	} else {
+		counter__add(full_counter);
+	}
+}
+
 static __always_inline void hdr__fill(struct gpuobs_hdr *h, __u32 type, __u32 size,
 				      __u64 pid_tgid, __u64 ts)
 {

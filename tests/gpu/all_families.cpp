@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "../../examples/cuda_streams/add_one_ptx.h"
+
 namespace {
 
 using D = unsigned long long;
@@ -34,34 +36,6 @@ void call(const char* name, A... args) {
   if (r != 0) { std::fprintf(stderr, "all_families: %s failed: %d\n", name, r); std::exit(1); }
 }
 
-const char kPtx[] = R"(
-.version 7.0
-.target sm_52
-.address_size 64
-.visible .entry add_one(.param .u64 p, .param .u32 n)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<6>;
-  .reg .f32 %f<3>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [p];
-  ld.param.u32 %r1, [n];
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mad.lo.s32 %r5, %r2, %r3, %r4;
-  setp.ge.u32 %p1, %r5, %r1;
-  @%p1 bra DONE;
-  cvta.to.global.u64 %rd2, %rd1;
-  mul.wide.u32 %rd3, %r5, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  add.f32 %f2, %f1, 0f3F800000;
-  st.global.f32 [%rd4], %f2;
-DONE:
-  ret;
-}
-)";
 
 void host_fn(void*) {}
 
@@ -83,7 +57,7 @@ int main(int argc, char** argv) {
   call("cuDeviceGet", &dev, 0);
   call("cuDevicePrimaryCtxRetain", &ctx, dev);
   call("cuCtxSetCurrent", ctx);
-  call("cuModuleLoadData", &mod, static_cast<const void*>(kPtx));
+  call("cuModuleLoadData", &mod, static_cast<const void*>(gpuobs::example::kAddOnePtx));
   call("cuModuleGetFunction", &fn, mod, "add_one");
 
   const unsigned n = 1 << 16, ns = 4;
