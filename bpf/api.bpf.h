@@ -11,15 +11,20 @@
 
 #include "maps.bpf.h"
 
-/* Records are built here (too big for the BPF stack), then copied out. */
+/* Records are too big for the BPF stack. Uprobe programs run preemptibly, so
+ * no per-CPU scratch buffer: entry-only calls are built in their ring-buffer
+ * reservation, entry+return calls in their thread's call_inflight value. This
+ * all-zero value is only ever read: the template a new in-flight entry is
+ * inserted from. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct gpuobs_api_call);
-} call_scratch SEC(".maps");
+} call_zero SEC(".maps");
 
-/* tid -> call in flight (entry seen, return not yet). Deleted on every return. */
+/* tid -> call in flight (entry seen, return not yet). Deleted on every return
+ * and when the thread exits (a thread killed inside a call never returns). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -54,13 +59,10 @@ static __always_inline void call__output(struct gpuobs_api_call *e)
 		counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
-/* Fills the scratch record from the registers, the stack and the blob argument. */
-static __always_inline struct gpuobs_api_call *call__build(struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie)
+/* Fills a record from the registers, the stack and the blob argument. */
+static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid,
+					__u64 cookie)
 {
-	__u32 zero = 0;
-	struct gpuobs_api_call *e = bpf_map_lookup_elem(&call_scratch, &zero);
-	if (!e)
-		return 0;
 	hdr__fill(&e->hdr, GPUOBS_EV_API_CALL, GPUOBS_API_CALL_BASE_SIZE, pid_tgid, bpf_ktime_get_ns());
 	e->args[0] = PT_REGS_PARM1(ctx);
 	e->args[1] = PT_REGS_PARM2(ctx);
@@ -82,7 +84,7 @@ static __always_inline struct gpuobs_api_call *call__build(struct pt_regs *ctx, 
 
 	__u32 arg = GPUOBS_COOKIE_BLOB_ARG(cookie);
 	if (arg < 1 || arg > 8 || e->blob_kind == GPUOBS_BLOB_NONE)
-		return e;
+		return;
 	void *src = (void *)e->args[(arg - 1) & 7];
 	if (e->blob_kind == GPUOBS_BLOB_STRING) {
 		long n = bpf_probe_read_user_str(e->blob, GPUOBS_BLOB_MAX, src);
@@ -99,7 +101,23 @@ static __always_inline struct gpuobs_api_call *call__build(struct pt_regs *ctx, 
 		else
 			e->flags |= GPUOBS_CALL_F_BLOB_FAULT;
 	}
+}
+
+/* Entry-only calls: built in a full-size reservation; hdr.size says how much
+ * of it is the record (the decoder accepts ring padding after it). */
+static __always_inline struct gpuobs_api_call *call__reserve(void)
+{
+	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		counter__add(GPUOBS_CNT_DROP_API);
 	return e;
+}
+
+static __always_inline void call__submit(struct gpuobs_api_call *e)
+{
+	e->hdr.size = (__u32)call__size(e);
+	ringbuf__submit(e);
+	counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
 SEC("uprobe")
@@ -108,9 +126,11 @@ int cu_call(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	struct gpuobs_api_call *e = call__build(ctx, pid_tgid, bpf_get_attach_cookie(ctx));
-	if (e)
-		call__output(e);
+	struct gpuobs_api_call *e = call__reserve();
+	if (!e)
+		return 0;
+	call__build(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
+	call__submit(e);
 	return 0;
 }
 
@@ -120,10 +140,15 @@ int cu_call_enter(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	struct gpuobs_api_call *e = call__build(ctx, pid_tgid, bpf_get_attach_cookie(ctx));
-	if (!e)
+	__u32 zero = 0, tid = (__u32)pid_tgid;
+	struct gpuobs_api_call *tmpl = bpf_map_lookup_elem(&call_zero, &zero);
+	if (!tmpl)
 		return 0;
-	inflight__store(&call_inflight, (__u32)pid_tgid, e, GPUOBS_CNT_API_STALE, GPUOBS_CNT_API_ENTRY_FULL);
+	/* Claim this thread's slot, then fill it in place. */
+	inflight__store(&call_inflight, tid, tmpl, GPUOBS_CNT_API_STALE, GPUOBS_CNT_API_ENTRY_FULL);
+	struct gpuobs_api_call *e = bpf_map_lookup_elem(&call_inflight, &tid);
+	if (e)
+		call__build(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -178,11 +203,12 @@ int cu_launch_kernel_ex(struct pt_regs *ctx)
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	/* Blob: the config struct (arg 1); the attributes are appended below. */
-	struct gpuobs_api_call *e = call__build(ctx, pid_tgid,
-		GPUOBS_COOKIE(GPUOBS_COOKIE_API(cookie), 0, 1, GPUOBS_BLOB_STRUCT, GPUOBS_LAUNCH_CONFIG_SIZE));
+	struct gpuobs_api_call *e = call__reserve();
 	if (!e)
 		return 0;
+	/* Blob: the config struct (arg 1); the attributes are appended below. */
+	call__build(e, ctx, pid_tgid,
+		    GPUOBS_COOKIE(GPUOBS_COOKIE_API(cookie), 0, 1, GPUOBS_BLOB_STRUCT, GPUOBS_LAUNCH_CONFIG_SIZE));
 	e->blob_kind = GPUOBS_BLOB_LAUNCH_CONFIG;
 	if (e->blob_len == GPUOBS_LAUNCH_CONFIG_SIZE) {
 		__u64 attrs = *(__u64 *)&e->blob[40];
@@ -194,7 +220,7 @@ int cu_launch_kernel_ex(struct pt_regs *ctx)
 		    bpf_probe_read_user(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], bytes, (void *)attrs) == 0)
 			e->blob_len += bytes;
 	}
-	call__output(e);
+	call__submit(e);
 	return 0;
 }
 

@@ -9,7 +9,7 @@
 #include "maps.bpf.h"
 #include "launch.bpf.h"
 #include "ioctl.bpf.h"
-#include "process.bpf.h"
 #include "api.bpf.h"
+#include "process.bpf.h" /* last: cleans up the other families' per-thread maps */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

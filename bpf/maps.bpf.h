@@ -47,7 +47,7 @@ static __always_inline void counter__add(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
 	if (v)
-		*v += 1; /* per-CPU slot: no atomic needed */
+		__sync_fetch_and_add(v, 1); /* uprobe programs can be preempted on this CPU */
 }
 
 /* Is this process one we record? Called first in every handler. */

@@ -63,14 +63,23 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	return 0;
 }
 
-/* Only the first argument is used: the group_dead flag was added in later
- * kernels, and tp_btf programs may ignore trailing arguments. */
+/* Runs for every exiting thread. Only the first argument is used: the
+ * group_dead flag is not in every kernel's tracepoint, and tp_btf programs
+ * may ignore trailing arguments. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
+	/* A thread that dies inside a probed call never reaches its return probe. */
+	__u32 tid = BPF_CORE_READ(p, pid);
+	bpf_map_delete_elem(&call_inflight, &tid);
+	bpf_map_delete_elem(&ioctl_inflight, &tid);
+
+	/* The process ends with its last thread, not with its leader (which can
+	 * pthread_exit early): do_exit() decrements signal->live before this
+	 * tracepoint, so 0 means the whole group is gone. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	if ((__u32)BPF_CORE_READ(p, pid) != tgid)
-		return 0; /* a thread; the process ends with its leader */
 	if (!process__wanted(tgid))
 		return 0;
 	struct gpuobs_proc *e = proc__reserve(GPUOBS_EV_PROC_EXIT, p);

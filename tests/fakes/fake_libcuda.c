@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* The fake ignores most arguments: they are there for the ABI. */
@@ -47,9 +48,13 @@ __attribute__((noinline)) static unsigned long long new_handle(void)
 	return 0x7f1000000000ull + (atomic_fetch_add(&handles, 1) + 1) * 0x10000ull;
 }
 
+/* Synchronizations block 200 us, or FAKE_CUDA_SYNC_US microseconds (a test
+ * that kills threads inside a call sets it high). */
 __attribute__((noinline)) static void wait_a_little(void)
 {
-	struct timespec ts = {0, 200000};
+	const char *env = getenv("FAKE_CUDA_SYNC_US");
+	long us = env ? atol(env) : 200;
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
 	nanosleep(&ts, 0);
 }
 

@@ -126,6 +126,27 @@ TEST(RecordLaunchesFallback, PerSymbolUprobesCaptureEveryLaunch) {
             static_cast<int64_t>(cuda_api_table().size()));
 }
 
+// The leader thread exiting is not the process exiting: a worker that
+// launches after the leader's pthread_exit is still followed and recorded.
+TEST(RecordLaunches, LeaderExitingFirstDoesNotEndTheProcess) {
+  TempDir dir;
+  std::string out = dir.file("leader.gpuobs"), truth = dir.file("truth.json");
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + FAKE_LIBCUDA + " -- " +
+                LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --leader-exits-first --launches 2000 --truth " +
+                truth + " 2>/dev/null"),
+            0);
+  auto db = open_capture_readonly(out);
+  ASSERT_TRUE(db.ok());
+  auto t = read_json(truth);
+  const auto& w = t["workers"][0];
+  check_rows_of_worker(*db, w["tid"], w["worker"], w["launches"], w["ptsz"]);
+  std::string pid = std::to_string(t["pid"].get<int64_t>());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE tgid = " + pid), 1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE tgid = " + pid +
+                            " AND exit_code = 0 AND exit_mono_ns > (SELECT max(ts_mono_ns) FROM kernel_launches)"),
+            1);
+}
+
 TEST(RecordExample, BundledExampleAgainstTheCudaStub) {
   TempDir dir;
   std::string out = dir.file("ex.gpuobs");

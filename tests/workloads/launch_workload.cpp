@@ -5,11 +5,19 @@
 //
 // usage: launch_workload --lib PATH --threads T --launches N
 //                        [--child-launches M] --truth FILE
+//        launch_workload --lib PATH --leader-exits-first --launches N --truth FILE
+//          the main thread pthread_exit()s at once; a worker launches later:
+//          the process is still alive and must still be recorded
+//        launch_workload --lib PATH --die-in-sync THREADS
+//          THREADS threads block in cuStreamSynchronize; exit() kills them inside it
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,10 +53,15 @@ uint32_t run_worker(uint32_t worker, uint32_t launches, uint32_t* ptsz_calls) {
 
 int main(int argc, char** argv) {
   std::string lib, truth_path;
-  uint32_t threads = 1, launches = 1000, child_launches = 0;
+  uint32_t threads = 1, launches = 1000, child_launches = 0, die_in_sync = 0;
+  bool leader_exits_first = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--leader-exits-first") leader_exits_first = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--lib") lib = argv[i + 1];
+    if (k == "--leader-exits-first") { --i; continue; }
+    if (k == "--die-in-sync") die_in_sync = std::stoul(argv[i + 1]);
+    else if (k == "--lib") lib = argv[i + 1];
     else if (k == "--threads") threads = std::stoul(argv[i + 1]);
     else if (k == "--launches") launches = std::stoul(argv[i + 1]);
     else if (k == "--child-launches") child_launches = std::stoul(argv[i + 1]);
@@ -59,6 +72,35 @@ int main(int argc, char** argv) {
   g_launch = reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel"));
   g_launch_ptsz = reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel_ptsz"));
   if (!g_launch) { std::fprintf(stderr, "launch_workload: no cuLaunchKernel in %s\n", lib.c_str()); return 1; }
+
+  if (leader_exits_first) {
+    static std::string path;
+    path = truth_path;
+    static uint32_t n;
+    n = launches;
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the leader is gone by now
+      uint32_t ptsz = 0;
+      uint32_t tid = run_worker(0, n, &ptsz);
+      nlohmann::json t;
+      t["pid"] = ::getpid();
+      t["workers"].push_back({{"worker", 0}, {"tid", tid}, {"launches", n}, {"ptsz", ptsz}});
+      std::ofstream(path) << t.dump(2);
+      std::exit(0);
+    }).detach();
+    ::pthread_exit(nullptr);
+  }
+  if (die_in_sync) {
+    using SyncFn = int (*)(void*);
+    auto sync = reinterpret_cast<SyncFn>(dlsym(h, "cuStreamSynchronize"));
+    if (!sync) return 1;
+    for (uint32_t t = 0; t < die_in_sync; ++t)
+      std::thread([sync] {
+        for (;;) sync(nullptr);
+      }).detach();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::exit(0);  // every worker is inside cuStreamSynchronize (FAKE_CUDA_SYNC_US set high)
+  }
 
   nlohmann::json truth;
   truth["pid"] = ::getpid();

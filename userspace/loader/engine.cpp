@@ -294,6 +294,18 @@ int Engine::poll(int timeout_ms) {
   return (n > 0 ? n : 0) + m;
 }
 
+size_t Engine::inflight_calls() const {
+  size_t n = 0;
+  uint32_t key = 0, next = 0;
+  uint32_t* prev = nullptr;
+  while (bpf_map__get_next_key(skel_->maps.call_inflight, prev, &next, sizeof next) == 0) {
+    ++n;
+    key = next;
+    prev = &key;
+  }
+  return n;
+}
+
 Counters Engine::counters() const {
   Counters out{};
   int ncpu = libbpf_num_possible_cpus();

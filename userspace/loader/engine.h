@@ -68,6 +68,8 @@ class Engine {
   // Returns the number of records consumed, or a negative errno.
   int poll(int timeout_ms);
   Counters counters() const;
+  // Calls entered but not yet returned (entries of call_inflight).
+  size_t inflight_calls() const;
   uint32_t ring_bytes() const { return ring_bytes_; }
   bool uses_uprobe_multi() const { return multi_; }
 
