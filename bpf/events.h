@@ -153,7 +153,8 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_DROP_API 11        /* api call lost: ring buffer full */
 #define GPUOBS_CNT_API_STALE 12       /* api entry of a thread replaced: its return was never seen */
 #define GPUOBS_CNT_API_ENTRY_FULL 13  /* api call lost: in-flight map full */
-#define GPUOBS_CNT_API_NO_ENTRY 14    /* return probe without a stored entry (attached mid-call) */
+#define GPUOBS_CNT_API_NO_ENTRY 14    /* return without a stored entry: attached mid-call, or its entry
+                                       * was lost (counted in API_ENTRY_FULL) */
 #define GPUOBS_CNT__COUNT 15
 
 #endif /* GPUOBS_EVENTS_H */

@@ -81,6 +81,9 @@ int run_record(RecordArgs& a) {
     print_error("gpuobs record", make_error("command not found: " + a.command[0]));
     return 127;
   }
+  // An inherited "ignore SIGCHLD" would make the kernel reap the child and
+  // lose its exit status.
+  ::signal(SIGCHLD, SIG_DFL);
   a.session.mode = "record";
   a.session.only_tracked = true;
   a.session.command = shell_quote(a.command);
@@ -118,11 +121,15 @@ int run_record(RecordArgs& a) {
   ::close(go[0]);
   ::close(err[1]);
   g_child = pid;
+  // SIGTERM/SIGHUP sent to gpuobs are passed on. ^C and ^\ from the terminal
+  // already reach the child (same process group): gpuobs ignores them rather
+  // than deliver a second one, and goes on recording until the child exits.
   struct sigaction sa{};
   sa.sa_handler = forward_signal;
   ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);  // the terminal's ^C reaches the child too; forwarding is idempotent
   ::sigaction(SIGHUP, &sa, nullptr);
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
 
   if (auto st = (*session)->track_root(static_cast<uint32_t>(pid)); !st) {
     ::kill(pid, SIGKILL);
@@ -137,13 +144,24 @@ int run_record(RecordArgs& a) {
   ::close(err[0]);
 
   int wstatus = 0;
+  bool status_known = true;
   for (;;) {
     (*session)->poll(50);
-    pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) break;
+    // Look without reaping, stop forwarding signals, then reap: the pid is
+    // never signalled after it may have been reused.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+      g_child = 0;
+      ::waitpid(pid, &wstatus, 0);
+      break;
+    }
+    if (errno == ECHILD) {  // reaped behind our back: the status is lost
+      g_child = 0;
+      status_known = false;
+      break;
+    }
   }
-  int status = exit_status_of(wstatus);
+  int status = status_known ? exit_status_of(wstatus) : 1;
   auto sum = (*session)->finish(status);
   if (!sum) {
     print_error("gpuobs record", sum.error());

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "store/schema.h"
 #include "store/writer.h"
@@ -111,6 +113,41 @@ TEST(Writer, AReusedPidIsANewProcess) {
                         "WHERE p.start_boottime_ns = 111"), 1);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches l JOIN processes p ON p.id = l.process_id "
                         "WHERE p.start_boottime_ns = 222"), 2);
+}
+
+// A full disk (simulated with max_page_count): the lost batches are counted,
+// the writer goes on and recovers, and no two processes ever share an id.
+TEST(Writer, FullDiskLosesCountedBatchesAndRecovers) {
+  TempDir dir;
+  auto path = dir.file("full.gpuobs");
+  auto w = new_writer(path);
+  auto pages = Db::open(path, SQLITE_OPEN_READONLY)->scalar("PRAGMA page_count");
+  ASSERT_TRUE(pages.ok());
+  ASSERT_TRUE(w->limit_pages(*pages + 8).ok());
+  w->start();
+  const int first = 50000;
+  for (int i = 0; i < first; ++i) w->push(launch(300 + i % 7, 300 + i % 7, 10 + i, 1));
+  // Wait until the writer has dealt with all of it.
+  for (int tries = 0; tries < 200; ++tries) {
+    auto st = w->stats();
+    if (st.launches + st.failed_rows >= static_cast<uint64_t>(first)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto mid = w->stats();
+  EXPECT_GT(mid.failed_rows, 0u);
+  EXPECT_EQ(mid.launches + mid.failed_rows, static_cast<uint64_t>(first));
+  ASSERT_TRUE(w->limit_pages(0).ok());  // space is back
+  for (int i = 0; i < 100; ++i) w->push(launch(400, 400, 1000000 + i, 2));
+  w->stop();
+  EXPECT_EQ(w->stats().launches, mid.launches + 100);
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), static_cast<int64_t>(mid.launches + 100));
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = 400"), 100);
+  // Every launch points at a process row of its own pid.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches l LEFT JOIN processes p ON p.id = l.process_id"
+                        " WHERE p.tgid IS NULL OR p.tgid != l.tgid"),
+            0);
 }
 
 TEST(Writer, RefusesAnExistingFileUnlessForced) {

@@ -156,8 +156,11 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.process_events = w.process_events;
   s.store_failed = w.failed_rows;
   Counters c = engine_->counters();
+  // Every record lost in BPF: ring full, in-flight map full, or an entry
+  // replaced because its exit never came (that call is lost too).
   s.dropped = c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
-              c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL];
+              c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
+              c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE];
   s.api_calls = w.api_calls;
   const DecodeStats& d = decoder_.stats();
   s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;

@@ -204,6 +204,7 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
   std::map<std::pair<bpf_program*, bool>, std::vector<const Site*>> groups;
   for (const auto& site : sites)
     for (const auto& pr : site.progs) groups[pr].push_back(&site);
+  std::vector<int> made;
   for (auto& [key, members] : groups) {
     std::vector<uint64_t> offsets, cookies;
     for (const Site* site : members) {
@@ -211,15 +212,22 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
       cookies.push_back(site->cookie);
     }
     int fd = uprobe_multi_link(bpf_program__fd(key.first), lib.realpath, offsets, cookies, key.second);
-    if (fd >= 0) {
-      multi_links_.push_back(fd);
-      continue;
+    if (fd < 0) {
+      // All or nothing per file: an entry probe without its return probe (or
+      // the reverse) would fill the in-flight map or miscount. (Programs
+      // loaded for uprobe-multi cannot fall back to perf-event uprobes.)
+      std::string err = std::string(bpf_program__name(key.first)) + ": " + std::strerror(-fd);
+      spdlog::warn("uprobe-multi link on {} failed ({}); no probe attached on this file", lib.realpath, err);
+      for (int l : made) ::close(l);
+      for (const auto& site : sites) {
+        results[site.result].status = "failed";
+        results[site.result].error = err;
+      }
+      return;
     }
-    for (const Site* site : members) {
-      results[site->result].status = "failed";
-      results[site->result].error = std::string(bpf_program__name(key.first)) + ": " + std::strerror(-fd);
-    }
+    made.push_back(fd);
   }
+  multi_links_.insert(multi_links_.end(), made.begin(), made.end());
 }
 
 ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,

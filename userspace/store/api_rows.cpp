@@ -24,6 +24,13 @@ std::string demangle(const std::string& name) {
 }
 
 uint64_t arg(const ApiCallEvent& e, uint8_t pos) { return pos ? e.args[(pos - 1) & 7] : 0; }
+// A 32-bit argument (unsigned int flags, int modes) in a 64-bit register: the
+// upper half is unspecified by the ABI.
+uint64_t arg32(const ApiCallEvent& e, uint8_t pos) { return arg(e, pos) & 0xffffffffu; }
+// A memset value of 1, 2 or 4 bytes.
+uint64_t arg_bytes(const ApiCallEvent& e, uint8_t pos, uint8_t width) {
+  return width >= 8 ? arg(e, pos) : arg(e, pos) & ((1ull << (8 * width)) - 1);
+}
 bool ok(const ApiCallEvent& e) { return !(e.flags & GPUOBS_CALL_F_RETURNED) || e.ret == 0; }
 
 template <class T>
@@ -200,7 +207,9 @@ int ApiRowWriter::write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t 
   if (has_bytes) memory_.bind(12, bytes); else memory_.bind_null(12);
   if (s.stream) memory_.bind(13, arg(e, s.stream)); else memory_.bind_null(13);
   if (handle) memory_.bind(14, handle); else memory_.bind_null(14);
-  if (s.flags) memory_.bind(15, arg(e, s.flags)); else memory_.bind_null(15);
+  // cuMemCreate/cuMemMap take unsigned long long flags; the others unsigned int.
+  bool flags64 = s.op == "create" || s.op == "map";
+  if (s.flags) memory_.bind(15, flags64 ? arg(e, s.flags) : arg32(e, s.flags)); else memory_.bind_null(15);
   if (alloc_id) memory_.bind(16, *alloc_id); else memory_.bind_null(16);
   int rc = memory_.exec();
   if ((s.op == "alloc" || s.op == "create" || s.op == "map") && ok(e) && key)
@@ -231,7 +240,7 @@ int ApiRowWriter::write_copy(const ApiCallEvent& e, const ApiSpec& s, int64_t pi
   copy_.bind(11, dst);
   if (memset) copy_.bind_null(12); else copy_.bind(12, src);
   copy_.bind(13, bytes);
-  if (memset) copy_.bind(14, arg(e, s.value)); else copy_.bind_null(14);
+  if (memset) copy_.bind(14, arg_bytes(e, s.value, s.elem)); else copy_.bind_null(14);
   if (s.stream) copy_.bind(15, arg(e, s.stream)); else copy_.bind_null(15);
   copy_.bind(16, int64_t{s.op.ends_with("_async")});
   return copy_.exec();
@@ -249,7 +258,7 @@ int ApiRowWriter::write_stream(const ApiCallEvent& e, const ApiSpec& s, int64_t 
   if (s.stream || (s.family == Family::stream && s.op == "create")) stream_.bind(10, stream); else stream_.bind_null(10);
   if (s.event || (s.family == Family::event && s.op == "create")) stream_.bind(11, event); else stream_.bind_null(11);
   if (s.handle || s.op == "capture_end") stream_.bind(12, handle); else stream_.bind_null(12);
-  if (s.flags) stream_.bind(13, arg(e, s.flags)); else stream_.bind_null(13);
+  if (s.flags) stream_.bind(13, arg32(e, s.flags)); else stream_.bind_null(13);
   if (s.value) stream_.bind(14, static_cast<int64_t>(static_cast<int32_t>(arg(e, s.value)))); else stream_.bind_null(14);
   return stream_.exec();
 }

@@ -27,6 +27,8 @@ class ApiRowWriter {
   int write_call(const ApiCallEvent& e, int64_t process_id);
   // A process is gone: its handles mean nothing any more.
   void forget_process(int64_t process_id);
+  // The batch that stored the allocations was rolled back: their ids are void.
+  void forget_allocations() { live_.clear(); }
   // Name lookups whose name string could not be read from the process.
   uint64_t unreadable_names() const { return unreadable_names_; }
 

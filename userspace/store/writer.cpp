@@ -42,8 +42,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
       "INSERT INTO ioctls (ts_mono_ns, latency_ns, process_id, tgid, tid, fd, dev_major, dev_minor, cmd, arg, ret)"
       " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   w->ins_process_ = Stmt(d,
-      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source)"
-      " VALUES (?,?,?,?,?,?,?)");
+      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id)"
+      " VALUES (?,?,?,?,?,?,?,?)");
   w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
@@ -98,6 +98,11 @@ Status CaptureWriter::add_root_process(uint32_t tgid) {
   return {};
 }
 
+Status CaptureWriter::limit_pages(int64_t pages) {
+  std::lock_guard lk(mu_);  // the writer thread holds no statement between batches
+  return db_.exec("PRAGMA max_page_count = " + std::to_string(pages > 0 ? pages : 4294967294LL));
+}
+
 void CaptureWriter::start() { thread_ = std::thread([this] { run(); }); }
 
 void CaptureWriter::push(Event ev) {
@@ -129,11 +134,25 @@ void CaptureWriter::run() {
   }
 }
 
-void CaptureWriter::check(int rc) {
-  if (rc != SQLITE_DONE) {
-    std::lock_guard lk(mu_);
-    ++stats_.failed_rows;
+bool CaptureWriter::check(int rc) {
+  if (rc == SQLITE_DONE) return true;
+  // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll
+  // the whole transaction back; writing on would autocommit row by row.
+  if (sqlite3_get_autocommit(db_.get())) {
+    batch_rolled_back_ = true;
+    return false;
   }
+  std::lock_guard lk(mu_);
+  ++stats_.failed_rows;
+  return true;
+}
+
+// After a rollback, the rows this batch inserted are gone: ids that point at
+// them must not be used again (processes are re-created on their next event).
+void CaptureWriter::forget_batch_state() {
+  for (uint32_t tgid : created_in_batch_) live_.erase(tgid);
+  threads_.clear();
+  api_.forget_allocations();
 }
 
 void CaptureWriter::write_batch(std::vector<Event>& batch) {
@@ -144,7 +163,10 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
     return;
   }
   uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0;
+  created_in_batch_.clear();
+  batch_rolled_back_ = false;
   for (auto& ev : batch) {
+    if (batch_rolled_back_) break;
     if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
       int64_t pid = process_for(l->hdr.tgid);
       note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
@@ -169,9 +191,15 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
       ++procs;
     }
   }
-  if (auto s = db_.exec("COMMIT"); !s) {
-    spdlog::warn("store: commit failed: {}; {} events lost", s.error().message, batch.size());
-    (void)db_.exec("ROLLBACK");
+  if (!batch_rolled_back_) {
+    if (auto s = db_.exec("COMMIT"); !s) {
+      (void)db_.exec("ROLLBACK");
+      batch_rolled_back_ = true;
+    }
+  }
+  if (batch_rolled_back_) {
+    spdlog::warn("store: batch rolled back ({}); {} events lost", db_.errmsg(), batch.size());
+    forget_batch_state();
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     return;
@@ -193,9 +221,11 @@ int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, co
   if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
   if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
   if (fork_ns) ins_process_.bind(6, *fork_ns); else ins_process_.bind_null(6);
-  ins_process_.bind(7, std::string_view(source));
+  int64_t id = next_process_id_++;
+  ins_process_.bind(7, std::string_view(source)).bind(8, id);
   check(ins_process_.exec());
-  return sqlite3_last_insert_rowid(db_.get());
+  created_in_batch_.push_back(tgid);
+  return id;
 }
 
 int64_t CaptureWriter::process_for(uint32_t tgid) {

@@ -73,6 +73,11 @@ class CaptureWriter {
   // The command `gpuobs record` started (it has no fork event of its own).
   Status add_root_process(uint32_t tgid);
 
+  // Caps the database at this many pages (0: SQLite's maximum). Inserts past
+  // it fail as on a full disk: the batch is counted as lost and the writer
+  // goes on. Tests use it to simulate a full disk.
+  Status limit_pages(int64_t pages);
+
   void start();
   void push(Event ev);  // thread-safe, never blocks on SQLite
   // Stops the thread after writing everything pushed.
@@ -93,7 +98,9 @@ class CaptureWriter {
   void on_proc(const ProcEvent& e);
   int64_t insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
                          std::optional<uint64_t> fork_ns);
-  void check(int rc);
+  // Counts a failed row; false once SQLite has rolled the whole batch back.
+  bool check(int rc);
+  void forget_batch_state();
 
   Db db_;
   ProcessLookup lookup_;
@@ -101,6 +108,11 @@ class CaptureWriter {
   Stmt ins_ioctl_, ins_process_, ins_thread_, upd_exec_, upd_exit_;
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
+  // processes.id comes from here, not from SQLite's rowid: a failed or
+  // rolled-back insert must never let two processes share an id.
+  int64_t next_process_id_ = 1;
+  std::vector<uint32_t> created_in_batch_;    // tgids whose process row this batch inserted
+  bool batch_rolled_back_ = false;
   std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)
 
   mutable std::mutex mu_;
