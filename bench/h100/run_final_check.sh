@@ -18,7 +18,9 @@ $B/gpuobs report launches /tmp/s.gpuobs
 echo "=== gpuobsd: two programs started after it"
 $B/gpuobsd --db "$OUT/final-daemon.gpuobs" 2>/tmp/d.log & d=$!
 for _ in $(seq 100); do grep -q 'capturing to' /tmp/d.log && break; sleep 0.1; done
-$B/cuda_streams --launches 8000 --streams 4 & python3 bench/h100/torch_tiny_ops.py --iters 3000; wait %2 2>/dev/null; wait $!
+$B/cuda_streams --launches 8000 --streams 4 & c=$!
+python3 bench/h100/torch_tiny_ops.py --iters 3000
+wait $c
 t0=$(date +%s%N); kill -TERM $d; wait $d; echo "daemon exit $? after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 $B/gpuobs report launches "$OUT/final-daemon.gpuobs" | head -6
 echo "=== probe costs"
