@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "loader/engine.h"
+#include "run_util.h"
 
 using namespace gpuobs;
 
@@ -21,22 +22,13 @@ TEST(InflightCleanup, ThreadsDyingInsideACallLeaveNoEntries) {
   for (auto& r : (*engine)->attach_libcuda(*lib)) ASSERT_EQ(r.status, "attached") << r.symbol;
   ASSERT_TRUE((*engine)->start([](const void*, size_t) {}).ok());
 
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    char c;
-    if (::read(go[0], &c, 1) != 1) ::_exit(2);
-    ::setenv("FAKE_CUDA_SYNC_US", "5000000", 1);  // every sync blocks 5 s: exit() finds them all inside
-    ::execl(LAUNCH_WORKLOAD, LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--die-in-sync", "6",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ASSERT_TRUE((*engine)->track(static_cast<uint32_t>(child)).ok());
-  ASSERT_EQ(::write(go[1], "g", 1), 1);
-  int st = 0;
-  ASSERT_EQ(::waitpid(child, &st, 0), child);
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  // Every sync blocks 5 s: exit() finds all 6 workers inside cuStreamSynchronize.
+  gpuobs::testing::HeldChild child({LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--die-in-sync", "6"},
+                                   {"FAKE_CUDA_SYNC_US=5000000"});
+  ASSERT_GT(child.pid(), 0);
+  ASSERT_TRUE((*engine)->track(static_cast<uint32_t>(child.pid())).ok());
+  ASSERT_TRUE(child.release());
+  ASSERT_EQ(child.wait(), 0);
   while ((*engine)->poll(0) > 0) {
   }
   Counters c = (*engine)->counters();

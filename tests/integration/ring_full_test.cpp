@@ -28,21 +28,12 @@ TEST(RingFull, DropsAreCountedAndTheApplicationRunsOn) {
   }).ok());
 
   const int launches = 20000;
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  pid_t child = ::fork();
-  if (child == 0) {
-    char c;
-    if (::read(go[0], &c, 1) != 1) ::_exit(2);
-    ::execl(LAUNCH_WORKLOAD, LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--threads", "1", "--launches",
-            std::to_string(launches).c_str(), "--truth", "/dev/null", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ASSERT_TRUE((*engine)->track(static_cast<uint32_t>(child)).ok());
-  ASSERT_EQ(::write(go[1], "g", 1), 1);
-  int st = 0;
-  ASSERT_EQ(::waitpid(child, &st, 0), child);  // no reader ran: the workload still finished
-  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  gpuobs::testing::HeldChild child({LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--threads", "1", "--launches",
+                                    std::to_string(launches), "--truth", "/dev/null"});
+  ASSERT_GT(child.pid(), 0);
+  ASSERT_TRUE((*engine)->track(static_cast<uint32_t>(child.pid())).ok());
+  ASSERT_TRUE(child.release());
+  ASSERT_EQ(child.wait(), 0);  // no reader ran: the workload still finished
 
   while ((*engine)->poll(0) > 0) {
   }
