@@ -37,5 +37,7 @@ echo
 echo "== gpuobs report launches $out"
 build/cli/gpuobs report launches "$out"
 echo
-echo "== gpuobs report probes $out"
-build/cli/gpuobs report probes "$out"
+echo "== gpuobs report calls $out"
+build/cli/gpuobs report calls "$out"
+echo
+echo "(also: gpuobs report memory|ioctls|probes $out, or plain SQL: sqlite3 $out)"

@@ -90,11 +90,24 @@ int main(int argc, char** argv) {
     // No usable GPU: same launch calls, placeholder handles, results ignored.
     std::printf("cuda_streams: no GPU (cuInit returned %d); issuing %u cuLaunchKernel calls on %u placeholder "
                 "streams against %s\n", init, launches, nstreams, lib_path.c_str());
+    // The same calls as the GPU path makes, so every family shows up (each
+    // failing with the stub's CUDA_ERROR_STUB_LIBRARY).
     Handle function = reinterpret_cast<Handle>(0xf00d);
+    CUdeviceptr buf = 0;
+    std::vector<float> host(n);
+    for (unsigned s = 0; s < nstreams; ++s) {
+      Handle created = nullptr;
+      (void)d.cuStreamCreate(&created, 1);
+    }
+    (void)d.cuMemAlloc(&buf, n * sizeof(float));
+    (void)d.cuMemsetD32(buf, 0, n);
     for (unsigned i = 0; i < launches; ++i) {
       Handle stream = reinterpret_cast<Handle>(uintptr_t{0x5000} + i % nstreams);
       (void)d.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, stream, nullptr, nullptr);
     }
+    for (unsigned s = 0; s < nstreams; ++s)
+      (void)d.cuStreamSynchronize(reinterpret_cast<Handle>(uintptr_t{0x5000} + s));
+    (void)d.cuMemcpyDtoH(host.data(), buf, n * sizeof(float));
     return 0;
   }
 

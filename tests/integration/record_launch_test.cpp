@@ -168,5 +168,9 @@ TEST(RecordExample, BundledExampleAgainstTheCudaStub) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 20000);
   EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT stream) FROM kernel_launches"), 4);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE grid_x = 16 AND block_x = 256"), 20000);
+  // The stub fails every other call with CUDA_ERROR_STUB_LIBRARY (34): visible.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family != 'launch'"), 11);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family != 'launch' AND result = 34"), 11);
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT family) FROM api_calls"), 6);
   EXPECT_EQ(scalar(*db, "SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
 }
