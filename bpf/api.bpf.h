@@ -59,9 +59,10 @@ static __always_inline void call__output(struct gpuobs_api_call *e)
 		counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
-/* Fills a record from the registers, the stack and the blob argument. */
-static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid,
-					__u64 cookie)
+/* Fills the fixed part of a record (the first GPUOBS_API_CALL_BASE_SIZE bytes):
+ * header, registers, the two stack arguments. */
+static __always_inline void call__fill_args(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid,
+					    __u64 cookie)
 {
 	hdr__fill(&e->hdr, GPUOBS_EV_API_CALL, GPUOBS_API_CALL_BASE_SIZE, pid_tgid, bpf_ktime_get_ns());
 	e->args[0] = PT_REGS_PARM1(ctx);
@@ -81,7 +82,13 @@ static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_reg
 	e->api = GPUOBS_COOKIE_API(cookie);
 	e->blob_len = 0;
 	e->blob_kind = GPUOBS_COOKIE_BLOB_KIND(cookie);
+}
 
+/* Fills a whole record (a full-size one): the fixed part, then the blob. */
+static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid,
+					__u64 cookie)
+{
+	call__fill_args(e, ctx, pid_tgid, cookie);
 	__u32 arg = GPUOBS_COOKIE_BLOB_ARG(cookie);
 	if (arg < 1 || arg > 8 || e->blob_kind == GPUOBS_BLOB_NONE)
 		return;
@@ -103,34 +110,31 @@ static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_reg
 	}
 }
 
-/* Entry-only calls: built in a full-size reservation; hdr.size says how much
- * of it is the record (the decoder accepts ring padding after it). */
-static __always_inline struct gpuobs_api_call *call__reserve(void)
+/* Entry-only calls are built in their ring reservation, sized exactly: the
+ * verifier needs a constant size, so each size has its own reservation. */
+static __always_inline void call__submit(struct gpuobs_api_call *e, __u32 size)
 {
-	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		counter__add(GPUOBS_CNT_DROP_API);
-	return e;
-}
-
-static __always_inline void call__submit(struct gpuobs_api_call *e)
-{
-	e->hdr.size = (__u32)call__size(e);
+	e->hdr.size = size;
 	ringbuf__submit(e);
 	counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
+/* Entry-only calls carry no blob (the loader refuses a table entry that asks
+ * for one: userspace/loader/engine.cpp), so their record is the fixed part. */
 SEC("uprobe")
 int cu_call(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	struct gpuobs_api_call *e = call__reserve();
-	if (!e)
+	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, GPUOBS_API_CALL_BASE_SIZE, 0);
+	if (!e) {
+		counter__add(GPUOBS_CNT_DROP_API);
 		return 0;
-	call__build(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
-	call__submit(e);
+	}
+	call__fill_args(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
+	e->blob_kind = GPUOBS_BLOB_NONE;
+	call__submit(e, GPUOBS_API_CALL_BASE_SIZE);
 	return 0;
 }
 
@@ -196,31 +200,56 @@ int cu_call_exit(struct pt_regs *ctx)
 #define GPUOBS_LAUNCH_ATTR_SIZE 72
 #define GPUOBS_LAUNCH_ATTRS_MAX 4
 
+/* One record of exactly the size for N attributes (N a constant per call site). */
+static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie, const __u8 *config,
+					    int config_ok, __u64 attrs, const __u32 n)
+{
+	const __u32 size = GPUOBS_API_CALL_BASE_SIZE + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
+	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
+	if (!e) {
+		counter__add(GPUOBS_CNT_DROP_API);
+		return;
+	}
+	call__fill_args(e, ctx, pid_tgid, cookie);
+	e->blob_kind = GPUOBS_BLOB_LAUNCH_CONFIG;
+	__builtin_memcpy(e->blob, config, GPUOBS_LAUNCH_CONFIG_SIZE);
+	e->blob_len = config_ok ? GPUOBS_LAUNCH_CONFIG_SIZE : 0; /* 0: the launch's arguments are unknown */
+	if (!config_ok)
+		e->flags |= GPUOBS_CALL_F_BLOB_FAULT;
+	if (n) {
+		if (bpf_probe_read_user(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], n * GPUOBS_LAUNCH_ATTR_SIZE, (void *)attrs) == 0)
+			e->blob_len += n * GPUOBS_LAUNCH_ATTR_SIZE;
+		else
+			__builtin_memset(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], 0, n * GPUOBS_LAUNCH_ATTR_SIZE);
+	}
+	/* hdr.size is the reservation; blob_len says how much of the blob is valid. */
+	call__submit(e, size);
+}
+
 SEC("uprobe")
 int cu_launch_kernel_ex(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	struct gpuobs_api_call *e = call__reserve();
-	if (!e)
-		return 0;
-	/* Blob: the config struct (arg 1); the attributes are appended below. */
-	call__build(e, ctx, pid_tgid,
-		    GPUOBS_COOKIE(GPUOBS_COOKIE_API(cookie), 0, 1, GPUOBS_BLOB_STRUCT, GPUOBS_LAUNCH_CONFIG_SIZE));
-	e->blob_kind = GPUOBS_BLOB_LAUNCH_CONFIG;
-	if (e->blob_len == GPUOBS_LAUNCH_CONFIG_SIZE) {
-		__u64 attrs = *(__u64 *)&e->blob[40];
-		__u32 n = *(__u32 *)&e->blob[48];
-		if (n > GPUOBS_LAUNCH_ATTRS_MAX)
-			n = GPUOBS_LAUNCH_ATTRS_MAX;
-		__u32 bytes = n * GPUOBS_LAUNCH_ATTR_SIZE;
-		if (attrs && bytes && bytes <= GPUOBS_LAUNCH_ATTRS_MAX * GPUOBS_LAUNCH_ATTR_SIZE &&
-		    bpf_probe_read_user(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], bytes, (void *)attrs) == 0)
-			e->blob_len += bytes;
+	__u64 cookie = GPUOBS_COOKIE(GPUOBS_COOKIE_API(bpf_get_attach_cookie(ctx)), 0, 0, GPUOBS_BLOB_NONE, 0);
+	/* The 56-byte config goes through the stack, so the attribute count is
+	 * known before the record is reserved at its exact size. */
+	__u8 config[GPUOBS_LAUNCH_CONFIG_SIZE];
+	int config_ok = bpf_probe_read_user(config, sizeof(config), (void *)PT_REGS_PARM1(ctx)) == 0;
+	if (!config_ok) {
+		__builtin_memset(config, 0, sizeof(config));
+		counter__add(GPUOBS_CNT_LAUNCH_ARGS_FAULT);
 	}
-	call__submit(e);
+	__u64 attrs = *(__u64 *)&config[40];
+	__u32 n = attrs ? *(__u32 *)&config[48] : 0;
+	switch (n) {
+	case 0: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 0); break;
+	case 1: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 1); break;
+	case 2: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 2); break;
+	case 3: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 3); break;
+	default: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, GPUOBS_LAUNCH_ATTRS_MAX); break;
+	}
 	return 0;
 }
 

@@ -176,7 +176,12 @@ std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
         break;
     }
     for (auto& [p, ret] : site.progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
-    if (!syms) {
+    if (spec.probe == ProbeKind::entry && spec.blob_kind != GPUOBS_BLOB_NONE) {
+      // cu_call records are the fixed part only (bpf/api.bpf.h): a blob
+      // needs a return probe or a program of its own.
+      r.status = "failed";
+      r.error = "API table: an entry-only probe cannot copy a blob";
+    } else if (!syms) {
       r.status = "failed";
       r.error = syms.error().message;
     } else if (auto it = syms->find(r.symbol); it == syms->end()) {

@@ -1,0 +1,43 @@
+// Invariants of the API table that the BPF programs and the decoder rely on.
+#include "decode/cuda_api.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "events.h"
+
+using namespace gpuobs;
+
+TEST(CudaApiTable, IdsAreDenseOrderedAndSymbolsUnique) {
+  std::set<std::string_view> symbols;
+  uint32_t expect = 1;
+  for (const ApiSpec& s : cuda_api_table()) {
+    EXPECT_EQ(s.id, expect++) << s.symbol;  // cuda_api_by_id indexes directly
+    EXPECT_TRUE(symbols.insert(s.symbol).second) << "duplicate " << s.symbol;
+    EXPECT_EQ(cuda_api_by_id(s.id), &s);
+    EXPECT_LT(s.id, 1u << 16) << "the cookie holds 16 bits of API number";
+  }
+  EXPECT_EQ(cuda_api_by_id(9999), nullptr);
+  EXPECT_EQ(cuda_api_name(9999), "unknown");
+}
+
+TEST(CudaApiTable, ProbeShapesFitThePrograms) {
+  for (const ApiSpec& s : cuda_api_table()) {
+    // cu_call records carry no blob; out-values need a return probe.
+    if (s.probe == ProbeKind::entry) {
+      EXPECT_EQ(s.blob_kind, GPUOBS_BLOB_NONE) << s.symbol;
+      EXPECT_EQ(s.out_arg, 0) << s.symbol;
+    }
+    EXPECT_LE(s.blob_len, GPUOBS_BLOB_MAX) << s.symbol;
+    EXPECT_LE(s.out_arg, 8) << s.symbol;
+    EXPECT_LE(s.blob_arg, 8) << s.symbol;
+    if (s.blob_kind == GPUOBS_BLOB_STRUCT) {
+      EXPECT_GT(s.blob_len, 0) << s.symbol;
+    }
+    std::string_view sym = s.symbol;
+    bool suffixed = sym.ends_with("_ptsz") || sym.ends_with("_ptds");
+    EXPECT_EQ(s.per_thread, suffixed) << s.symbol;
+  }
+}
