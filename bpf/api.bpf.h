@@ -50,10 +50,7 @@ static __always_inline void call__output(struct gpuobs_api_call *e)
 	if (size > sizeof(*e))
 		return;
 	e->hdr.size = (__u32)size;
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, e, size, flags))
+	if (bpf_ringbuf_output(&events, e, size, ringbuf__wake_flags()))
 		counter__add(GPUOBS_CNT_DROP_API);
 	else
 		counter__add(GPUOBS_CNT_SUBMIT_API);

@@ -11,6 +11,9 @@ const volatile __u32 gpuobs_abi_version = GPUOBS_ABI_VERSION;
 const volatile __u32 filter_tracked = 0;
 /* Events of this process (the observer itself) are never recorded. */
 const volatile __u32 self_tgid = 0;
+/* Half the ring's size, set with the ring's size by the loader: a constant,
+ * so the hot path asks the ring only how full it is. */
+const volatile __u64 ring_wake_bytes = 8 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -63,13 +66,15 @@ static __always_inline int process__wanted(__u32 tgid)
 /* Submit without waking the reader: it drains on a short timer. Wake it only
  * when the buffer is more than half full, so a burst cannot fill it while the
  * reader sleeps (docs/performance.md: a wake-up per record costs ~1.4 us). */
+static __always_inline __u64 ringbuf__wake_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > ring_wake_bytes ? BPF_RB_FORCE_WAKEUP
+										 : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void ringbuf__submit(void *rec)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+	bpf_ringbuf_submit(rec, ringbuf__wake_flags());
 }
 
 /* Entry/exit pairs keep the entry per thread. A thread with an entry already

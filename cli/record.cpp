@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/split.h"
 
 namespace gpuobs::cli {
 namespace {
@@ -29,15 +30,9 @@ void forward_signal(int sig) {
 bool command_exists(const std::string& cmd) {
   if (cmd.find('/') != std::string::npos) return ::access(cmd.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
-  std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find(':', start);
-    std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (dir.empty()) dir = ".";
+  for (std::string dir : split_list(path ? path : "/usr/local/bin:/usr/bin:/bin")) {
+    if (dir.empty()) dir = ".";  // an empty PATH element means the current directory
     if (::access((dir + "/" + cmd).c_str(), X_OK) == 0) return true;
-    if (end == std::string::npos) break;
-    start = end + 1;
   }
   return false;
 }

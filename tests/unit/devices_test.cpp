@@ -1,5 +1,7 @@
 #include "loader/devices.h"
 
+#include "common/split.h"
+
 #include <gtest/gtest.h>
 
 using namespace gpuobs;
@@ -53,4 +55,10 @@ TEST(Devices, ParsesSpecs) {
   EXPECT_FALSE(parse_device_spec("nvidia").ok());
   EXPECT_FALSE(parse_device_spec("1:x").ok());
   EXPECT_FALSE(parse_device_spec("/etc/passwd").ok());  // not a character device
+}
+
+TEST(SplitList, KeepsEmptyElementsLikePath) {
+  EXPECT_EQ(split_list("/usr/bin::/bin"), (std::vector<std::string>{"/usr/bin", "", "/bin"}));
+  EXPECT_EQ(split_list(""), (std::vector<std::string>{""}));
+  EXPECT_EQ(split_list("a:"), (std::vector<std::string>{"a", ""}));
 }

@@ -129,6 +129,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->ring_bytes_ = round_ring_size(opts.ring_bytes);
   if (int err = bpf_map__set_max_entries(e->skel_->maps.events, e->ring_bytes_))
     return make_error("cannot size the ring buffer: " + std::string(std::strerror(-err)));
+  e->skel_->rodata->ring_wake_bytes = e->ring_bytes_ / 2;
   if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
     return make_error("BPF object ABI version does not match the loader (stale build?)");
 

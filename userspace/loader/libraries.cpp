@@ -1,5 +1,7 @@
 #include "loader/libraries.h"
 
+#include "common/split.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,16 +68,9 @@ std::vector<LibraryFile> discover_libcuda() {
   // linker cache and the default directories: for unusual installs, and for
   // tests that need a host without libcuda.
   if (const char* env = std::getenv("GPUOBS_LIBCUDA_SEARCH_PATH")) {
-    std::string dirs = env;
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      size_t end = dirs.find(':', start);
-      std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    for (const auto& dir : split_list(env))
       if (!dir.empty())
         if (auto f = library_file(dir + "/libcuda.so.1")) add_unique(out, *f);
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
     return out;
   }
   for (auto& p : ldconfig_paths("libcuda.so.1"))
