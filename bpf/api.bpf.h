@@ -10,6 +10,7 @@
 #define GPUOBS_API_BPF_H
 
 #include "maps.bpf.h"
+#include "stack.bpf.h"
 
 /* Records are too big for the BPF stack. Uprobe programs run preemptibly, so
  * no per-CPU scratch buffer: entry-only calls are built in their ring-buffer
@@ -32,28 +33,22 @@ struct {
 	__type(value, struct gpuobs_api_call);
 } call_inflight SEC(".maps");
 
-static __always_inline __u64 call__size(const struct gpuobs_api_call *e)
+/* A returned call: the entry built in call_inflight, with its whole blob area
+ * (records must have a constant size), then the stack taken here at the
+ * return site, where the frame-pointer walk starts at the caller itself. */
+static __always_inline void call__emit_returned(struct pt_regs *ctx, const struct gpuobs_api_call *v)
 {
-	__u64 len = e->blob_len;
-	if (len > GPUOBS_BLOB_MAX)
-		len = GPUOBS_BLOB_MAX;
-	return GPUOBS_API_CALL_BASE_SIZE + ((len + 7) & ~7ull);
-}
-
-static __always_inline void call__output(struct gpuobs_api_call *e)
-{
-	/* 64-bit and pinned by the barrier to one register, so the bound checked
-	 * below is the bound the verifier sees at bpf_ringbuf_output (clang
-	 * otherwise re-extends a 32-bit copy taken before the check). */
-	__u64 size = call__size(e);
-	asm volatile("" : "+r"(size));
-	if (size > sizeof(*e))
-		return;
-	e->hdr.size = (__u32)size;
-	if (bpf_ringbuf_output(&events, e, size, ringbuf__wake_flags()))
+	const __u64 size = sizeof(struct gpuobs_api_call) + STACK_BYTES;
+	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
+	if (!e) {
 		counter__add(GPUOBS_CNT_DROP_API);
-	else
-		counter__add(GPUOBS_CNT_SUBMIT_API);
+		return;
+	}
+	__builtin_memcpy(e, v, sizeof(*e));
+	e->hdr.size = size;
+	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)(e + 1), STACK_AT_RETURN);
+	ringbuf__submit_event(e, e->hdr.tgid);
+	counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
 /* Fills the fixed part of a record (the first GPUOBS_API_CALL_BASE_SIZE bytes):
@@ -112,7 +107,7 @@ static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_reg
 static __always_inline void call__submit(struct gpuobs_api_call *e, __u32 size)
 {
 	e->hdr.size = size;
-	ringbuf__submit(e);
+	ringbuf__submit_event(e, e->hdr.tgid);
 	counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
@@ -124,14 +119,16 @@ int cu_call(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, GPUOBS_API_CALL_BASE_SIZE, 0);
+	const __u64 size = GPUOBS_API_CALL_BASE_SIZE + STACK_BYTES;
+	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
 	if (!e) {
 		counter__add(GPUOBS_CNT_DROP_API);
 		return 0;
 	}
 	call__fill_args(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	e->blob_kind = GPUOBS_BLOB_NONE;
-	call__submit(e, GPUOBS_API_CALL_BASE_SIZE);
+	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)e + GPUOBS_API_CALL_BASE_SIZE, STACK_AT_ENTRY);
+	call__submit(e, size);
 	return 0;
 }
 
@@ -186,7 +183,7 @@ int cu_call_exit(struct pt_regs *ctx)
 		if (p && bpf_probe_read_user(&e->out_value, sizeof(e->out_value), p) == 0)
 			e->flags |= GPUOBS_CALL_F_OUT_READ;
 	}
-	call__output(e);
+	call__emit_returned(ctx, e);
 	bpf_map_delete_elem(&call_inflight, &tid);
 	return 0;
 }
@@ -201,7 +198,8 @@ int cu_call_exit(struct pt_regs *ctx)
 static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie, const __u8 *config,
 					    int config_ok, __u64 attrs, const __u32 n)
 {
-	const __u32 size = GPUOBS_API_CALL_BASE_SIZE + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
+	const __u32 body = GPUOBS_API_CALL_BASE_SIZE + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
+	const __u64 size = body + STACK_BYTES;
 	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
 	if (!e) {
 		counter__add(GPUOBS_CNT_DROP_API);
@@ -219,6 +217,7 @@ static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid,
 		else
 			__builtin_memset(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], 0, n * GPUOBS_LAUNCH_ATTR_SIZE);
 	}
+	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)e + body, STACK_AT_ENTRY);
 	/* hdr.size is the reservation; blob_len says how much of the blob is valid. */
 	call__submit(e, size);
 }

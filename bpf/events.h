@@ -19,7 +19,7 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 2
+#define GPUOBS_ABI_VERSION 3
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -58,6 +58,29 @@
 
 #define GPUOBS_COMM_LEN 16
 #define GPUOBS_PATH_LEN 256
+
+/*
+ * Every event record (launch, ioctl, api call) ends with the caller's user
+ * stack: ips[cap] then struct gpuobs_stack_trailer, both counted in hdr.size.
+ * cap is the loader's stack depth (0: stacks off), so the trailer is always
+ * the record's last 8 bytes and ips start cap * 8 bytes before it. Frames are
+ * return addresses (symbolize at ip - 1), innermost first.
+ */
+#define GPUOBS_STACK_MAX 127 /* largest depth the loader accepts */
+struct gpuobs_stack_trailer {
+	__u16 nr;    /* valid frames in ips[0 .. nr) */
+	__u16 cap;   /* frames reserved (the configured depth) */
+	__u32 flags; /* GPUOBS_STACK_F_* */
+};
+/* ips[0] is the probed function's own entry address and ips[1] its caller
+ * (the kernel added the return address at [sp]): user space drops ips[0]. */
+#define GPUOBS_STACK_F_DROP_FIRST 1u
+/* ips[0] was read from [sp] (the caller's return address at a function's
+ * first instruction, or at a syscall in a frameless libc wrapper): user
+ * space keeps it only if it points into an executable mapping. */
+#define GPUOBS_STACK_F_FROM_SP 2u
+#define GPUOBS_STACK_F_FAULT 4u /* bpf_get_stack failed: no frames */
+#define GPUOBS_STACK_F_FULL 8u  /* nr == cap: the walk may have gone deeper */
 
 /* Common header, first in every record. 24 bytes. */
 struct gpuobs_hdr {
@@ -155,6 +178,7 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_API_ENTRY_FULL 13  /* api call lost: in-flight map full */
 #define GPUOBS_CNT_API_NO_ENTRY 14    /* return without a stored entry: attached mid-call, or its entry
                                        * was lost (counted in API_ENTRY_FULL) */
-#define GPUOBS_CNT__COUNT 15
+#define GPUOBS_CNT_STACK_FAULT 15    /* user stack unreadable: the record has no frames */
+#define GPUOBS_CNT__COUNT 16
 
 #endif /* GPUOBS_EVENTS_H */

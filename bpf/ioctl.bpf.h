@@ -6,6 +6,7 @@
 #define GPUOBS_IOCTL_BPF_H
 
 #include "maps.bpf.h"
+#include "stack.bpf.h"
 
 struct ioctl_entry {
 	__u64 ts_ns;
@@ -88,13 +89,14 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0; /* not a watched device: the common case */
 	__u64 now = bpf_ktime_get_ns();
 
-	struct gpuobs_ioctl *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	const __u64 size = sizeof(struct gpuobs_ioctl) + STACK_BYTES;
+	struct gpuobs_ioctl *e = bpf_ringbuf_reserve(&events, size, 0);
 	if (!e) {
 		counter__add(GPUOBS_CNT_DROP_IOCTL);
 		bpf_map_delete_elem(&ioctl_inflight, &tid);
 		return 0;
 	}
-	hdr__fill(&e->hdr, GPUOBS_EV_IOCTL, sizeof(*e), pid_tgid, ent->ts_ns);
+	hdr__fill(&e->hdr, GPUOBS_EV_IOCTL, size, pid_tgid, ent->ts_ns);
 	e->latency_ns = now - ent->ts_ns;
 	e->arg = ent->arg;
 	e->ret = ctx->ret;
@@ -103,7 +105,10 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	e->dev_minor = ent->minor;
 	e->fd = ent->fd;
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
-	ringbuf__submit(e);
+	/* The syscall's user registers: the thread is in ioctl(2) itself. */
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	stack__fill(ctx, BPF_CORE_READ(regs, sp), (__u8 *)(e + 1), STACK_AT_SYSCALL);
+	ringbuf__submit_event(e, pid_tgid >> 32);
 	counter__add(GPUOBS_CNT_SUBMIT_IOCTL);
 	return 0;
 }

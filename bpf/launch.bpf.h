@@ -11,6 +11,7 @@
 #define GPUOBS_LAUNCH_BPF_H
 
 #include "maps.bpf.h"
+#include "stack.bpf.h"
 
 struct launch_stack_args {
 	__u64 block_z;
@@ -30,12 +31,13 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
 
-	struct gpuobs_launch *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	const __u64 size = sizeof(struct gpuobs_launch) + STACK_BYTES;
+	struct gpuobs_launch *e = bpf_ringbuf_reserve(&events, size, 0);
 	if (!e) {
 		counter__add(GPUOBS_CNT_DROP_LAUNCH);
 		return 0;
 	}
-	hdr__fill(&e->hdr, GPUOBS_EV_LAUNCH, sizeof(*e), pid_tgid, bpf_ktime_get_ns());
+	hdr__fill(&e->hdr, GPUOBS_EV_LAUNCH, size, pid_tgid, bpf_ktime_get_ns());
 	e->function = f;
 	e->grid_x = gx; /* 32-bit arguments: the register's upper half is unspecified */
 	e->grid_y = gy;
@@ -62,7 +64,8 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 		e->flags = GPUOBS_LAUNCH_F_STACK_ARGS_MISSING;
 		counter__add(GPUOBS_CNT_LAUNCH_ARGS_FAULT);
 	}
-	ringbuf__submit(e);
+	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)(e + 1), STACK_AT_ENTRY);
+	ringbuf__submit_event(e, pid_tgid >> 32);
 	counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
 	return 0;
 }

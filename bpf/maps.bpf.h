@@ -77,6 +77,28 @@ static __always_inline void ringbuf__submit(void *rec)
 	bpf_ringbuf_submit(rec, ringbuf__wake_flags());
 }
 
+/* Processes that have produced an event record (deleted when they exit). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} event_procs SEC(".maps");
+
+/* An event record. The first one of a process wakes the reader at once: it
+ * reads the process's mappings for its stacks while the process still
+ * exists, even one that exits milliseconds later. */
+static __always_inline void ringbuf__submit_event(void *rec, __u32 tgid)
+{
+	__u64 flags = ringbuf__wake_flags();
+	if (!bpf_map_lookup_elem(&event_procs, &tgid)) {
+		__u8 one = 1;
+		bpf_map_update_elem(&event_procs, &tgid, &one, BPF_ANY);
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	bpf_ringbuf_submit(rec, flags);
+}
+
 /* Entry/exit pairs keep the entry per thread. A thread with an entry already
  * stored missed its exit (count stale, replace); a full map loses the call. */
 static __always_inline void inflight__store(void *map, __u32 tid, void *value, __u32 stale_counter,

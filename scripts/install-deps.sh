@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(
   g++ cmake make pkg-config
-  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+  clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libdw-dev liblzma-dev libbz2-dev
+  binutils xz-utils
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev
   util-linux

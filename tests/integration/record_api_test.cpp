@@ -194,10 +194,10 @@ TEST_F(RecordApi, StreamsEventsSyncsAndModules) {
     EXPECT_EQ(q("SELECT count(*)" + s + " AND target = 'context'"), 2);
     EXPECT_EQ(q("SELECT count(*)" + s + " AND target = 'event' AND event = " + h(hd["event"])), 1);
     EXPECT_EQ(q("SELECT count(*)" + s + " AND api = 'cuStreamSynchronize_ptsz' AND per_thread_stream = 1"), 1);
-    EXPECT_EQ(text("SELECT path FROM modules WHERE api = 'cuModuleLoad' AND tid = " + tid), kModulePath);
-    EXPECT_EQ(q("SELECT handle FROM modules WHERE api = 'cuModuleLoad' AND tid = " + tid),
+    EXPECT_EQ(text("SELECT path FROM gpu_modules WHERE api = 'cuModuleLoad' AND tid = " + tid), kModulePath);
+    EXPECT_EQ(q("SELECT handle FROM gpu_modules WHERE api = 'cuModuleLoad' AND tid = " + tid),
               hd["module"].get<int64_t>());
-    EXPECT_EQ(text("SELECT path FROM modules WHERE api = 'cuLibraryLoadFromFile' AND tid = " + tid), kLibraryPath);
+    EXPECT_EQ(text("SELECT path FROM gpu_modules WHERE api = 'cuLibraryLoadFromFile' AND tid = " + tid), kLibraryPath);
   }
 }
 

@@ -45,6 +45,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   EngineOptions eo;
   eo.only_tracked = opts.only_tracked;
   eo.ring_bytes = opts.ring_bytes;
+  eo.stack_depth = opts.stack_depth;
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
@@ -56,14 +57,38 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   if (auto st = s->attach_plan(opts); !st) return fail(st.error());
 
   Session* self = s.get();
-  if (auto st = s->engine_->start([self](const void* d, size_t n) {
-        Event ev = self->decoder_.decode(d, n);
-        if (!std::holds_alternative<std::monostate>(ev)) self->writer_->push(std::move(ev));
-      });
-      !st)
+  CaptureWriter* w = s->writer_.get();
+  s->stacks_ = std::make_unique<StackResolver>(StackResolver::Sink{
+      [w](const ModuleDef& m) { w->push(m); },
+      [w](const FrameDef& f) { w->push(f); },
+      [w](const StackDef& st) { w->push(st); },
+  });
+  if (auto st = s->engine_->start([self](const void* d, size_t n) { self->on_record(d, n); }); !st)
     return fail(st.error());
   s->writer_->start();
   return s;
+}
+
+void Session::on_record(const void* data, size_t size) {
+  RawStack raw;
+  Event ev = decoder_.decode(data, size, &raw);
+  if (std::holds_alternative<std::monostate>(ev)) return;
+  if (uint64_t lost = writer_->definitions_lost(); lost != definitions_lost_seen_) {
+    definitions_lost_seen_ = lost;
+    stacks_->redefine_all();
+  }
+  int64_t stack_id = 0;
+  const gpuobs_hdr* hdr = nullptr;
+  if (auto* l = std::get_if<gpuobs_launch>(&ev)) hdr = &l->hdr;
+  else if (auto* i = std::get_if<gpuobs_ioctl>(&ev)) hdr = &i->hdr;
+  else if (auto* c = std::get_if<ApiCallEvent>(&ev)) hdr = &c->hdr;
+  if (hdr) stack_id = stacks_->resolve(hdr->tgid, raw, hdr->ts_ns);
+  if (auto* p = std::get_if<ProcEvent>(&ev)) {
+    if (p->type == GPUOBS_EV_PROC_FORK) stacks_->on_fork(p->ppid, p->hdr.tgid);
+    else if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
+    else if (p->type == GPUOBS_EV_PROC_EXIT) stacks_->on_exit(p->hdr.tgid);
+  }
+  writer_->push(std::move(ev), stack_id);
 }
 
 Status Session::attach_plan(const SessionOptions& opts) {
@@ -129,6 +154,18 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["decode_short_records"] = {d.short_records, "userspace"};
   out["decode_unknown_types"] = {d.unknown_types, "userspace"};
   out["decode_size_mismatch"] = {d.size_mismatch, "userspace"};
+  out["decode_bad_stacks"] = {d.bad_stacks, "userspace"};
+  const StackStats& ss = stacks_->stats();
+  out["stack_events"] = {ss.with_stack, "userspace"};
+  out["stack_empty"] = {ss.empty, "userspace"};
+  out["stack_distinct"] = {ss.stacks, "userspace"};
+  out["stack_frames_distinct"] = {ss.frames, "userspace"};
+  out["stack_modules"] = {ss.modules, "userspace"};
+  out["stack_maps_reads"] = {ss.maps_reads, "userspace"};
+  out["stack_maps_unreadable"] = {ss.maps_unreadable, "userspace"};
+  out["stack_frames_unmapped"] = {ss.frames_unmapped, "userspace"};
+  out["stack_sp_frames_dropped"] = {ss.sp_frames_dropped, "userspace"};
+  out["stack_files_unopened"] = {ss.files_unopened, "userspace"};
   WriterStats w = writer_->stats();
   out["stored_launch"] = {w.launches, "userspace"};
   out["stored_ioctl"] = {w.ioctls, "userspace"};
@@ -136,6 +173,8 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["kernel_name_unreadable"] = {w.unreadable_names, "userspace"};
   out["stored_process_events"] = {w.process_events, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
+  out["frames_unsymbolized"] = {w.symbols.unsymbolized, "userspace"};
+  out["modules_without_symbols"] = {w.symbols.modules_no_symbols, "userspace"};
   int failed = 0;
   for (auto& p : probes_) failed += p.status != "attached";
   out["probes_not_attached"] = {static_cast<uint64_t>(failed), "userspace"};
@@ -165,6 +204,8 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   const DecodeStats& d = decoder_.stats();
   s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;
   s.processes = static_cast<uint64_t>(writer_->active_processes());
+  s.stacks = stacks_->stats().stacks;
+  s.with_stack = stacks_->stats().with_stack;
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == "attached";
   return s;

@@ -27,6 +27,7 @@ struct SessionOptions {
   std::vector<std::string> device_specs;    // extra watched devices ("MAJOR[:MINOR]" or /dev path)
   bool gpu_devices = true;                  // watch GPU drivers' majors from /proc/devices
   uint32_t ring_bytes = 16u << 20;
+  uint32_t stack_depth = 64;                // user-stack frames per event; 0: no stacks
 };
 
 struct SessionSummary {
@@ -36,6 +37,8 @@ struct SessionSummary {
   uint64_t decode_errors = 0;
   uint64_t store_failed = 0;
   uint64_t processes = 0;       // distinct processes that produced events
+  uint64_t stacks = 0;          // distinct stacks
+  uint64_t with_stack = 0;      // events that carried a stack
   int probes_attached = 0, probes_planned = 0;
 };
 
@@ -56,10 +59,14 @@ class Session {
  private:
   Session() = default;
   Status attach_plan(const SessionOptions& opts);
+  // The capture thread's path for every ring record.
+  void on_record(const void* data, size_t size);
 
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<CaptureWriter> writer_;
   Decoder decoder_;
+  std::unique_ptr<StackResolver> stacks_;
+  uint64_t definitions_lost_seen_ = 0;
   std::vector<ProbeResult> probes_;
   std::string output_;
 };

@@ -1,6 +1,7 @@
 #include "decode/decoder.h"
 
 #include <cstring>
+#include <optional>
 
 namespace gpuobs {
 namespace {
@@ -11,6 +12,23 @@ std::string bounded_string(const __u8* p, size_t cap) {
   return std::string(reinterpret_cast<const char*>(p), n);
 }
 
+// The stack trailer at the end of an event record (bpf/events.h). Returns the
+// bytes before the stack area, or nullopt if the trailer does not fit `body`.
+std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawStack* out) {
+  gpuobs_stack_trailer t;
+  if (size < body + sizeof t) return std::nullopt;
+  std::memcpy(&t, rec + size - sizeof t, sizeof t);
+  size_t area = size_t{t.cap} * 8 + sizeof t;
+  if (t.cap > GPUOBS_STACK_MAX || t.nr > t.cap || size < body + area) return std::nullopt;
+  if (out) {
+    out->present = t.cap > 0;
+    out->flags = t.flags;
+    out->ips.resize(t.nr);
+    if (t.nr) std::memcpy(out->ips.data(), rec + size - area, size_t{t.nr} * 8);
+  }
+  return size - area;
+}
+
 }  // namespace
 
 std::string blob_string(const ApiCallEvent& e) {
@@ -18,7 +36,9 @@ std::string blob_string(const ApiCallEvent& e) {
   return e.blob.substr(0, n);
 }
 
-Event Decoder::decode(const void* data, size_t size) {
+Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
+  const char* rec = static_cast<const char*>(data);
+  if (stack) *stack = RawStack{};
   gpuobs_hdr hdr;
   if (size < sizeof hdr) { ++stats_.short_records; return {}; }
   std::memcpy(&hdr, data, sizeof hdr);
@@ -32,6 +52,7 @@ Event Decoder::decode(const void* data, size_t size) {
   switch (hdr.type) {
     case GPUOBS_EV_LAUNCH: {
       if (!need(sizeof(gpuobs_launch))) return {};
+      if (!read_stack(rec, hdr.size, sizeof(gpuobs_launch), stack)) ++stats_.bad_stacks;
       gpuobs_launch e;
       std::memcpy(&e, data, sizeof e);
       ++stats_.decoded;
@@ -39,6 +60,7 @@ Event Decoder::decode(const void* data, size_t size) {
     }
     case GPUOBS_EV_IOCTL: {
       if (!need(sizeof(gpuobs_ioctl))) return {};
+      if (!read_stack(rec, hdr.size, sizeof(gpuobs_ioctl), stack)) ++stats_.bad_stacks;
       gpuobs_ioctl e;
       std::memcpy(&e, data, sizeof e);
       ++stats_.decoded;
@@ -60,7 +82,10 @@ Event Decoder::decode(const void* data, size_t size) {
       if (!need(GPUOBS_API_CALL_BASE_SIZE)) return {};
       gpuobs_api_call raw;
       std::memcpy(&raw, data, GPUOBS_API_CALL_BASE_SIZE);
-      if (raw.blob_len > hdr.size - GPUOBS_API_CALL_BASE_SIZE || raw.blob_len > GPUOBS_BLOB_MAX) {
+      size_t body = hdr.size;  // where the stack area starts
+      if (auto b = read_stack(rec, hdr.size, GPUOBS_API_CALL_BASE_SIZE, stack)) body = *b;
+      else ++stats_.bad_stacks;
+      if (raw.blob_len > body - GPUOBS_API_CALL_BASE_SIZE || raw.blob_len > GPUOBS_BLOB_MAX) {
         ++stats_.size_mismatch;
         return {};
       }

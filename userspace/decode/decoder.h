@@ -8,6 +8,8 @@
 #include <variant>
 
 #include "events.h"
+#include "stacks/stack_resolver.h"
+#include "stacks/stack_types.h"
 
 namespace gpuobs {
 
@@ -35,19 +37,24 @@ struct ApiCallEvent {
   std::string blob;
 };
 
-using Event = std::variant<std::monostate, gpuobs_launch, gpuobs_ioctl, ProcEvent, ApiCallEvent>;
+// Records from the ring, and the stack definitions the resolver adds before
+// the first record that uses them.
+using Event = std::variant<std::monostate, gpuobs_launch, gpuobs_ioctl, ProcEvent, ApiCallEvent, ModuleDef,
+                           FrameDef, StackDef>;
 
 struct DecodeStats {
   uint64_t decoded = 0;
   uint64_t short_records = 0;   // smaller than the header or than their type's struct
   uint64_t unknown_types = 0;   // a type number this build does not know
   uint64_t size_mismatch = 0;   // header size field disagrees with the record
+  uint64_t bad_stacks = 0;      // stack trailer inconsistent with the record (record kept, stack not)
 };
 
 class Decoder {
  public:
-  // monostate when the record is rejected (and counted).
-  Event decode(const void* data, size_t size);
+  // monostate when the record is rejected (and counted). The record's stack
+  // goes to *stack when given.
+  Event decode(const void* data, size_t size, RawStack* stack = nullptr);
   const DecodeStats& stats() const { return stats_; }
 
  private:

@@ -92,6 +92,7 @@ const char* counter_name(int idx) {
     case GPUOBS_CNT_API_STALE: return "api_entry_stale";
     case GPUOBS_CNT_API_ENTRY_FULL: return "dropped_api_call_inflight_full";
     case GPUOBS_CNT_API_NO_ENTRY: return "api_return_without_entry";
+    case GPUOBS_CNT_STACK_FAULT: return "stack_unreadable";
   }
   return "unknown";
 }
@@ -130,6 +131,11 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (int err = bpf_map__set_max_entries(e->skel_->maps.events, e->ring_bytes_))
     return make_error("cannot size the ring buffer: " + std::string(std::strerror(-err)));
   e->skel_->rodata->ring_wake_bytes = e->ring_bytes_ / 2;
+  if (opts.stack_depth > GPUOBS_STACK_MAX)
+    return make_error("stack depth " + std::to_string(opts.stack_depth) + " is above the maximum",
+                      "pass --stack-depth between 0 (no stacks) and " + std::to_string(GPUOBS_STACK_MAX));
+  e->skel_->rodata->stack_depth = opts.stack_depth;
+  e->stack_depth_ = opts.stack_depth;
   if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
     return make_error("BPF object ABI version does not match the loader (stale build?)");
 

@@ -28,6 +28,8 @@ struct EngineOptions {
   uint32_t ring_bytes = 16u << 20;      // rounded up to a power of two >= one page
   bool attach_ioctl = true;
   bool attach_process = true;
+  // User-stack frames per event (0: none). Each frame costs 8 bytes of ring.
+  uint32_t stack_depth = 64;
 };
 
 // One planned probe: {library, symbol, program}; the result says why not.
@@ -71,6 +73,7 @@ class Engine {
   // Calls entered but not yet returned (entries of call_inflight).
   size_t inflight_calls() const;
   uint32_t ring_bytes() const { return ring_bytes_; }
+  uint32_t stack_depth() const { return stack_depth_; }
   bool uses_uprobe_multi() const { return multi_; }
 
  private:
@@ -94,6 +97,7 @@ class Engine {
   bool multi_ = false;
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;
+  uint32_t stack_depth_ = 0;
 };
 
 }  // namespace gpuobs

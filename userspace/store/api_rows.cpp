@@ -75,20 +75,20 @@ Status ApiRowWriter::prepare(sqlite3* db) {
   launch_ = stmt(
       "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
       " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name,"
-      " cooperative, cluster_x, cluster_y, cluster_z, per_thread_stream, attributes)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      " cooperative, cluster_x, cluster_y, cluster_z, per_thread_stream, attributes, stack_id)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
   memory_ = stmt(std::string("INSERT INTO memory_ops (") + kCommon +
-                 ", op, kind, address, bytes, stream, handle, flags, alloc_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                 ", op, kind, address, bytes, stream, handle, flags, alloc_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
   copy_ = stmt(std::string("INSERT INTO copies (") + kCommon +
-               ", kind, direction, dst, src, bytes, value, stream, async) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+               ", kind, direction, dst, src, bytes, value, stream, async, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
   stream_ = stmt(std::string("INSERT INTO stream_ops (") + kCommon +
-                 ", op, stream, event, handle, flags, priority) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                 ", op, stream, event, handle, flags, priority, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
   sync_ = stmt(std::string("INSERT INTO syncs (") + kCommon +
-               ", target, stream, event, context, blocked_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  module_ = stmt("INSERT INTO modules (ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, op, kind,"
-                 " handle, source, path, name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source)"
-               " VALUES (?,?,?,?,?,?,?,?)");
+               ", target, stream, event, context, blocked_ns, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+  module_ = stmt("INSERT INTO gpu_modules (ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, op, kind,"
+                 " handle, source, path, name, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+  name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id)"
+               " VALUES (?,?,?,?,?,?,?,?,?40)");
   for (auto* s : {&launch_, &memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
   return {};
@@ -117,7 +117,7 @@ int ApiRowWriter::write_launch(const gpuobs_launch& l, int64_t pid) {
   if (auto* n = name_of(pid, l.function)) launch_.bind(18, *n); else launch_.bind_null(18);
   launch_.bind(19, int64_t{coop}).bind_null(20).bind_null(21).bind_null(22)
       .bind(23, int64_t{s && s->per_thread}).bind(24, int64_t{0});
-  return launch_.exec();
+  return run(launch_);
 }
 
 int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
@@ -175,7 +175,7 @@ int ApiRowWriter::write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64
   if (cluster) launch_.bind(20, cx).bind(21, cy).bind(22, cz);
   else launch_.bind_null(20).bind_null(21).bind_null(22);
   launch_.bind(23, int64_t{s.per_thread}).bind(24, read_at<uint32_t>(b, 48));
-  return launch_.exec();
+  return run(launch_);
 }
 
 int ApiRowWriter::write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
@@ -211,7 +211,7 @@ int ApiRowWriter::write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t 
   bool flags64 = s.op == "create" || s.op == "map";
   if (s.flags) memory_.bind(15, flags64 ? arg(e, s.flags) : arg32(e, s.flags)); else memory_.bind_null(15);
   if (alloc_id) memory_.bind(16, *alloc_id); else memory_.bind_null(16);
-  int rc = memory_.exec();
+  int rc = run(memory_);
   if ((s.op == "alloc" || s.op == "create" || s.op == "map") && ok(e) && key)
     live_[{pid, key}] = LiveAllocation{sqlite3_last_insert_rowid(db_), bytes, kind};
   return rc;
@@ -243,7 +243,7 @@ int ApiRowWriter::write_copy(const ApiCallEvent& e, const ApiSpec& s, int64_t pi
   if (memset) copy_.bind(14, arg_bytes(e, s.value, s.elem)); else copy_.bind_null(14);
   if (s.stream) copy_.bind(15, arg(e, s.stream)); else copy_.bind_null(15);
   copy_.bind(16, int64_t{s.op.ends_with("_async")});
-  return copy_.exec();
+  return run(copy_);
 }
 
 int ApiRowWriter::write_stream(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
@@ -260,7 +260,7 @@ int ApiRowWriter::write_stream(const ApiCallEvent& e, const ApiSpec& s, int64_t 
   if (s.handle || s.op == "capture_end") stream_.bind(12, handle); else stream_.bind_null(12);
   if (s.flags) stream_.bind(13, arg32(e, s.flags)); else stream_.bind_null(13);
   if (s.value) stream_.bind(14, static_cast<int64_t>(static_cast<int32_t>(arg(e, s.value)))); else stream_.bind_null(14);
-  return stream_.exec();
+  return run(stream_);
 }
 
 int ApiRowWriter::write_sync(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
@@ -270,7 +270,7 @@ int ApiRowWriter::write_sync(const ApiCallEvent& e, const ApiSpec& s, int64_t pi
   if (s.event) sync_.bind(11, arg(e, s.event)); else sync_.bind_null(11);
   if (s.handle) sync_.bind(12, arg(e, s.handle)); else sync_.bind_null(12);
   if (e.flags & GPUOBS_CALL_F_RETURNED) sync_.bind(13, e.duration_ns); else sync_.bind_null(13);
-  return sync_.exec();
+  return run(sync_);
 }
 
 int ApiRowWriter::write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
@@ -287,7 +287,7 @@ int ApiRowWriter::write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t 
   if (s.handle) module_.bind(11, arg(e, s.handle)); else module_.bind_null(11);
   if (is_load && !text.empty()) module_.bind(12, text); else module_.bind_null(12);
   if (!is_load && !text.empty()) module_.bind(13, text); else module_.bind_null(13);
-  int rc = module_.exec();
+  int rc = run(module_);
   if (is_load || !out_ok) return rc;  // failed lookups name nothing
 
   // get_function / get_kernel / kernel_function: learn handle -> name.
@@ -307,7 +307,7 @@ int ApiRowWriter::write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t 
   names_[{pid, e.out_value}] = {name, pretty};
   name_.bind(1, e.hdr.ts_ns).bind(2, pid).bind(3, e.out_value).bind(4, s.kind).bind(5, name).bind(6, pretty)
       .bind(7, s.symbol).bind(8, arg(e, s.handle));
-  int rc2 = name_.exec();
+  int rc2 = run(name_);
   return rc != SQLITE_DONE ? rc : rc2;
 }
 

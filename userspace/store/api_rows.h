@@ -29,6 +29,8 @@ class ApiRowWriter {
   void forget_process(int64_t process_id);
   // The batch that stored the allocations was rolled back: their ids are void.
   void forget_allocations() { live_.clear(); }
+  // The stack every row written next points to (0: none).
+  void set_stack(int64_t stack_id) { stack_id_ = stack_id; }
   // Name lookups whose name string could not be read from the process.
   uint64_t unreadable_names() const { return unreadable_names_; }
 
@@ -42,7 +44,14 @@ class ApiRowWriter {
   void bind_common(Stmt& st, const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
   const std::string* name_of(int64_t pid, uint64_t handle) const;
 
+  // Binds the current stack (parameter ?40 of every insert), runs, resets.
+  int run(Stmt& st) {
+    if (stack_id_) st.bind(40, stack_id_); else st.bind_null(40);
+    return st.exec();
+  }
+
   sqlite3* db_ = nullptr;
+  int64_t stack_id_ = 0;
   uint64_t unreadable_names_ = 0;
   Stmt launch_, memory_, copy_, stream_, sync_, module_, name_;
   // (process_id, handle) -> (name as given to the driver, demangled)

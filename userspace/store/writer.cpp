@@ -39,8 +39,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
 
   sqlite3* d = w->db_.get();
   w->ins_ioctl_ = Stmt(d,
-      "INSERT INTO ioctls (ts_mono_ns, latency_ns, process_id, tgid, tid, fd, dev_major, dev_minor, cmd, arg, ret)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO ioctls (ts_mono_ns, latency_ns, process_id, tgid, tid, fd, dev_major, dev_minor, cmd, arg, ret,"
+      " stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   w->ins_process_ = Stmt(d,
       "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id)"
       " VALUES (?,?,?,?,?,?,?,?)");
@@ -48,6 +48,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
   if (auto st = w->api_.prepare(d); !st) return st.error();
+  if (auto st = w->stacks_.prepare(d); !st) return st.error();
   for (auto* s : {&w->ins_ioctl_, &w->ins_process_, &w->ins_thread_, &w->upd_exec_,
                   &w->upd_exit_})
     if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
@@ -105,18 +106,18 @@ Status CaptureWriter::limit_pages(int64_t pages) {
 
 void CaptureWriter::start() { thread_ = std::thread([this] { run(); }); }
 
-void CaptureWriter::push(Event ev) {
+void CaptureWriter::push(Event ev, int64_t stack_id) {
   bool wake;
   {
     std::lock_guard lk(mu_);
-    pending_.push_back(std::move(ev));
+    pending_.push_back(Item{std::move(ev), stack_id});
     wake = pending_.size() >= kBatchEvents;
   }
   if (wake) cv_.notify_one();
 }
 
 void CaptureWriter::run() {
-  std::vector<Event> batch;
+  std::vector<Item> batch;
   for (;;) {
     bool stop;
     {
@@ -155,7 +156,7 @@ void CaptureWriter::forget_batch_state() {
   api_.forget_allocations();
 }
 
-void CaptureWriter::write_batch(std::vector<Event>& batch) {
+void CaptureWriter::write_batch(std::vector<Item>& batch) {
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
     std::lock_guard lk(mu_);
@@ -165,8 +166,10 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
   uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0;
   created_in_batch_.clear();
   batch_rolled_back_ = false;
-  for (auto& ev : batch) {
+  for (auto& item : batch) {
     if (batch_rolled_back_) break;
+    Event& ev = item.ev;
+    api_.set_stack(item.stack_id);
     if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
       int64_t pid = process_for(l->hdr.tgid);
       note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
@@ -184,11 +187,18 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
       ins_ioctl_.bind(1, i->hdr.ts_ns).bind(2, i->latency_ns).bind(3, pid).bind(4, i->hdr.tgid)
           .bind(5, i->hdr.tid).bind(6, i->fd).bind(7, i->dev_major).bind(8, i->dev_minor)
           .bind(9, i->cmd).bind(10, i->arg).bind(11, static_cast<int64_t>(i->ret));
+      if (item.stack_id) ins_ioctl_.bind(12, item.stack_id); else ins_ioctl_.bind_null(12);
       check(ins_ioctl_.exec());
       ++ioctls;
     } else if (auto* p = std::get_if<ProcEvent>(&ev)) {
       on_proc(*p);
       ++procs;
+    } else if (auto* m = std::get_if<ModuleDef>(&ev)) {
+      check(stacks_.write_module(*m));
+    } else if (auto* f = std::get_if<FrameDef>(&ev)) {
+      check(stacks_.write_frame(*f));
+    } else if (auto* st = std::get_if<StackDef>(&ev)) {
+      check(stacks_.write_stack(*st));
     }
   }
   if (!batch_rolled_back_) {
@@ -200,6 +210,7 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
   if (batch_rolled_back_) {
     spdlog::warn("store: batch rolled back ({}); {} events lost", db_.errmsg(), batch.size());
     forget_batch_state();
+    ++definitions_lost_;
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     return;
@@ -210,6 +221,7 @@ void CaptureWriter::write_batch(std::vector<Event>& batch) {
   stats_.process_events += procs;
   stats_.api_calls += calls;
   stats_.unreadable_names = api_.unreadable_names();
+  stats_.symbols = stacks_.stats();
   ++stats_.batches;
 }
 

@@ -20,6 +20,7 @@
 #include "decode/decoder.h"
 #include "store/api_rows.h"
 #include "store/db.h"
+#include "store/stack_rows.h"
 
 namespace gpuobs {
 
@@ -58,6 +59,7 @@ struct WriterStats {
   uint64_t unreadable_names = 0;  // kernel-name lookups whose string could not be read
   uint64_t batches = 0;
   uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
+  SymbolStats symbols;
 };
 
 class CaptureWriter {
@@ -79,7 +81,12 @@ class CaptureWriter {
   Status limit_pages(int64_t pages);
 
   void start();
-  void push(Event ev);  // thread-safe, never blocks on SQLite
+  // Thread-safe, never blocks on SQLite. stack_id: the event's stack (0: none),
+  // defined by a ModuleDef/FrameDef/StackDef pushed before it.
+  void push(Event ev, int64_t stack_id = 0);
+  // Bumped each time a rolled-back batch lost stack definitions: the
+  // producer must send them again (StackResolver::redefine_all).
+  uint64_t definitions_lost() const { return definitions_lost_.load(); }
   // Stops the thread after writing everything pushed.
   void stop();
   // Records the end of the capture and the final counters; folds the WAL in.
@@ -92,7 +99,11 @@ class CaptureWriter {
  private:
   CaptureWriter() = default;
   void run();
-  void write_batch(std::vector<Event>& batch);
+  struct Item {
+    Event ev;
+    int64_t stack_id;
+  };
+  void write_batch(std::vector<Item>& batch);
   int64_t process_for(uint32_t tgid);
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
@@ -105,6 +116,8 @@ class CaptureWriter {
   Db db_;
   ProcessLookup lookup_;
   ApiRowWriter api_;
+  StackRowWriter stacks_;
+  std::atomic<uint64_t> definitions_lost_{0};
   Stmt ins_ioctl_, ins_process_, ins_thread_, upd_exec_, upd_exit_;
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
@@ -117,7 +130,7 @@ class CaptureWriter {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Event> pending_;
+  std::vector<Item> pending_;
   bool stopping_ = false;
   std::thread thread_;
   WriterStats stats_;

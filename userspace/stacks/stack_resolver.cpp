@@ -1,0 +1,174 @@
+#include "stacks/stack_resolver.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "events.h"
+
+namespace gpuobs {
+namespace {
+
+// A process's mappings are re-read on a miss at most this often: an address
+// that is simply not code (a broken frame-pointer chain) must not cost a
+// /proc read per record.
+constexpr uint64_t kRereadIntervalNs = 50'000'000;
+// Bounded memory for processes with endless distinct stacks.
+constexpr size_t kMaxCachePerProcess = 1 << 16;
+
+std::string cache_key(const RawStack& raw) {
+  std::string k(sizeof(uint32_t) + raw.ips.size() * sizeof(uint64_t), '\0');
+  std::memcpy(k.data(), &raw.flags, sizeof raw.flags);
+  if (!raw.ips.empty()) std::memcpy(k.data() + sizeof raw.flags, raw.ips.data(), raw.ips.size() * 8);
+  return k;
+}
+
+}  // namespace
+
+StackResolver::StackResolver(Sink sink, std::string proc_root)
+    : sink_(std::move(sink)), proc_root_(std::move(proc_root)) {}
+
+const ModuleDef* StackResolver::pseudo(const std::string& name) {
+  auto& slot = pseudo_[name];
+  if (!slot) {
+    slot = std::make_unique<ModuleDef>();
+    slot->id = static_cast<int64_t>(modules_.size()) + 1;
+    slot->path = name;
+    modules_.push_back(slot.get());
+    ++stats_.modules;
+    sink_.module(*slot);
+  }
+  return slot.get();
+}
+
+const ModuleDef* StackResolver::module_for(uint32_t tgid, const Mapping& m) {
+  if (!m.inode) return pseudo(m.path == "[vdso]" ? "[vdso]" : "[anon]");
+  auto& slot = files_[{m.dev, m.inode}];
+  if (slot) return slot.get();
+  slot = std::make_unique<ModuleDef>();
+  slot->id = static_cast<int64_t>(modules_.size()) + 1;
+  slot->path = m.path;
+  slot->dev = m.dev;
+  slot->inode = m.inode;
+  // map_files reaches the very file mapped (even deleted, even in another
+  // mount namespace); the path through the process's root is the fallback.
+  char name[64];
+  std::snprintf(name, sizeof name, "/%u/map_files/%lx-%lx", tgid, static_cast<unsigned long>(m.start),
+                static_cast<unsigned long>(m.end));
+  int fd = ::open((proc_root_ + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = ::open((proc_root_ + "/" + std::to_string(tgid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    slot->file = std::make_shared<FileHandle>(fd);
+  else
+    ++stats_.files_unopened;
+  modules_.push_back(slot.get());
+  ++stats_.modules;
+  sink_.module(*slot);
+  return slot.get();
+}
+
+void StackResolver::load(Process& p, uint32_t tgid, uint64_t ts_ns) {
+  p.loaded = true;
+  p.last_read_ns = ts_ns;
+  auto maps = read_proc_maps(tgid, proc_root_);
+  if (!maps) {
+    ++stats_.maps_unreadable;
+    return;
+  }
+  ++stats_.maps_reads;
+  p.ranges.clear();
+  for (const Mapping& m : *maps) {
+    if (!m.exec) continue;  // frames are code addresses
+    p.ranges.push_back(Range{m.start, m.end, m.offset, m.exec, module_for(tgid, m)});
+  }
+  p.cache.clear();
+}
+
+const StackResolver::Range* StackResolver::find(const Process& p, uint64_t ip) const {
+  auto it = std::upper_bound(p.ranges.begin(), p.ranges.end(), ip,
+                             [](uint64_t v, const Range& r) { return v < r.start; });
+  if (it == p.ranges.begin()) return nullptr;
+  --it;
+  return ip < it->end ? &*it : nullptr;
+}
+
+int64_t StackResolver::frame_id(int64_t module_id, uint64_t offset) {
+  auto [it, fresh] = frames_.try_emplace({module_id, offset}, 0);
+  if (fresh) {
+    it->second = static_cast<int64_t>(frame_defs_.size()) + 1;
+    frame_defs_.push_back(FrameDef{it->second, module_id, offset});
+    ++stats_.frames;
+    sink_.frame(frame_defs_.back());
+  }
+  return it->second;
+}
+
+int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_ns) {
+  if (!raw.present) return 0;
+  ++stats_.with_stack;
+  Process& p = procs_[tgid];
+  if (!p.loaded) load(p, tgid, ts_ns);
+  std::string key = cache_key(raw);
+  if (auto it = p.cache.find(key); it != p.cache.end()) return it->second;
+
+  std::vector<int64_t> frames;
+  frames.reserve(raw.ips.size());
+  size_t first = (raw.flags & GPUOBS_STACK_F_DROP_FIRST) ? 1 : 0;
+  for (size_t i = first; i < raw.ips.size(); ++i) {
+    uint64_t ip = raw.ips[i];
+    const Range* r = find(p, ip);
+    if (!r && ts_ns - p.last_read_ns >= kRereadIntervalNs) {
+      load(p, tgid, ts_ns);  // a library loaded since the last snapshot
+      r = find(p, ip);
+    }
+    if (i == 0 && (raw.flags & GPUOBS_STACK_F_FROM_SP)) {
+      // Only a guess: a return address if it is code and not frame 1 again.
+      if (!r || (raw.ips.size() > 1 && raw.ips[1] == ip)) {
+        ++stats_.sp_frames_dropped;
+        continue;
+      }
+    }
+    if (r) {
+      frames.push_back(frame_id(r->module->id, ip - r->start + r->offset));
+    } else {
+      ++stats_.frames_unmapped;
+      frames.push_back(frame_id(pseudo("[unmapped]")->id, ip));
+    }
+  }
+  if (frames.empty()) ++stats_.empty;
+  uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
+  auto [it, fresh] = stacks_.try_emplace({flags, frames}, 0);
+  if (fresh) {
+    it->second = static_cast<int64_t>(stack_defs_.size()) + 1;
+    stack_defs_.push_back(StackDef{it->second, flags, std::move(frames)});
+    ++stats_.stacks;
+    sink_.stack(stack_defs_.back());
+  }
+  if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
+  p.cache.emplace(std::move(key), it->second);
+  return it->second;
+}
+
+void StackResolver::on_fork(uint32_t parent, uint32_t child) {
+  Process& c = procs_[child];
+  c = Process{};
+  auto it = procs_.find(parent);
+  if (it != procs_.end() && it->second.loaded) {
+    c.ranges = it->second.ranges;  // fork copies the address space
+    c.loaded = true;
+    c.last_read_ns = it->second.last_read_ns;
+  }
+}
+
+void StackResolver::on_exec(uint32_t tgid) { procs_.erase(tgid); }
+void StackResolver::on_exit(uint32_t tgid) { procs_.erase(tgid); }
+
+void StackResolver::redefine_all() {
+  for (const ModuleDef* m : modules_) sink_.module(*m);
+  for (const FrameDef& f : frame_defs_) sink_.frame(f);
+  for (const StackDef& s : stack_defs_) sink_.stack(s);
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,96 @@
+// Turns the raw return addresses of a record into an interned stack id, in
+// the capture thread, while the process still exists: per process, a snapshot
+// of its mappings (read when it is first seen, after exec, and again when an
+// address falls outside every known mapping) maps each address to (file,
+// file offset). Files are identified by (dev, inode) and kept open, so they
+// can be symbolized after the process has gone. Identical stacks from any
+// process share one id: frames are (module, offset), not addresses.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "stacks/proc_maps.h"
+#include "stacks/stack_types.h"
+
+namespace gpuobs {
+
+// A record's stack as it came off the ring (bpf/events.h).
+struct RawStack {
+  std::vector<uint64_t> ips;  // innermost first
+  uint32_t flags = 0;         // GPUOBS_STACK_F_*
+  bool present = false;       // false: stacks are off (depth 0)
+};
+
+struct StackStats {
+  uint64_t with_stack = 0;        // records that carried a stack
+  uint64_t empty = 0;             // ... with no usable frame
+  uint64_t stacks = 0;            // distinct stacks
+  uint64_t frames = 0;            // distinct (module, offset) frames
+  uint64_t modules = 0;           // distinct files (and pseudo-modules)
+  uint64_t maps_reads = 0;        // /proc/PID/maps snapshots taken
+  uint64_t maps_unreadable = 0;   // the process was gone before its mappings were read
+  uint64_t frames_unmapped = 0;   // frame addresses outside every mapping (stored as [unmapped])
+  uint64_t sp_frames_dropped = 0; // a [sp] caller guess that was not code (dropped)
+  uint64_t files_unopened = 0;    // mapped files that could not be opened (no symbols)
+};
+
+class StackResolver {
+ public:
+  // Receives definitions (ModuleDef, FrameDef, StackDef), in order, before
+  // the stack id that needs them is returned.
+  struct Sink {
+    std::function<void(const ModuleDef&)> module;
+    std::function<void(const FrameDef&)> frame;
+    std::function<void(const StackDef&)> stack;
+  };
+  explicit StackResolver(Sink sink, std::string proc_root = "/proc");
+
+  // 0 when the record has no stack.
+  int64_t resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_ns);
+  void on_fork(uint32_t parent, uint32_t child);
+  void on_exec(uint32_t tgid);
+  void on_exit(uint32_t tgid);
+  // The writer lost definitions (a rolled-back batch): send them all again.
+  void redefine_all();
+  const StackStats& stats() const { return stats_; }
+
+ private:
+  struct Range {
+    uint64_t start, end, offset;
+    bool exec;
+    const ModuleDef* module;
+  };
+  struct Process {
+    std::vector<Range> ranges;  // sorted by start
+    bool loaded = false;
+    uint64_t last_read_ns = 0;  // capture time of the last snapshot
+    // (flags, raw addresses) -> stack id: the same call site repeats.
+    std::unordered_map<std::string, int64_t> cache;
+  };
+  void load(Process& p, uint32_t tgid, uint64_t ts_ns);
+  const Range* find(const Process& p, uint64_t ip) const;
+  const ModuleDef* module_for(uint32_t tgid, const Mapping& m);
+  const ModuleDef* pseudo(const std::string& name);
+  int64_t frame_id(int64_t module_id, uint64_t offset);
+
+  Sink sink_;
+  std::string proc_root_;
+  StackStats stats_;
+  std::unordered_map<uint32_t, Process> procs_;
+  std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<ModuleDef>> files_;  // (dev, inode)
+  std::map<std::string, std::unique_ptr<ModuleDef>> pseudo_;
+  std::vector<const ModuleDef*> modules_;  // by id - 1
+  std::map<std::pair<int64_t, uint64_t>, int64_t> frames_;
+  std::vector<FrameDef> frame_defs_;
+  std::map<std::pair<uint32_t, std::vector<int64_t>>, int64_t> stacks_;
+  std::vector<StackDef> stack_defs_;
+};
+
+}  // namespace gpuobs

@@ -1,0 +1,51 @@
+// What the stack resolver (capture thread) tells the writer: definitions of
+// modules, frames and stacks, each once, before the first event that uses
+// them. Ids are the resolver's, so the capture thread never waits on SQLite.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpuobs {
+
+// An open descriptor of a mapped file, kept so that the file can be read
+// after the process that mapped it has exited (or the file was deleted).
+class FileHandle {
+ public:
+  explicit FileHandle(int fd) : fd_(fd) {}
+  ~FileHandle() { if (fd_ >= 0) ::close(fd_); }
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// One code file (or pseudo-module: "[vdso]", "[anon]", "[unmapped]").
+struct ModuleDef {
+  int64_t id = 0;
+  std::string path;
+  uint64_t dev = 0, inode = 0;  // 0: not a file
+  std::shared_ptr<FileHandle> file;  // null: nothing to read symbols from
+};
+
+// A return address as (module, file offset); for pseudo-modules the offset
+// is the virtual address.
+struct FrameDef {
+  int64_t id = 0;
+  int64_t module_id = 0;
+  uint64_t offset = 0;
+};
+
+struct StackDef {
+  int64_t id = 0;
+  uint32_t flags = 0;                 // GPUOBS_STACK_F_* of the first record with it
+  std::vector<int64_t> frames;        // frame ids, innermost first
+};
+
+}  // namespace gpuobs

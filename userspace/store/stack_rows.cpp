@@ -1,0 +1,85 @@
+#include "store/stack_rows.h"
+
+#include <array>
+#include <string_view>
+
+#include "events.h"
+
+namespace gpuobs {
+namespace {
+
+// Where a complete walk ends: the functions that start threads and call main.
+bool is_thread_root(std::string_view name) {
+  static constexpr std::array<std::string_view, 9> kRoots = {
+      "_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl", "start_thread",
+      "clone", "__clone", "clone3", "__clone3"};
+  for (auto r : kRoots)
+    if (name == r) return true;
+  return false;
+}
+
+}  // namespace
+
+Status StackRowWriter::prepare(sqlite3* db) {
+  module_ = Stmt(db, "INSERT OR IGNORE INTO modules (id, path, build_id, dev, inode, symbols, debug_info)"
+                     " VALUES (?,?,?,?,?,?,?)");
+  symbol_ = Stmt(db, "INSERT OR IGNORE INTO symbols (module_id, name, mangled) VALUES (?,?,?)");
+  symbol_id_ = Stmt(db, "SELECT id FROM symbols WHERE module_id = ? AND mangled = ?");
+  frame_ = Stmt(db, "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, symbol_offset, file, line)"
+                    " VALUES (?,?,?,?,?,?,?)");
+  stack_ = Stmt(db, "INSERT OR IGNORE INTO stacks (id, depth, end_reason) VALUES (?,?,?)");
+  stack_frame_ = Stmt(db, "INSERT OR IGNORE INTO stack_frames (stack_id, position, frame_id) VALUES (?,?,?)");
+  for (auto* s : {&module_, &symbol_, &symbol_id_, &frame_, &stack_, &stack_frame_})
+    if (!s->valid()) return make_error(std::string("cannot prepare stack statements: ") + sqlite3_errmsg(db));
+  return {};
+}
+
+int StackRowWriter::write_module(const ModuleDef& m) {
+  bool file = m.inode != 0;
+  if (!file) pseudo_modules_.insert(m.id);
+  ModuleInfo info = symbolizer_.add(m);
+  bool first = module_has_symbols_.emplace(m.id, info.symbols != "none").second;
+  if (first && file && info.symbols == "none") ++stats_.modules_no_symbols;
+  module_.bind(1, m.id).bind(2, m.path);
+  if (info.build_id.empty()) module_.bind_null(3); else module_.bind(3, info.build_id);
+  if (file) module_.bind(4, m.dev).bind(5, m.inode); else module_.bind_null(4).bind_null(5);
+  module_.bind(6, info.symbols).bind(7, int64_t{info.debug_info});
+  return module_.exec();
+}
+
+int StackRowWriter::write_frame(const FrameDef& f) {
+  ++stats_.frames;
+  std::optional<FrameSymbol> sym;
+  if (!pseudo_modules_.count(f.module_id)) sym = symbolizer_.symbolize(f.module_id, f.offset);
+  if (!sym || sym->name.empty()) ++stats_.unsymbolized;
+  int64_t symbol_id = 0;
+  if (sym && !sym->mangled.empty()) {
+    int rc = symbol_.bind(1, f.module_id).bind(2, sym->name).bind(3, sym->mangled).exec();
+    if (rc != SQLITE_DONE) return rc;
+    symbol_id_.bind(1, f.module_id).bind(2, sym->mangled);
+    if (symbol_id_.step() == SQLITE_ROW) symbol_id = sqlite3_column_int64(symbol_id_.get(), 0);
+    symbol_id_.reset();
+    if (is_thread_root(sym->mangled)) root_frames_.insert(f.id);
+  }
+  frame_.bind(1, f.id).bind(2, f.module_id).bind(3, f.offset);
+  if (symbol_id) frame_.bind(4, symbol_id).bind(5, sym->symbol_offset); else frame_.bind_null(4).bind_null(5);
+  if (sym && !sym->file.empty()) frame_.bind(6, sym->file).bind(7, sym->line); else frame_.bind_null(6).bind_null(7);
+  return frame_.exec();
+}
+
+int StackRowWriter::write_stack(const StackDef& s) {
+  const char* end = "cut";
+  if (s.flags & GPUOBS_STACK_F_FAULT) end = "fault";
+  else if (s.frames.empty()) end = "empty";
+  else if (root_frames_.count(s.frames.back())) end = "root";
+  else if (s.flags & GPUOBS_STACK_F_FULL) end = "depth";
+  int rc = stack_.bind(1, s.id).bind(2, static_cast<int64_t>(s.frames.size())).bind(3, std::string_view(end)).exec();
+  if (rc != SQLITE_DONE) return rc;
+  for (size_t i = 0; i < s.frames.size(); ++i) {
+    rc = stack_frame_.bind(1, s.id).bind(2, static_cast<int64_t>(i)).bind(3, s.frames[i]).exec();
+    if (rc != SQLITE_DONE) return rc;
+  }
+  return SQLITE_DONE;
+}
+
+}  // namespace gpuobs
