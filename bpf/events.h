@@ -63,24 +63,30 @@
  * Every event record (launch, ioctl, api call) ends with the caller's user
  * stack: ips[cap] then struct gpuobs_stack_trailer, both counted in hdr.size.
  * cap is the loader's stack depth (0: stacks off), so the trailer is always
- * the record's last 8 bytes and ips start cap * 8 bytes before it. Frames are
- * return addresses (symbolize at ip - 1), innermost first.
+ * the record's last 16 bytes and ips start cap * 8 bytes before it. ips is
+ * the kernel's frame-pointer walk, innermost first; what frame 0 is depends
+ * on where the probe fired (GPUOBS_STACK_F_AT_*), and user space completes
+ * it with sp_word (userspace/stacks/stack_resolver.cpp).
  */
 #define GPUOBS_STACK_MAX 127 /* largest depth the loader accepts */
 struct gpuobs_stack_trailer {
-	__u16 nr;    /* valid frames in ips[0 .. nr) */
-	__u16 cap;   /* frames reserved (the configured depth) */
-	__u32 flags; /* GPUOBS_STACK_F_* */
+	__u64 sp_word; /* the word at the user stack pointer (0 if unreadable) */
+	__u16 nr;      /* valid frames in ips[0 .. nr) */
+	__u16 cap;     /* frames reserved (the configured depth) */
+	__u32 flags;   /* GPUOBS_STACK_F_* */
 };
-/* ips[0] is the probed function's own entry address and ips[1] its caller
- * (the kernel added the return address at [sp]): user space drops ips[0]. */
-#define GPUOBS_STACK_F_DROP_FIRST 1u
-/* ips[0] was read from [sp] (the caller's return address at a function's
- * first instruction, or at a syscall in a frameless libc wrapper): user
- * space keeps it only if it points into an executable mapping. */
-#define GPUOBS_STACK_F_FROM_SP 2u
-#define GPUOBS_STACK_F_FAULT 4u /* bpf_get_stack failed: no frames */
-#define GPUOBS_STACK_F_FULL 8u  /* nr == cap: the walk may have gone deeper */
+/* Return probe: ips[0] is the call site in the caller; all frames are real. */
+#define GPUOBS_STACK_F_AT_RETURN 1u
+/* A function's first instruction: ips[0] is the probed function itself and
+ * its caller's return address is sp_word. The kernel (>= 6.10) adds it as
+ * ips[1] when the function starts with push %rbp or endbr64; otherwise the
+ * walk goes from ips[0] to the caller's caller. */
+#define GPUOBS_STACK_F_AT_ENTRY 2u
+/* Syscall exit: ips[0] is in the libc wrapper; sp_word is its return
+ * address when the wrapper has no stack frame of its own. */
+#define GPUOBS_STACK_F_AT_SYSCALL 4u
+#define GPUOBS_STACK_F_FAULT 8u  /* bpf_get_stack failed: no frames */
+#define GPUOBS_STACK_F_FULL 16u  /* nr == cap: the walk may have gone deeper */
 
 /* Common header, first in every record. 24 bytes. */
 struct gpuobs_hdr {

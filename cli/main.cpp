@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
                    "do not watch the GPU drivers' devices found in /proc/devices");
   uint32_t ring_mb = 16;
   record->add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
+  record->add_option("--stack-depth", rec.session.stack_depth,
+                     "user-stack frames per event, 0 to 127 (0: no stacks)")->capture_default_str();
   record->footer("The command starts after -- or at the first word that is not an option.");
 
   cli::ReportArgs rep;

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--watch-dev", opts.device_specs, "also watch this character device (repeatable)");
   app.add_flag("!--no-gpu-devices", opts.gpu_devices, "do not watch GPU drivers' devices from /proc/devices");
   app.add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
+  app.add_option("--stack-depth", opts.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
+      ->capture_default_str();
   app.add_option("-v,--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
   try {

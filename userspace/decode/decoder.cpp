@@ -23,6 +23,7 @@ std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawS
   if (out) {
     out->present = t.cap > 0;
     out->flags = t.flags;
+    out->sp_word = t.sp_word;
     out->ips.resize(t.nr);
     if (t.nr) std::memcpy(out->ips.data(), rec + size - area, size_t{t.nr} * 8);
   }

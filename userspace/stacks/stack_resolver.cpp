@@ -19,10 +19,43 @@ constexpr uint64_t kRereadIntervalNs = 50'000'000;
 constexpr size_t kMaxCachePerProcess = 1 << 16;
 
 std::string cache_key(const RawStack& raw) {
-  std::string k(sizeof(uint32_t) + raw.ips.size() * sizeof(uint64_t), '\0');
+  std::string k(sizeof(uint32_t) + sizeof(uint64_t) + raw.ips.size() * sizeof(uint64_t), '\0');
   std::memcpy(k.data(), &raw.flags, sizeof raw.flags);
-  if (!raw.ips.empty()) std::memcpy(k.data() + sizeof raw.flags, raw.ips.data(), raw.ips.size() * 8);
+  std::memcpy(k.data() + sizeof raw.flags, &raw.sp_word, sizeof raw.sp_word);
+  if (!raw.ips.empty())
+    std::memcpy(k.data() + sizeof raw.flags + sizeof raw.sp_word, raw.ips.data(), raw.ips.size() * 8);
   return k;
+}
+
+// The return addresses of a record, innermost first, from the kernel's
+// frame-pointer walk and the word at [sp] (bpf/events.h).
+//   return:  the walk as is
+//   entry:   the walk without frame 0 (the probed function), the caller from
+//            [sp] unless the kernel already added it as frame 1
+//   syscall: frame 0 (in the libc wrapper), then the caller from [sp] when the
+//            wrapper keeps its return address there (no stack frame)
+// is_code says whether an address is in executable memory: [sp] is only a
+// candidate.
+template <typename IsCode>
+std::vector<uint64_t> call_chain(const RawStack& raw, IsCode is_code, uint64_t& sp_dropped) {
+  const auto& ips = raw.ips;
+  std::vector<uint64_t> out;
+  out.reserve(ips.size() + 1);
+  auto add_sp_word = [&](uint64_t next) {
+    if (raw.sp_word && raw.sp_word != next && is_code(raw.sp_word)) out.push_back(raw.sp_word);
+    else if (raw.sp_word != next) ++sp_dropped;
+  };
+  if ((raw.flags & GPUOBS_STACK_F_AT_ENTRY) && !ips.empty()) {
+    add_sp_word(ips.size() > 1 ? ips[1] : 0);
+    out.insert(out.end(), ips.begin() + 1, ips.end());
+  } else if ((raw.flags & GPUOBS_STACK_F_AT_SYSCALL) && !ips.empty()) {
+    out.push_back(ips[0]);
+    add_sp_word(ips.size() > 1 ? ips[1] : 0);
+    out.insert(out.end(), ips.begin() + 1, ips.end());
+  } else {
+    out = ips;
+  }
+  return out;
 }
 
 }  // namespace
@@ -111,26 +144,28 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   Process& p = procs_[tgid];
   if (!p.loaded) load(p, tgid, ts_ns);
   std::string key = cache_key(raw);
-  if (auto it = p.cache.find(key); it != p.cache.end()) return it->second;
+  if (auto it = p.cache.find(key); it != p.cache.end()) {
+    stats_.sp_frames_dropped += it->second.sp_dropped;
+    return it->second.stack_id;
+  }
 
-  std::vector<int64_t> frames;
-  frames.reserve(raw.ips.size());
-  size_t first = (raw.flags & GPUOBS_STACK_F_DROP_FIRST) ? 1 : 0;
-  for (size_t i = first; i < raw.ips.size(); ++i) {
-    uint64_t ip = raw.ips[i];
+  // Addresses outside every known mapping: a library loaded since the last
+  // snapshot, so read the mappings again (rate-limited).
+  auto lookup = [&](uint64_t ip) {
     const Range* r = find(p, ip);
     if (!r && ts_ns - p.last_read_ns >= kRereadIntervalNs) {
-      load(p, tgid, ts_ns);  // a library loaded since the last snapshot
+      load(p, tgid, ts_ns);
       r = find(p, ip);
     }
-    if (i == 0 && (raw.flags & GPUOBS_STACK_F_FROM_SP)) {
-      // Only a guess: a return address if it is code and not frame 1 again.
-      if (!r || (raw.ips.size() > 1 && raw.ips[1] == ip)) {
-        ++stats_.sp_frames_dropped;
-        continue;
-      }
-    }
-    if (r) {
+    return r;
+  };
+  uint64_t sp_dropped = 0;
+  std::vector<uint64_t> chain = call_chain(raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);
+  stats_.sp_frames_dropped += sp_dropped;
+  std::vector<int64_t> frames;
+  frames.reserve(chain.size());
+  for (uint64_t ip : chain) {
+    if (const Range* r = lookup(ip)) {
       frames.push_back(frame_id(r->module->id, ip - r->start + r->offset));
     } else {
       ++stats_.frames_unmapped;
@@ -147,7 +182,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     sink_.stack(stack_defs_.back());
   }
   if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
-  p.cache.emplace(std::move(key), it->second);
+  p.cache.emplace(std::move(key), Process::Cached{it->second, sp_dropped != 0});
   return it->second;
 }
 

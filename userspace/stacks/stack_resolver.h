@@ -25,6 +25,7 @@ namespace gpuobs {
 struct RawStack {
   std::vector<uint64_t> ips;  // innermost first
   uint32_t flags = 0;         // GPUOBS_STACK_F_*
+  uint64_t sp_word = 0;       // the word at the stack pointer (entry and syscall sites)
   bool present = false;       // false: stacks are off (depth 0)
 };
 
@@ -37,7 +38,7 @@ struct StackStats {
   uint64_t maps_reads = 0;        // /proc/PID/maps snapshots taken
   uint64_t maps_unreadable = 0;   // the process was gone before its mappings were read
   uint64_t frames_unmapped = 0;   // frame addresses outside every mapping (stored as [unmapped])
-  uint64_t sp_frames_dropped = 0; // a [sp] caller guess that was not code (dropped)
+  uint64_t sp_frames_dropped = 0; // records whose [sp] word was not a return address: caller missing
   uint64_t files_unopened = 0;    // mapped files that could not be opened (no symbols)
 };
 
@@ -72,7 +73,11 @@ class StackResolver {
     bool loaded = false;
     uint64_t last_read_ns = 0;  // capture time of the last snapshot
     // (flags, raw addresses) -> stack id: the same call site repeats.
-    std::unordered_map<std::string, int64_t> cache;
+    struct Cached {
+      int64_t stack_id;
+      bool sp_dropped;  // counted again for every record with this stack
+    };
+    std::unordered_map<std::string, Cached> cache;
   };
   void load(Process& p, uint32_t tgid, uint64_t ts_ns);
   const Range* find(const Process& p, uint64_t ip) const;

@@ -68,14 +68,23 @@ int StackRowWriter::write_frame(const FrameDef& f) {
 }
 
 int StackRowWriter::write_stack(const StackDef& s) {
+  // A thread's entry function is the end: what a frame-pointer walk finds
+  // past it (libc is built without frame pointers) is not a caller.
+  size_t depth = s.frames.size();
   const char* end = "cut";
+  for (size_t i = 0; i < s.frames.size(); ++i)
+    if (root_frames_.count(s.frames[i])) {
+      depth = i + 1;
+      end = "root";
+      break;
+    }
   if (s.flags & GPUOBS_STACK_F_FAULT) end = "fault";
   else if (s.frames.empty()) end = "empty";
-  else if (root_frames_.count(s.frames.back())) end = "root";
-  else if (s.flags & GPUOBS_STACK_F_FULL) end = "depth";
-  int rc = stack_.bind(1, s.id).bind(2, static_cast<int64_t>(s.frames.size())).bind(3, std::string_view(end)).exec();
+  else if (depth == s.frames.size() && std::string_view(end) != "root" && (s.flags & GPUOBS_STACK_F_FULL))
+    end = "depth";
+  int rc = stack_.bind(1, s.id).bind(2, static_cast<int64_t>(depth)).bind(3, std::string_view(end)).exec();
   if (rc != SQLITE_DONE) return rc;
-  for (size_t i = 0; i < s.frames.size(); ++i) {
+  for (size_t i = 0; i < depth; ++i) {
     rc = stack_frame_.bind(1, s.id).bind(2, static_cast<int64_t>(i)).bind(3, s.frames[i]).exec();
     if (rc != SQLITE_DONE) return rc;
   }

@@ -1,0 +1,228 @@
+// Call stacks with real BPF: known call chains (tests/workloads/
+// stack_workload.c) recorded through the fake libcuda, and the stored stacks
+// compared function by function, with file:line of the call sites. Covers the
+// entry probe (kernel-added caller and caller read from [sp]), the return
+// probe, the ioctl syscall, a shared library in the middle, a second thread,
+// a forked child, MiniDebugInfo, code without frame pointers, a process that
+// exits 10 ms after its last call, and a reused pid.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "run_util.h"
+#include "store/schema.h"
+#include "unit/test_util.h"
+
+using namespace gpuobs;
+using namespace gpuobs::testing;
+
+namespace {
+
+constexpr int kCalls = 20;
+
+// Line of the first line of `source` containing `marker`.
+int line_of(const std::string& source, const std::string& marker) {
+  std::ifstream in(source);
+  std::string l;
+  for (int n = 1; std::getline(in, l); ++n)
+    if (l.find(marker) != std::string::npos) return n;
+  return -1;
+}
+
+std::string text(Db& db, const std::string& sql) {
+  Stmt st(db.get(), sql);
+  if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
+  return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+}
+
+// The stored functions of a stack, innermost first ("?" where unknown).
+std::vector<std::string> functions(Db& db, int64_t stack_id) {
+  Stmt st(db.get(), "SELECT coalesce(symbol, '?') FROM stack_symbols WHERE stack_id = ? ORDER BY position");
+  st.bind(1, stack_id);
+  std::vector<std::string> out;
+  while (st.step() == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0)));
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& f : v) s += (s.empty() ? "" : " <- ") + f;
+  return s;
+}
+
+std::vector<std::string> prefix(const std::vector<std::string>& v, size_t n) {
+  return std::vector<std::string>(v.begin(), v.begin() + static_cast<long>(std::min(n, v.size())));
+}
+
+std::string record(const TempDir& dir, const std::string& args, const std::string& extra = "") {
+  std::string out = dir.file("cap.gpuobs");
+  std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + FAKE_LIBCUDA +
+                    " --no-gpu-devices " + extra + " -- " + args;
+  EXPECT_EQ(run(cmd), 0) << cmd;
+  return out;
+}
+
+// Every row of `table` matching `where`: one stack id, returned.
+int64_t only_stack(Db& db, const std::string& table, const std::string& where, int64_t rows) {
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM " + table + " WHERE " + where), rows) << table << " " << where;
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM " + table + " WHERE " + where + " AND stack_id IS NULL"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(DISTINCT stack_id) FROM " + table + " WHERE " + where), 1)
+      << table << " " << where;
+  return scalar(db, "SELECT stack_id FROM " + table + " WHERE " + where + " LIMIT 1");
+}
+
+void expect_site(Db& db, int64_t stack, const std::string& file, int line) {
+  std::string pos = "stack_id = " + std::to_string(stack) + " AND position = 0";
+  EXPECT_EQ(text(db, "SELECT file FROM stack_symbols WHERE " + pos), file);
+  EXPECT_EQ(scalar(db, "SELECT line FROM stack_symbols WHERE " + pos), line);
+}
+
+const std::vector<std::string> kMainChain = {"level_three", "level_two", "level_one", "main",
+                                             "__libc_start_call_main"};
+
+std::string workload(const char* bin, const std::string& mode, int n = kCalls) {
+  return std::string(bin) + " " + FAKE_LIBCUDA + " " + mode + " " + std::to_string(n);
+}
+
+}  // namespace
+
+TEST(Stacks, EveryProbeKindGivesTheWholeChainWithCallSites) {
+  TempDir dir;
+  std::string cap = record(dir, workload(STACK_WORKLOAD, "chain"), "--watch-dev /dev/null");
+  auto db = open_capture_readonly(cap);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  const std::string src = STACK_WORKLOAD_SOURCE;
+
+  // Entry probe on a function starting with push %rbp: the kernel adds the caller.
+  int64_t launch = only_stack(*db, "kernel_launches", "api = 'cuLaunchKernel'", kCalls);
+  EXPECT_EQ(functions(*db, launch), kMainChain) << joined(functions(*db, launch));
+  expect_site(*db, launch, src, line_of(src, "SITE_LAUNCH"));
+  // Entry probe on a frameless function: the caller comes from [sp].
+  int64_t graph = only_stack(*db, "stream_ops", "api = 'cuGraphLaunch'", kCalls);
+  EXPECT_EQ(functions(*db, graph), kMainChain) << joined(functions(*db, graph));
+  expect_site(*db, graph, src, line_of(src, "SITE_GRAPH"));
+  // Return probe: the walk starts at the call site itself.
+  int64_t sync = only_stack(*db, "syncs", "api = 'cuStreamSynchronize'", kCalls);
+  EXPECT_EQ(functions(*db, sync), kMainChain) << joined(functions(*db, sync));
+  expect_site(*db, sync, src, line_of(src, "SITE_SYNC"));
+  // Syscall exit: frame 0 is libc's ioctl(). Debian 12's ioctl() is a C
+  // function with a 0x58-byte frame, so its return address is not at [sp]
+  // and the frame-pointer walk resumes at level_three's frame: level_three
+  // itself is out of reach without call-frame information (counted).
+  int64_t io = only_stack(*db, "ioctls", "dev_major = 1 AND dev_minor = 3", kCalls);
+  std::vector<std::string> want_io = {"ioctl", "level_two", "level_one", "main", "__libc_start_call_main"};
+  EXPECT_EQ(functions(*db, io), want_io) << joined(functions(*db, io));
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_sp_frames_dropped'"), kCalls);
+
+  for (int64_t s : {launch, graph, sync, io})
+    EXPECT_EQ(text(*db, "SELECT end_reason FROM stacks WHERE id = " + std::to_string(s)), "root");
+  EXPECT_EQ(text(*db, "SELECT m.symbols FROM modules m WHERE m.path = '" + std::string(STACK_WORKLOAD) + "'"),
+            "symtab");
+  EXPECT_EQ(scalar(*db, "SELECT debug_info FROM modules WHERE path = '" + std::string(STACK_WORKLOAD) + "'"), 1);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_events'"), 4 * kCalls);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_unreadable'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_maps_unreadable'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'decode_bad_stacks'"), 0);
+}
+
+TEST(Stacks, SecondThreadEndsAtItsStartRoutine) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD, "thread")));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  std::vector<std::string> want = {"level_three", "level_two", "level_one", "thread_main", "start_thread"};
+  EXPECT_EQ(functions(*db, s), want) << joined(functions(*db, s));
+  EXPECT_EQ(text(*db, "SELECT end_reason FROM stacks WHERE id = " + std::to_string(s)), "root");
+  EXPECT_NE(scalar(*db, "SELECT tid FROM kernel_launches LIMIT 1"), scalar(*db, "SELECT tgid FROM kernel_launches LIMIT 1"));
+}
+
+TEST(Stacks, ThroughASharedLibrary) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD, "lib")));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  std::vector<std::string> want = {"lib_inner", "lib_outer", "main", "__libc_start_call_main"};
+  EXPECT_EQ(functions(*db, s), want) << joined(functions(*db, s));
+  EXPECT_EQ(text(*db, "SELECT module FROM stack_symbols WHERE position = 0 AND stack_id = " + std::to_string(s)),
+            STACKCHAIN_LIB);
+  expect_site(*db, s, STACKCHAIN_SOURCE, line_of(STACKCHAIN_SOURCE, "SITE_LIB"));
+}
+
+TEST(Stacks, ForkedChild) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD, "fork")));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  std::vector<std::string> want = {"child_work", "child_main", "main", "__libc_start_call_main"};
+  EXPECT_EQ(functions(*db, s), want) << joined(functions(*db, s));
+  EXPECT_EQ(text(*db, "SELECT p.source FROM kernel_launches k JOIN processes p ON p.id = k.process_id LIMIT 1"),
+            "fork");
+}
+
+TEST(Stacks, StrippedBinaryWithMiniDebugInfo) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD_MINI, "chain")));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  EXPECT_EQ(functions(*db, s), kMainChain) << joined(functions(*db, s));
+  EXPECT_EQ(text(*db, "SELECT symbols FROM modules WHERE path = '" + std::string(STACK_WORKLOAD_MINI) + "'"),
+            "minidebuginfo");
+  // No DWARF left: names, but no file:line.
+  EXPECT_EQ(text(*db, "SELECT file FROM stack_symbols WHERE position = 0 AND stack_id = " + std::to_string(s)),
+            "<null>");
+}
+
+TEST(Stacks, WithoutFramePointersTheCallerIsStillFound) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD_NOFP, "chain")));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  auto f = functions(*db, s);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0], "level_three");  // the return address at [sp]
+  // The walk cannot get further: no frame pointer in level_three.
+  EXPECT_EQ(std::count(f.begin(), f.end(), "level_two"), 0) << joined(f);
+  EXPECT_NE(text(*db, "SELECT end_reason FROM stacks WHERE id = " + std::to_string(s)), "root");
+}
+
+TEST(Stacks, ProcessExitingTenMillisecondsAfterItsLastCall) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD, "brief", 1)));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", 1);
+  EXPECT_EQ(functions(*db, s), kMainChain) << joined(functions(*db, s));
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_maps_unreadable'"), 0);
+}
+
+TEST(Stacks, ReusedPidIsANewProcessWithItsOwnMappings) {
+  TempDir dir;
+  std::string cap = dir.file("cap.gpuobs"), pid_file = dir.file("pid");
+  std::string cmd = std::string(GPUOBS_BIN) + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA +
+                    " --no-gpu-devices -- " + workload(STACK_WORKLOAD, "reuse", 1) + " " + STACK_WORKLOAD_MINI +
+                    " > " + pid_file;
+  ASSERT_EQ(run(cmd), 0) << cmd;
+  std::ifstream in(pid_file);
+  int64_t pid = 0;
+  ASSERT_TRUE(in >> pid);
+  auto db = open_capture_readonly(cap);
+  ASSERT_TRUE(db.ok());
+  std::string of_pid = "tgid = " + std::to_string(pid);
+  ASSERT_EQ(scalar(*db, "SELECT count(DISTINCT process_id) FROM kernel_launches WHERE " + of_pid), 2);
+  // Each process's launch is attributed to its own executable, fully symbolized.
+  Stmt st(db->get(),
+          "SELECT k.stack_id, s.module FROM kernel_launches k JOIN stack_symbols s ON s.stack_id = k.stack_id"
+          " AND s.position = 0 WHERE k." + of_pid + " ORDER BY k.ts_mono_ns");
+  std::vector<std::string> modules;
+  std::vector<int64_t> stacks;
+  while (st.step() == SQLITE_ROW) {
+    stacks.push_back(sqlite3_column_int64(st.get(), 0));
+    modules.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 1)));
+  }
+  ASSERT_EQ(modules.size(), 2u);
+  EXPECT_EQ(modules[0], STACK_WORKLOAD);
+  EXPECT_EQ(modules[1], STACK_WORKLOAD_MINI);
+  for (int64_t s : stacks) EXPECT_EQ(functions(*db, s), kMainChain) << joined(functions(*db, s));
+}
