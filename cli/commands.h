@@ -27,4 +27,17 @@ struct ReportArgs {
 };
 int run_report(const ReportArgs& args);
 
+struct StackArgs {
+  std::string file;
+  std::string by = "launches";  // launches, calls, copied, allocated, blocked, ioctls
+  std::string kernel;
+  std::string api;
+  int64_t pid = 0;
+  size_t top = 10;
+  std::string format = "table";
+  std::string output;           // export: file to write (default stdout)
+};
+int run_stacks(const StackArgs& args);
+int run_export_folded(const StackArgs& args);
+
 }  // namespace gpuobs::cli

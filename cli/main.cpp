@@ -36,6 +36,27 @@ int main(int argc, char** argv) {
   report->add_option("file", rep.file, "capture file");
   report->add_option("--format", rep.format, "table, json or csv")->capture_default_str();
 
+  auto add_stack_options = [](CLI::App* cmd, cli::StackArgs& s) {
+    cmd->add_option("file", s.file, "capture file")->required();
+    cmd->add_option("--by", s.by, "weight: launches, calls, copied, allocated, blocked (ns), ioctls")
+        ->capture_default_str();
+    cmd->add_option("--kernel", s.kernel, "only launches of kernels whose name contains this");
+    cmd->add_option("--api", s.api, "only calls of this API (e.g. cuMemcpyHtoD_v2)");
+    cmd->add_option("--pid", s.pid, "only this process id");
+  };
+  cli::StackArgs stk;
+  auto* stacks = app.add_subcommand("stacks", "the call stacks behind the most launches, bytes or blocked time");
+  add_stack_options(stacks, stk);
+  stacks->add_option("--top", stk.top, "how many stacks")->capture_default_str();
+  stacks->add_option("--format", stk.format, "table, json")->capture_default_str();
+
+  cli::StackArgs fold;
+  auto* exp = app.add_subcommand("export", "write a capture in another format");
+  exp->require_subcommand(1);
+  auto* folded = exp->add_subcommand("folded", "folded stacks (flamegraph.pl, speedscope): root;...;leaf weight");
+  add_stack_options(folded, fold);
+  folded->add_option("-o,--output", fold.output, "file to write (default: standard output)");
+
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -52,5 +73,7 @@ int main(int argc, char** argv) {
     rec.session.ring_bytes = ring_mb << 20;
     return cli::run_record(rec);
   }
+  if (stacks->parsed()) return cli::run_stacks(stk);
+  if (folded->parsed()) return cli::run_export_folded(fold);
   return cli::run_report(rep);
 }

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -225,4 +226,33 @@ TEST(Stacks, ReusedPidIsANewProcessWithItsOwnMappings) {
   EXPECT_EQ(modules[0], STACK_WORKLOAD);
   EXPECT_EQ(modules[1], STACK_WORKLOAD_MINI);
   for (int64_t s : stacks) EXPECT_EQ(functions(*db, s), kMainChain) << joined(functions(*db, s));
+}
+
+TEST(Stacks, StacksCommandAndFoldedExportWeighTheChain) {
+  TempDir dir;
+  std::string cap = record(dir, workload(STACK_WORKLOAD, "chain"), "--watch-dev /dev/null");
+  std::string json = dir.file("stacks.json"), folded = dir.file("out.folded");
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " stacks " + cap + " --by calls --format json > " + json), 0);
+  auto top = nlohmann::json::parse(read_file(json));
+  // One stack per call site: launch, graph launch, sync (ioctls are not API calls).
+  ASSERT_EQ(top.size(), 3u) << top.dump();
+  for (auto& s : top) {
+    EXPECT_EQ(s["weight"], kCalls);
+    EXPECT_EQ(s["unit"], "calls");
+    EXPECT_EQ(s["end_reason"], "root");
+    ASSERT_EQ(s["frames"].size(), kMainChain.size());
+    for (size_t i = 0; i < kMainChain.size(); ++i) EXPECT_EQ(s["frames"][i]["symbol"], kMainChain[i]);
+    EXPECT_EQ(s["frames"][0]["file"], STACK_WORKLOAD_SOURCE);
+  }
+  std::set<std::string> leaves;
+  for (auto& s : top) leaves.insert(s["leaves"][0]["name"].get<std::string>());
+  EXPECT_EQ(leaves, (std::set<std::string>{"cuLaunchKernel", "cuGraphLaunch", "cuStreamSynchronize"}));
+
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export folded " + cap + " --by ioctls -o " + folded), 0);
+  EXPECT_EQ(read_file(folded), "__libc_start_call_main;main;level_one;level_two;ioctl;[ioctl 1:3 0x5401] " +
+                                   std::to_string(kCalls) + "\n");
+  // Filters: a pid with nothing, an unknown measure.
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export folded " + cap + " --pid 1 -o " + folded), 0);
+  EXPECT_EQ(read_file(folded), "");
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " stacks " + cap + " --by nothing 2>/dev/null"), 2);
 }

@@ -1,0 +1,141 @@
+// gpuobs stacks FILE: the call stacks that launched, copied, allocated or
+// blocked the most, innermost frame first. gpuobs export folded FILE: the
+// same weights as flame-graph input (flamegraph.pl, speedscope, inferno).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/commands.h"
+#include "common/log.h"
+#include "report/query.h"
+#include "report/stacks_query.h"
+#include "store/schema.h"
+
+namespace gpuobs::cli {
+namespace {
+
+struct Loaded {
+  StackMeasure measure;
+  std::vector<StackLeaf> leaves;
+  std::map<int64_t, StackInfo> stacks;
+};
+
+Result<Loaded> load(const StackArgs& a, bool all_stacks, size_t top) {
+  auto m = parse_measure(a.by);
+  if (!m) return m.error();
+  if (a.file.empty()) return make_error("no capture file given", "gpuobs stacks FILE", 2);
+  auto db = open_capture_readonly(a.file);
+  if (!db) return db.error();
+  StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api};
+  auto leaves = weigh_stacks(*db, *m, f);
+  if (!leaves) return leaves.error();
+  std::map<int64_t, int64_t> per_stack;
+  for (auto& l : *leaves) per_stack[l.stack_id] += l.weight;
+  std::vector<std::pair<int64_t, int64_t>> ranked(per_stack.begin(), per_stack.end());
+  std::sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) {
+    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  });
+  std::set<int64_t> ids;
+  for (size_t i = 0; i < ranked.size() && (all_stacks || i < top); ++i) ids.insert(ranked[i].first);
+  auto stacks = load_stacks(*db, ids);
+  if (!stacks) return stacks.error();
+  return Loaded{*m, std::move(*leaves), std::move(*stacks)};
+}
+
+std::string location(const StackFrame& f) {
+  std::string s = f.module.substr(f.module.rfind('/') + 1);
+  if (!f.file.empty()) s += "  " + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line);
+  return s;
+}
+
+}  // namespace
+
+int run_stacks(const StackArgs& a) {
+  auto fmt = parse_format(a.format);
+  if (!fmt) { print_error("gpuobs stacks", fmt.error()); return 2; }
+  auto loaded = load(a, false, a.top);
+  if (!loaded) { print_error("gpuobs stacks", loaded.error()); return loaded.error().exit_code; }
+  const Loaded& L = *loaded;
+  int64_t total = 0;
+  std::map<int64_t, std::vector<std::pair<int64_t, std::string>>> leaves_of;
+  std::map<int64_t, int64_t> weight_of;
+  for (auto& l : L.leaves) {
+    total += l.weight;
+    weight_of[l.stack_id] += l.weight;
+    leaves_of[l.stack_id].emplace_back(l.weight, l.leaf);
+  }
+  std::vector<std::pair<int64_t, int64_t>> ranked;
+  for (auto& [id, info] : L.stacks) ranked.emplace_back(weight_of[id], id);
+  std::sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  const char* unit = measure_unit(L.measure);
+
+  if (*fmt != OutputFormat::table) {
+    nlohmann::json out = nlohmann::json::array();
+    for (auto& [w, id] : ranked) {
+      const StackInfo& s = L.stacks.at(id);
+      nlohmann::json frames = nlohmann::json::array(), leaves = nlohmann::json::array();
+      for (auto& f : s.frames)
+        frames.push_back({{"module", f.module}, {"symbol", f.symbol.empty() ? nlohmann::json() : nlohmann::json(f.symbol)},
+                          {"symbol_offset", f.symbol_offset}, {"file", f.file.empty() ? nlohmann::json() : nlohmann::json(f.file)},
+                          {"line", f.line ? nlohmann::json(f.line) : nlohmann::json()}, {"offset", f.offset}});
+      auto ls = leaves_of[id];
+      std::sort(ls.rbegin(), ls.rend());
+      for (auto& [lw, name] : ls) leaves.push_back({{"name", name}, {"weight", lw}});
+      out.push_back({{"stack_id", id}, {"weight", w}, {"unit", unit}, {"share", total ? double(w) / double(total) : 0.0},
+                     {"end_reason", s.end_reason}, {"leaves", leaves}, {"frames", frames}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "top " << ranked.size() << " stacks by " << a.by << " (" << total << " " << unit << " in all)\n";
+  int rank = 0;
+  for (auto& [w, id] : ranked) {
+    const StackInfo& s = L.stacks.at(id);
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", total ? 100.0 * double(w) / double(total) : 0.0);
+    std::cout << "\n#" << ++rank << "  " << w << " " << unit << " (" << share << ")  stack " << id << ", "
+              << s.frames.size() << " frames, " << s.end_reason << "\n";
+    auto ls = leaves_of[id];
+    std::sort(ls.rbegin(), ls.rend());
+    for (size_t i = 0; i < ls.size() && i < 3; ++i)
+      std::cout << "    " << (i == 0 ? "-> " : "   ") << ls[i].second << "  (" << ls[i].first << ")\n";
+    if (ls.size() > 3) std::cout << "       ... " << ls.size() - 3 << " more\n";
+    for (size_t i = 0; i < s.frames.size(); ++i)
+      std::cout << "    #" << i << "  " << frame_label(s.frames[i]) << "  [" << location(s.frames[i]) << "]\n";
+  }
+  return 0;
+}
+
+int run_export_folded(const StackArgs& a) {
+  auto loaded = load(a, true, 0);
+  if (!loaded) { print_error("gpuobs export folded", loaded.error()); return loaded.error().exit_code; }
+  std::ofstream file;
+  if (!a.output.empty()) {
+    file.open(a.output);
+    if (!file) {
+      print_error("gpuobs export folded", make_error("cannot write " + a.output, "", 1));
+      return 1;
+    }
+  }
+  std::ostream& out = a.output.empty() ? std::cout : file;
+  auto clean = [](std::string s) {  // ';' separates frames, newlines end lines
+    for (char& c : s)
+      if (c == ';' || c == '\n') c = ':';
+    return s;
+  };
+  // root first, the leaf (kernel, API, ioctl) on top
+  for (auto& l : loaded->leaves) {
+    const StackInfo& s = loaded->stacks.at(l.stack_id);
+    std::string line;
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) line += clean(frame_label(*it)) + ";";
+    out << line << clean("[" + l.leaf + "]") << " " << l.weight << "\n";
+  }
+  return out.good() ? 0 : 1;
+}
+
+}  // namespace gpuobs::cli

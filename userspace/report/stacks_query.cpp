@@ -1,0 +1,116 @@
+#include "report/stacks_query.h"
+
+#include <cstdio>
+
+namespace gpuobs {
+namespace {
+
+// Every query takes ?1 = pid, ?2 = kernel LIKE pattern, ?3 = api (NULL: any).
+std::string_view measure_sql(StackMeasure m) {
+  switch (m) {
+    case StackMeasure::launches:
+      return "SELECT stack_id, coalesce(kernel_name, printf('function 0x%x', function)), count(*)"
+             " FROM kernel_launches WHERE stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1)"
+             " AND (?2 IS NULL OR kernel_name LIKE ?2) AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+    case StackMeasure::calls:
+      return "SELECT stack_id, api, count(*) FROM api_calls WHERE stack_id IS NOT NULL"
+             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+    case StackMeasure::copied:
+      return "SELECT stack_id, api || ' ' || coalesce(direction, ''), sum(bytes) FROM copies"
+             " WHERE kind = 'copy' AND (result IS NULL OR result = 0) AND stack_id IS NOT NULL"
+             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+    case StackMeasure::allocated:
+      return "SELECT stack_id, api || ' ' || kind, sum(bytes) FROM memory_ops"
+             " WHERE op IN ('alloc', 'create') AND (result IS NULL OR result = 0) AND bytes IS NOT NULL"
+             " AND stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3)"
+             " GROUP BY 1, 2";
+    case StackMeasure::blocked:
+      return "SELECT stack_id, api, sum(coalesce(blocked_ns, duration_ns, 0)) FROM syncs WHERE stack_id IS NOT NULL"
+             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+    case StackMeasure::ioctls:
+      return "SELECT stack_id, printf('ioctl %d:%d 0x%x', dev_major, dev_minor, cmd), count(*) FROM ioctls"
+             " WHERE stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND ?3 IS NULL GROUP BY 1, 2";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<StackMeasure> parse_measure(std::string_view s) {
+  if (s == "launches") return StackMeasure::launches;
+  if (s == "calls") return StackMeasure::calls;
+  if (s == "copied") return StackMeasure::copied;
+  if (s == "allocated") return StackMeasure::allocated;
+  if (s == "blocked") return StackMeasure::blocked;
+  if (s == "ioctls") return StackMeasure::ioctls;
+  return make_error("unknown measure '" + std::string(s) + "'",
+                    "use launches, calls, copied, allocated, blocked or ioctls", 2);
+}
+
+const char* measure_unit(StackMeasure m) {
+  switch (m) {
+    case StackMeasure::launches: return "launches";
+    case StackMeasure::calls: return "calls";
+    case StackMeasure::copied:
+    case StackMeasure::allocated: return "bytes";
+    case StackMeasure::blocked: return "ns";
+    case StackMeasure::ioctls: return "ioctls";
+  }
+  return "";
+}
+
+Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackFilter& f) {
+  if (!f.kernel.empty() && m != StackMeasure::launches)
+    return make_error("--kernel filters launches only", "use --by launches with --kernel", 2);
+  Stmt st(db.get(), measure_sql(m));
+  if (!st.valid()) return make_error("cannot query stacks: " + db.errmsg(), "is this a capture from gpuobs >= 0.1 with stacks?", 2);
+  if (f.pid) st.bind(1, *f.pid); else st.bind_null(1);
+  if (!f.kernel.empty()) st.bind(2, "%" + f.kernel + "%"); else st.bind_null(2);
+  if (!f.api.empty()) st.bind(3, f.api); else st.bind_null(3);
+  std::vector<StackLeaf> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    const unsigned char* leaf = sqlite3_column_text(st.get(), 1);
+    out.push_back(StackLeaf{sqlite3_column_int64(st.get(), 0), leaf ? reinterpret_cast<const char*>(leaf) : "",
+                            sqlite3_column_int64(st.get(), 2)});
+  }
+  if (rc != SQLITE_DONE) return make_error("cannot query stacks: " + db.errmsg(), "", 2);
+  return out;
+}
+
+Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>& ids) {
+  std::map<int64_t, StackInfo> out;
+  Stmt head(db.get(), "SELECT end_reason FROM stacks WHERE id = ?");
+  Stmt frames(db.get(),
+              "SELECT module, symbol, symbol_offset, file, line, offset FROM stack_symbols"
+              " WHERE stack_id = ? ORDER BY position");
+  if (!head.valid() || !frames.valid()) return make_error("cannot read stacks: " + db.errmsg(), "", 2);
+  auto text = [](Stmt& s, int i) {
+    const unsigned char* t = sqlite3_column_text(s.get(), i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  };
+  for (int64_t id : ids) {
+    StackInfo info;
+    head.bind(1, id);
+    if (head.step() == SQLITE_ROW) info.end_reason = text(head, 0);
+    head.reset();
+    frames.bind(1, id);
+    while (frames.step() == SQLITE_ROW)
+      info.frames.push_back(StackFrame{text(frames, 0), text(frames, 1), sqlite3_column_int64(frames.get(), 2),
+                                       text(frames, 3), sqlite3_column_int64(frames.get(), 4),
+                                       sqlite3_column_int64(frames.get(), 5)});
+    frames.reset();
+    out.emplace(id, std::move(info));
+  }
+  return out;
+}
+
+std::string frame_label(const StackFrame& f) {
+  if (!f.symbol.empty()) return f.symbol;
+  std::string base = f.module.substr(f.module.rfind('/') + 1);
+  char off[32];
+  std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(f.offset));
+  return base + off;
+}
+
+}  // namespace gpuobs

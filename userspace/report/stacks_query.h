@@ -1,0 +1,55 @@
+// Stacks weighted by a measure (launches, calls, bytes copied or allocated,
+// blocked time, ioctls) and their frames: what `gpuobs stacks` prints and
+// `gpuobs export folded` writes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "store/db.h"
+
+namespace gpuobs {
+
+enum class StackMeasure { launches, calls, copied, allocated, blocked, ioctls };
+Result<StackMeasure> parse_measure(std::string_view s);
+const char* measure_unit(StackMeasure m);  // "launches", "calls", "bytes", "ns", "ioctls"
+
+struct StackFilter {
+  std::optional<int64_t> pid;  // tgid
+  std::string kernel;          // substring of the kernel name (launches only)
+  std::string api;             // exact API name
+};
+
+// Weight of each (stack, leaf): the leaf is what happened at the top of the
+// stack: the kernel launched, the API called, the ioctl made.
+struct StackLeaf {
+  int64_t stack_id;
+  std::string leaf;
+  int64_t weight;
+};
+Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackFilter& f);
+
+struct StackFrame {
+  std::string module;  // path
+  std::string symbol;  // empty: unknown
+  int64_t symbol_offset = 0;
+  std::string file;    // empty: no line information
+  int64_t line = 0;
+  int64_t offset = 0;  // file offset of the return address
+};
+struct StackInfo {
+  std::string end_reason;
+  std::vector<StackFrame> frames;  // innermost first
+};
+Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>& ids);
+
+// "symbol", or "module+0xoffset" when the frame has no symbol.
+std::string frame_label(const StackFrame& f);
+
+}  // namespace gpuobs
