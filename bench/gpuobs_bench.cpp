@@ -153,7 +153,7 @@ double run_empty(const LibraryFile& lib, long calls, const ApiCase& ac) {
   return finish_loop(c);
 }
 
-double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_t* stored) {
+double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_t* stored, uint32_t stack_depth) {
   char tmpl[] = "/tmp/gpuobs-bench-XXXXXX";
   if (!mkdtemp(tmpl)) std::exit(1);
   std::string out = std::string(tmpl) + "/bench.gpuobs";
@@ -163,6 +163,7 @@ double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_
   so.only_tracked = true;
   so.libcuda_paths = {lib.path};
   so.gpu_devices = false;
+  so.stack_depth = stack_depth;
   auto s = Session::create(so);
   if (!s) { print_error("gpuobs_bench", s.error()); std::exit(1); }
   LoopChild c = spawn_loop(lib.path, calls, ac);
@@ -191,27 +192,30 @@ double median(std::vector<double> v) {
 }
 
 struct Medians {
-  double none, floor, gpuobs;
+  double none, floor, gpuobs, nostack;  // gpuobs: with stacks (64 frames); nostack: --stack-depth 0
 };
 
 Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int rounds, bool verbose) {
-  std::vector<double> none, empty, full;
+  std::vector<double> none, empty, full, nostack;
   if (verbose) {
-    std::printf("%-6s %14s %14s %14s %12s\n", "round", "none ns/call", "empty ns/call", "gpuobs ns/call",
-                "stored");
+    std::printf("%-6s %14s %14s %14s %16s %12s\n", "round", "none ns/call", "empty ns/call", "gpuobs ns/call",
+                "no-stack ns/call", "stored");
     std::printf("(stored counts the %ld warm-up calls too)\n", kWarmupCalls);
   }
   for (int r = 0; r < rounds; ++r) {
     uint64_t stored = 0;
     none.push_back(run_none(lib.path, calls, ac));
     empty.push_back(run_empty(lib, calls, ac));
-    full.push_back(run_gpuobs(lib, calls, ac, &stored));
-    bool lost = stored != static_cast<uint64_t>(calls + kWarmupCalls);
+    full.push_back(run_gpuobs(lib, calls, ac, &stored, 64));
+    uint64_t stored_nostack = 0;
+    nostack.push_back(run_gpuobs(lib, calls, ac, &stored_nostack, 0));
+    bool lost = stored != static_cast<uint64_t>(calls + kWarmupCalls) ||
+                stored_nostack != static_cast<uint64_t>(calls + kWarmupCalls);
     if (verbose || lost)
-      std::printf("%-6d %14.1f %14.1f %14.1f %12llu%s\n", r, none.back(), empty.back(), full.back(),
-                  static_cast<unsigned long long>(stored), lost ? "  (LOST)" : "");
+      std::printf("%-6d %14.1f %14.1f %14.1f %16.1f %12llu%s\n", r, none.back(), empty.back(), full.back(),
+                  nostack.back(), static_cast<unsigned long long>(stored), lost ? "  (LOST)" : "");
   }
-  return {median(none), median(empty), median(full)};
+  return {median(none), median(empty), median(full), median(nostack)};
 }
 
 struct LoopArgs {
@@ -241,6 +245,9 @@ int launch_loop(int argc, char** argv) {
               m.gpuobs);
   std::printf("added per call: floor %.1f ns, gpuobs %.1f ns = %.2fx the floor\n", m.floor - m.none,
               m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
+  std::printf("without stacks (--stack-depth 0): %.1f ns per call, %.1f ns added = %.2fx the floor; "
+              "the stack costs %.1f ns per call\n", m.nostack, m.nostack - m.none,
+              (m.nostack - m.none) / (m.floor - m.none), m.gpuobs - m.nostack);
   return 0;
 }
 
@@ -250,12 +257,12 @@ int api_loop(int argc, char** argv) {
   if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
   std::printf("api loop: %ld calls per run, %d rounds per API, medians in ns per call, library %s\n", a.calls,
               a.rounds, lib->realpath.c_str());
-  std::printf("%-22s %-13s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs", "floor+",
-              "gpuobs+", "x floor");
+  std::printf("%-22s %-13s %9s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs",
+              "no-stack", "floor+", "gpuobs+", "x floor");
   for (const ApiCase& ac : kCases) {
     Medians m = run_case(*lib, ac, a.calls, a.rounds, false);
-    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
-                ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.floor - m.none,
+    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
+                ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.nostack, m.floor - m.none,
                 m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
   }
   return 0;

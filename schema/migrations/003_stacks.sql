@@ -8,8 +8,8 @@ DROP VIEW api_calls;  -- re-created below, with stack_id
 ALTER TABLE modules RENAME TO gpu_modules;
 
 -- Code files (shared libraries, executables) and pseudo-modules:
--- '[vdso]', '[anon]' (anonymous executable memory: JIT code), '[unmapped]'
--- (an address outside every mapping of its process: a broken frame chain).
+-- '[vdso]' and '[anon]' (anonymous executable memory: JIT code). A stack
+-- ends at its first address outside executable memory (end_reason 'cut').
 CREATE TABLE modules (
   id          INTEGER PRIMARY KEY,
   path        TEXT NOT NULL,             -- as the first process mapping it named it
@@ -33,7 +33,7 @@ CREATE TABLE symbols (
 CREATE TABLE frames (
   id            INTEGER PRIMARY KEY,
   module_id     INTEGER NOT NULL REFERENCES modules (id),
-  offset        INTEGER NOT NULL,        -- file offset of the return address (pseudo-modules: the address)
+  offset        INTEGER NOT NULL,        -- file offset of the return address
   symbol_id     INTEGER REFERENCES symbols (id),   -- NULL: not symbolized
   symbol_offset INTEGER,                 -- return address - symbol start
   file          TEXT,                    -- source file of the call (DWARF), NULL if unknown
@@ -43,7 +43,8 @@ CREATE TABLE frames (
 
 -- Distinct stacks. end_reason says where the walk stopped:
 --   'root'  reached a thread's entry (main's caller, start_thread, clone)
---   'cut'   stopped earlier: a frame without a frame pointer or an unreadable page
+--   'cut'   stopped earlier: a frame without a frame pointer (the next address
+--           was not code) or an unreadable page
 --   'depth' hit the configured depth (--stack-depth)
 --   'fault' the stack could not be read at all
 --   'empty' no frame left (the only frame was not code)

@@ -60,3 +60,13 @@ TEST(WireLayout, EveryRecordIsEightByteAligned) {
   EXPECT_EQ(sizeof(gpuobs_ioctl) % 8, 0u);
   EXPECT_EQ(sizeof(gpuobs_proc) % 8, 0u);
 }
+
+TEST(WireLayout, StackTrailer) {
+  // The last 16 bytes of every event record; ips[cap] end where it starts.
+  EXPECT_EQ(sizeof(gpuobs_stack_trailer), 16u);
+  EXPECT_EQ(offsetof(gpuobs_stack_trailer, sp_word), 0u);
+  EXPECT_EQ(offsetof(gpuobs_stack_trailer, nr), 8u);
+  EXPECT_EQ(offsetof(gpuobs_stack_trailer, cap), 10u);
+  EXPECT_EQ(offsetof(gpuobs_stack_trailer, flags), 12u);
+  EXPECT_EQ(GPUOBS_ABI_VERSION, 3);
+}

@@ -163,7 +163,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stack_modules"] = {ss.modules, "userspace"};
   out["stack_maps_reads"] = {ss.maps_reads, "userspace"};
   out["stack_maps_unreadable"] = {ss.maps_unreadable, "userspace"};
-  out["stack_frames_unmapped"] = {ss.frames_unmapped, "userspace"};
+  out["stack_walks_broken"] = {ss.walks_broken, "userspace"};
   out["stack_sp_frames_dropped"] = {ss.sp_frames_dropped, "userspace"};
   out["stack_files_unopened"] = {ss.files_unopened, "userspace"};
   WriterStats w = writer_->stats();

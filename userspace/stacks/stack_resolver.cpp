@@ -165,15 +165,18 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   std::vector<int64_t> frames;
   frames.reserve(chain.size());
   for (uint64_t ip : chain) {
-    if (const Range* r = lookup(ip)) {
-      frames.push_back(frame_id(r->module->id, ip - r->start + r->offset));
-    } else {
-      ++stats_.frames_unmapped;
-      frames.push_back(frame_id(pseudo("[unmapped]")->id, ip));
+    const Range* r = lookup(ip);
+    if (!r) {
+      // Not code: the frame-pointer chain broke (a frame without a frame
+      // pointer); what the kernel read past it is noise. The stack ends here.
+      ++stats_.walks_broken;
+      break;
     }
+    frames.push_back(frame_id(r->module->id, ip - r->start + r->offset));
   }
   if (frames.empty()) ++stats_.empty;
   uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
+  if (frames.size() < chain.size()) flags &= ~GPUOBS_STACK_F_FULL;  // cut, not full
   auto [it, fresh] = stacks_.try_emplace({flags, frames}, 0);
   if (fresh) {
     it->second = static_cast<int64_t>(stack_defs_.size()) + 1;

@@ -37,7 +37,7 @@ struct StackStats {
   uint64_t modules = 0;           // distinct files (and pseudo-modules)
   uint64_t maps_reads = 0;        // /proc/PID/maps snapshots taken
   uint64_t maps_unreadable = 0;   // the process was gone before its mappings were read
-  uint64_t frames_unmapped = 0;   // frame addresses outside every mapping (stored as [unmapped])
+  uint64_t walks_broken = 0;      // stacks cut at an address outside code (a frame without a frame pointer)
   uint64_t sp_frames_dropped = 0; // records whose [sp] word was not a return address: caller missing
   uint64_t files_unopened = 0;    // mapped files that could not be opened (no symbols)
 };

@@ -26,7 +26,7 @@ class FileHandle {
   int fd_;
 };
 
-// One code file (or pseudo-module: "[vdso]", "[anon]", "[unmapped]").
+// One code file (or pseudo-module: "[vdso]", "[anon]" for JIT code).
 struct ModuleDef {
   int64_t id = 0;
   std::string path;
