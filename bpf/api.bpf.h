@@ -46,7 +46,7 @@ static __always_inline void call__emit_returned(struct pt_regs *ctx, const struc
 	}
 	__builtin_memcpy(e, v, sizeof(*e));
 	e->hdr.size = size;
-	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_RETURN);
+	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_RETURN);
 	ringbuf__submit_event(e, e->hdr.tgid);
 	counter__add(GPUOBS_CNT_SUBMIT_API);
 }
@@ -127,7 +127,7 @@ int cu_call(struct pt_regs *ctx)
 	}
 	call__fill_args(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	e->blob_kind = GPUOBS_BLOB_NONE;
-	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)e + GPUOBS_API_CALL_BASE_SIZE, GPUOBS_STACK_F_AT_ENTRY);
+	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + GPUOBS_API_CALL_BASE_SIZE, GPUOBS_STACK_F_AT_ENTRY);
 	call__submit(e, size);
 	return 0;
 }
@@ -217,7 +217,7 @@ static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid,
 		else
 			__builtin_memset(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], 0, n * GPUOBS_LAUNCH_ATTR_SIZE);
 	}
-	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)e + body, GPUOBS_STACK_F_AT_ENTRY);
+	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + body, GPUOBS_STACK_F_AT_ENTRY);
 	/* hdr.size is the reservation; blob_len says how much of the blob is valid. */
 	call__submit(e, size);
 }

@@ -87,6 +87,25 @@ struct gpuobs_stack_trailer {
 #define GPUOBS_STACK_F_AT_SYSCALL 4u
 #define GPUOBS_STACK_F_FAULT 8u  /* bpf_get_stack failed: no frames */
 #define GPUOBS_STACK_F_FULL 16u  /* nr == cap: the walk may have gone deeper */
+#define GPUOBS_STACK_F_COPY 32u  /* a stack copy precedes ips (below) */
+
+/*
+ * With --unwind dwarf the loader sets a copy size: then ips is preceded by
+ * the registers the unwinder starts from and a copy of the user stack from
+ * sp upward, for user space to unwind with the ELF call-frame information:
+ *   [gpuobs_stack_regs][copy bytes][gpuobs_stack_copy_hdr][ips][trailer]
+ */
+#define GPUOBS_STACK_COPY_MAX 65536
+struct gpuobs_stack_regs {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 reserved;
+};
+struct gpuobs_stack_copy_hdr {
+	__u32 len; /* bytes of the copy that are valid (from sp upward) */
+	__u32 cap; /* bytes reserved for it (the configured copy size) */
+};
 
 /* Common header, first in every record. 24 bytes. */
 struct gpuobs_hdr {

@@ -107,7 +107,8 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
 	/* The syscall's user registers: the thread is in ioctl(2) itself. */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	stack__fill(ctx, BPF_CORE_READ(regs, sp), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_SYSCALL);
+	stack__fill(ctx, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp), (__u8 *)(e + 1),
+		    GPUOBS_STACK_F_AT_SYSCALL);
 	ringbuf__submit_event(e, pid_tgid >> 32);
 	counter__add(GPUOBS_CNT_SUBMIT_IOCTL);
 	return 0;

@@ -64,7 +64,7 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 		e->flags = GPUOBS_LAUNCH_F_STACK_ARGS_MISSING;
 		counter__add(GPUOBS_CNT_LAUNCH_ARGS_FAULT);
 	}
-	stack__fill(ctx, PT_REGS_SP(ctx), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_ENTRY);
+	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_ENTRY);
 	ringbuf__submit_event(e, pid_tgid >> 32);
 	counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
 	return 0;

@@ -12,21 +12,69 @@
 /* Frames per record, set by the loader (<= GPUOBS_STACK_MAX; 0: no stacks).
  * Read-only data is a constant to the verifier, so record sizes stay constant. */
 const volatile __u32 stack_depth = 64;
+/* Bytes of user stack copied per record for DWARF unwinding in user space
+ * (--unwind dwarf; 0: frame pointers only). <= GPUOBS_STACK_COPY_MAX. */
+const volatile __u32 stack_copy_bytes = 0;
 
-#define STACK_BYTES ((__u64)stack_depth * 8 + sizeof(struct gpuobs_stack_trailer))
+#define STACK_COPY_SECTION                                                                                   \
+	(stack_copy_bytes ? sizeof(struct gpuobs_stack_regs) + (__u64)stack_copy_bytes +                           \
+				    sizeof(struct gpuobs_stack_copy_hdr)                                          \
+			  : 0)
+#define STACK_BYTES (STACK_COPY_SECTION + (__u64)stack_depth * 8 + sizeof(struct gpuobs_stack_trailer))
 
-/* Fills the stack area that starts at `area` (STACK_BYTES long); sp is the
- * user stack pointer where the probe fired, site one of GPUOBS_STACK_F_AT_*.
- * No interpretation here: user space knows which words are code. */
-static __always_inline void stack__fill(void *ctx, __u64 sp, __u8 *area, __u32 site)
+/* Copies the user stack from sp upward into area (regs, bytes, header). */
+static __always_inline void stack__copy(__u8 *area, __u64 ip, __u64 sp, __u64 bp)
+{
+	__u32 copy = stack_copy_bytes;
+	if (copy > GPUOBS_STACK_COPY_MAX)
+		copy = GPUOBS_STACK_COPY_MAX;
+	struct gpuobs_stack_regs *r = (struct gpuobs_stack_regs *)area;
+	r->ip = ip;
+	r->sp = sp;
+	r->bp = bp;
+	r->reserved = 0;
+	__u8 *bytes = area + sizeof(*r);
+	struct gpuobs_stack_copy_hdr *h = (struct gpuobs_stack_copy_hdr *)(bytes + copy);
+	h->cap = copy;
+	/* The main thread's stack ends above its initial stack pointer: never
+	 * read past the mapping (the whole read would fail). */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+	__u64 len = copy;
+	if (sp < top && top - sp < len)
+		len = top - sp;
+	if (len > copy)
+		len = copy;
+	if (bpf_probe_read_user(bytes, len, (void *)sp)) {
+		/* A thread stack near its end: the rest of sp's page is mapped. */
+		len = 4096 - (sp & 4095);
+		if (len > copy)
+			len = copy;
+		if (bpf_probe_read_user(bytes, len, (void *)sp))
+			len = 0;
+	}
+	h->len = (__u32)len;
+}
+
+/* Fills the stack area that starts at `area` (STACK_BYTES long); ip, sp, bp
+ * are the user registers where the probe fired, site one of
+ * GPUOBS_STACK_F_AT_*. No interpretation here: user space knows which words
+ * are code. */
+static __always_inline void stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp, __u8 *area, __u32 site)
 {
 	__u32 cap = stack_depth;
 	if (cap > GPUOBS_STACK_MAX)
 		cap = GPUOBS_STACK_MAX;
+	__u32 flags = site;
+	if (stack_copy_bytes) {
+		stack__copy(area, ip, sp, bp);
+		area += STACK_COPY_SECTION;
+		flags |= GPUOBS_STACK_F_COPY;
+	}
 	__u64 *ips = (__u64 *)area;
 	struct gpuobs_stack_trailer *t = (struct gpuobs_stack_trailer *)(area + (__u64)cap * 8);
 	t->cap = cap;
-	t->flags = site;
+	t->flags = flags;
 	t->nr = 0;
 	t->sp_word = 0;
 	if (!cap)

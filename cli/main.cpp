@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
   record->add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
   record->add_option("--stack-depth", rec.session.stack_depth,
                      "user-stack frames per event, 0 to 127 (0: no stacks)")->capture_default_str();
+  record->add_option("--unwind", rec.session.unwind,
+                     "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame "
+                     "(through code built without frame pointers)")->capture_default_str();
+  record->add_option("--stack-copy", rec.session.stack_copy_bytes,
+                     "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")->capture_default_str();
   record->footer("The command starts after -- or at the first word that is not an option.");
 
   cli::ReportArgs rep;

@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
   app.add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
   app.add_option("--stack-depth", opts.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
       ->capture_default_str();
+  app.add_option("--unwind", opts.unwind, "fp (frame pointers) or dwarf (copy the stack, unwind with .eh_frame)")
+      ->capture_default_str();
+  app.add_option("--stack-copy", opts.stack_copy_bytes, "--unwind dwarf: stack bytes copied per event")
+      ->capture_default_str();
   app.add_option("-v,--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
   try {

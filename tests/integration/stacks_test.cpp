@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -255,4 +256,65 @@ TEST(Stacks, StacksCommandAndFoldedExportWeighTheChain) {
   ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export folded " + cap + " --pid 1 -o " + folded), 0);
   EXPECT_EQ(read_file(folded), "");
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " stacks " + cap + " --by nothing 2>/dev/null"), 2);
+}
+
+// --unwind dwarf: the stack is copied and unwound with .eh_frame in user
+// space, so code without frame pointers is walked through.
+TEST(StacksDwarf, WithoutFramePointersTheWholeChainFromEveryProbeKind) {
+  TempDir dir;
+  std::string cap = record(dir, workload(STACK_WORKLOAD_NOFP, "chain"), "--unwind dwarf --watch-dev /dev/null");
+  auto db = open_capture_readonly(cap);
+  ASSERT_TRUE(db.ok());
+  const std::string src = STACK_WORKLOAD_SOURCE;
+  int64_t launch = only_stack(*db, "kernel_launches", "api = 'cuLaunchKernel'", kCalls);
+  int64_t graph = only_stack(*db, "stream_ops", "api = 'cuGraphLaunch'", kCalls);
+  int64_t sync = only_stack(*db, "syncs", "api = 'cuStreamSynchronize'", kCalls);
+  for (int64_t s : {launch, graph, sync}) {
+    EXPECT_EQ(functions(*db, s), kMainChain) << joined(functions(*db, s));
+    EXPECT_EQ(text(*db, "SELECT end_reason FROM stacks WHERE id = " + std::to_string(s)), "root");
+  }
+  expect_site(*db, launch, src, line_of(src, "SITE_LAUNCH"));
+  expect_site(*db, sync, src, line_of(src, "SITE_SYNC"));
+  // Through libc's ioctl() frame too: its CFI says where its return address is.
+  int64_t io = only_stack(*db, "ioctls", "dev_major = 1 AND dev_minor = 3", kCalls);
+  std::vector<std::string> want_io = {"ioctl", "level_three", "level_two", "level_one", "main",
+                                      "__libc_start_call_main"};
+  EXPECT_EQ(functions(*db, io), want_io) << joined(functions(*db, io));
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_unwound'"), 4 * kCalls);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_frames_without_cfi'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_copy_end'"), 0);
+}
+
+TEST(StacksDwarf, ThreadAndStrippedBinary) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD_NOFP, "thread"), "--unwind dwarf"));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  std::vector<std::string> want = {"level_three", "level_two", "level_one", "thread_main", "start_thread"};
+  EXPECT_EQ(functions(*db, s), want) << joined(functions(*db, s));
+
+  TempDir dir2;
+  auto mini = open_capture_readonly(record(dir2, workload(STACK_WORKLOAD_MINI, "chain"), "--unwind dwarf"));
+  ASSERT_TRUE(mini.ok());
+  int64_t m = only_stack(*mini, "kernel_launches", "1", kCalls);
+  EXPECT_EQ(functions(*mini, m), kMainChain) << joined(functions(*mini, m));
+}
+
+TEST(StacksDwarf, ACopyTooSmallEndsTheStackWithReasonCopy) {
+  TempDir dir;
+  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD_NOFP, "chain"), "--unwind dwarf --stack-copy 64"));
+  ASSERT_TRUE(db.ok());
+  int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
+  auto f = functions(*db, s);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0], "level_three");
+  EXPECT_LT(f.size(), kMainChain.size());
+  EXPECT_EQ(text(*db, "SELECT end_reason FROM stacks WHERE id = " + std::to_string(s)), "copy");
+  EXPECT_GE(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_copy_end'"), kCalls);
+  // Bad sizes are refused before anything is captured.
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + dir.file("x.gpuobs") +
+                " --unwind dwarf --stack-copy 100 -- true 2>/dev/null"), 2);
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + dir.file("y.gpuobs") + " --unwind lbr -- true 2>/dev/null"), 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.gpuobs")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("y.gpuobs")));
 }

@@ -46,6 +46,9 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   eo.only_tracked = opts.only_tracked;
   eo.ring_bytes = opts.ring_bytes;
   eo.stack_depth = opts.stack_depth;
+  if (opts.unwind != "fp" && opts.unwind != "dwarf")
+    return fail(make_error("unknown unwinder '" + opts.unwind + "'", "use --unwind fp or --unwind dwarf", 2));
+  eo.stack_copy_bytes = opts.unwind == "dwarf" ? opts.stack_copy_bytes : 0;
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
@@ -166,6 +169,11 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stack_walks_broken"] = {ss.walks_broken, "userspace"};
   out["stack_sp_frames_dropped"] = {ss.sp_frames_dropped, "userspace"};
   out["stack_files_unopened"] = {ss.files_unopened, "userspace"};
+  const UnwindStats& us = stacks_->unwind_stats();
+  out["dwarf_unwound"] = {us.unwound, "userspace"};
+  out["dwarf_copy_end"] = {us.copy_end, "userspace"};
+  out["dwarf_frames_without_cfi"] = {us.no_cfi, "userspace"};
+  out["dwarf_frames_bad_rule"] = {us.bad_rule, "userspace"};
   WriterStats w = writer_->stats();
   out["stored_launch"] = {w.launches, "userspace"};
   out["stored_ioctl"] = {w.ioctls, "userspace"};

@@ -28,6 +28,10 @@ struct SessionOptions {
   bool gpu_devices = true;                  // watch GPU drivers' majors from /proc/devices
   uint32_t ring_bytes = 16u << 20;
   uint32_t stack_depth = 64;                // user-stack frames per event; 0: no stacks
+  // "fp": frame-pointer walk in BPF; "dwarf": also copy stack_copy_bytes of
+  // the user stack per event and unwind it with .eh_frame in user space.
+  std::string unwind = "fp";
+  uint32_t stack_copy_bytes = 16384;
 };
 
 struct SessionSummary {

@@ -12,22 +12,40 @@ std::string bounded_string(const __u8* p, size_t cap) {
   return std::string(reinterpret_cast<const char*>(p), n);
 }
 
-// The stack trailer at the end of an event record (bpf/events.h). Returns the
-// bytes before the stack area, or nullopt if the trailer does not fit `body`.
+// The stack at the end of an event record (bpf/events.h): trailer, frames
+// and, with --unwind dwarf, the stack copy before them. Returns where the
+// stack area starts (the end of the record's own fields), or nullopt if it
+// does not fit after `body` bytes.
 std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawStack* out) {
   gpuobs_stack_trailer t;
   if (size < body + sizeof t) return std::nullopt;
   std::memcpy(&t, rec + size - sizeof t, sizeof t);
-  size_t area = size_t{t.cap} * 8 + sizeof t;
-  if (t.cap > GPUOBS_STACK_MAX || t.nr > t.cap || size < body + area) return std::nullopt;
+  if (t.cap > GPUOBS_STACK_MAX || t.nr > t.cap || size < body + sizeof t + size_t{t.cap} * 8) return std::nullopt;
+  size_t ips = size - sizeof t - size_t{t.cap} * 8;
+  size_t start = ips;
+  gpuobs_stack_copy_hdr ch{};
+  gpuobs_stack_regs regs{};
+  if (t.flags & GPUOBS_STACK_F_COPY) {
+    if (ips < body + sizeof ch) return std::nullopt;
+    std::memcpy(&ch, rec + ips - sizeof ch, sizeof ch);
+    if (ch.cap > GPUOBS_STACK_COPY_MAX || ch.len > ch.cap || ips - sizeof ch < body + ch.cap + sizeof regs)
+      return std::nullopt;
+    start = ips - sizeof ch - ch.cap - sizeof regs;
+    std::memcpy(&regs, rec + start, sizeof regs);
+  }
   if (out) {
-    out->present = t.cap > 0;
+    out->present = t.cap > 0 || (t.flags & GPUOBS_STACK_F_COPY);
     out->flags = t.flags;
     out->sp_word = t.sp_word;
     out->ips.resize(t.nr);
-    if (t.nr) std::memcpy(out->ips.data(), rec + size - area, size_t{t.nr} * 8);
+    if (t.nr) std::memcpy(out->ips.data(), rec + ips, size_t{t.nr} * 8);
+    out->has_copy = t.flags & GPUOBS_STACK_F_COPY;
+    out->ip = regs.ip;
+    out->sp = regs.sp;
+    out->bp = regs.bp;
+    out->copy.assign(rec + start + sizeof regs, ch.len);
   }
-  return size - area;
+  return start;
 }
 
 }  // namespace

@@ -133,8 +133,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->skel_->rodata->ring_wake_bytes = e->ring_bytes_ / 2;
   if (opts.stack_depth > GPUOBS_STACK_MAX)
     return make_error("stack depth " + std::to_string(opts.stack_depth) + " is above the maximum",
-                      "pass --stack-depth between 0 (no stacks) and " + std::to_string(GPUOBS_STACK_MAX));
+                      "pass --stack-depth between 0 (no stacks) and " + std::to_string(GPUOBS_STACK_MAX), 2);
   e->skel_->rodata->stack_depth = opts.stack_depth;
+  if (opts.stack_copy_bytes > GPUOBS_STACK_COPY_MAX || opts.stack_copy_bytes % 8)
+    return make_error("stack copy size " + std::to_string(opts.stack_copy_bytes) + " is not valid",
+                      "pass --stack-copy as a multiple of 8 up to " + std::to_string(GPUOBS_STACK_COPY_MAX), 2);
+  e->skel_->rodata->stack_copy_bytes = opts.stack_copy_bytes;
   e->stack_depth_ = opts.stack_depth;
   if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
     return make_error("BPF object ABI version does not match the loader (stale build?)");

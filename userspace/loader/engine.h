@@ -30,6 +30,8 @@ struct EngineOptions {
   bool attach_process = true;
   // User-stack frames per event (0: none). Each frame costs 8 bytes of ring.
   uint32_t stack_depth = 64;
+  // Bytes of user stack copied per event for DWARF unwinding (0: none).
+  uint32_t stack_copy_bytes = 0;
 };
 
 // One planned probe: {library, symbol, program}; the result says why not.

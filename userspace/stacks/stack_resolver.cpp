@@ -143,8 +143,9 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   ++stats_.with_stack;
   Process& p = procs_[tgid];
   if (!p.loaded) load(p, tgid, ts_ns);
-  std::string key = cache_key(raw);
-  if (auto it = p.cache.find(key); it != p.cache.end()) {
+  // A stack copy differs on every call (data words): no cache for those.
+  std::string key = raw.has_copy ? std::string() : cache_key(raw);
+  if (auto it = p.cache.find(key); !raw.has_copy && it != p.cache.end()) {
     stats_.sp_frames_dropped += it->second.sp_dropped;
     return it->second.stack_id;
   }
@@ -160,7 +161,21 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     return r;
   };
   uint64_t sp_dropped = 0;
-  std::vector<uint64_t> chain = call_chain(raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);
+  bool copy_end = false;
+  std::vector<uint64_t> chain;
+  if (raw.has_copy) {
+    chain = unwinder_.unwind(
+        raw,
+        [&](uint64_t ip) -> std::optional<CfiUnwinder::Location> {
+          if (const Range* r = lookup(ip)) return CfiUnwinder::Location{r->module, ip - r->start + r->offset};
+          return std::nullopt;
+        },
+        GPUOBS_STACK_MAX + 1, copy_end);
+    // At a function's first instruction frame 0 is the probed function itself.
+    if ((raw.flags & GPUOBS_STACK_F_AT_ENTRY) && !chain.empty()) chain.erase(chain.begin());
+  } else {
+    chain = call_chain(raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);
+  }
   stats_.sp_frames_dropped += sp_dropped;
   std::vector<int64_t> frames;
   frames.reserve(chain.size());
@@ -177,6 +192,11 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   if (frames.empty()) ++stats_.empty;
   uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
   if (frames.size() < chain.size()) flags &= ~GPUOBS_STACK_F_FULL;  // cut, not full
+  if (raw.has_copy) {  // the frame-pointer walk's limits do not apply
+    flags &= ~(GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
+    if (copy_end) flags |= kStackCopyEnd;
+    else if (frames.size() == chain.size() && chain.size() > GPUOBS_STACK_MAX) flags |= GPUOBS_STACK_F_FULL;
+  }
   auto [it, fresh] = stacks_.try_emplace({flags, frames}, 0);
   if (fresh) {
     it->second = static_cast<int64_t>(stack_defs_.size()) + 1;
@@ -184,8 +204,10 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     ++stats_.stacks;
     sink_.stack(stack_defs_.back());
   }
-  if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
-  p.cache.emplace(std::move(key), Process::Cached{it->second, sp_dropped != 0});
+  if (!raw.has_copy) {
+    if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
+    p.cache.emplace(std::move(key), Process::Cached{it->second, sp_dropped != 0});
+  }
   return it->second;
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "stacks/cfi_unwinder.h"
 #include "stacks/proc_maps.h"
 #include "stacks/stack_types.h"
 
@@ -27,6 +28,10 @@ struct RawStack {
   uint32_t flags = 0;         // GPUOBS_STACK_F_*
   uint64_t sp_word = 0;       // the word at the stack pointer (entry and syscall sites)
   bool present = false;       // false: stacks are off (depth 0)
+  // --unwind dwarf: registers where the probe fired and the stack from sp up.
+  bool has_copy = false;
+  uint64_t ip = 0, sp = 0, bp = 0;
+  std::string copy;
 };
 
 struct StackStats {
@@ -41,6 +46,10 @@ struct StackStats {
   uint64_t sp_frames_dropped = 0; // records whose [sp] word was not a return address: caller missing
   uint64_t files_unopened = 0;    // mapped files that could not be opened (no symbols)
 };
+
+// StackDef.flags bit (beside GPUOBS_STACK_F_*): a DWARF walk ran off the end
+// of the copied stack (end_reason 'copy': a larger --stack-copy goes further).
+constexpr uint32_t kStackCopyEnd = 1u << 16;
 
 class StackResolver {
  public:
@@ -61,6 +70,7 @@ class StackResolver {
   // The writer lost definitions (a rolled-back batch): send them all again.
   void redefine_all();
   const StackStats& stats() const { return stats_; }
+  const UnwindStats& unwind_stats() const { return unwinder_.stats(); }
 
  private:
   struct Range {
@@ -86,6 +96,7 @@ class StackResolver {
   int64_t frame_id(int64_t module_id, uint64_t offset);
 
   Sink sink_;
+  CfiUnwinder unwinder_;
   std::string proc_root_;
   StackStats stats_;
   std::unordered_map<uint32_t, Process> procs_;

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "events.h"
+#include "stacks/stack_resolver.h"
 
 namespace gpuobs {
 namespace {
@@ -80,6 +81,7 @@ int StackRowWriter::write_stack(const StackDef& s) {
     }
   if (s.flags & GPUOBS_STACK_F_FAULT) end = "fault";
   else if (s.frames.empty()) end = "empty";
+  else if (std::string_view(end) != "root" && (s.flags & kStackCopyEnd)) end = "copy";
   else if (depth == s.frames.size() && std::string_view(end) != "root" && (s.flags & GPUOBS_STACK_F_FULL))
     end = "depth";
   int rc = stack_.bind(1, s.id).bind(2, static_cast<int64_t>(depth)).bind(3, std::string_view(end)).exec();

@@ -1,0 +1,168 @@
+#include "stacks/cfi_unwinder.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "stacks/stack_resolver.h"
+
+namespace gpuobs {
+namespace {
+
+constexpr int kRegRbp = 6, kRegRsp = 7;  // DWARF x86-64 register numbers
+
+}  // namespace
+
+// Where the caller's state is, relative to the canonical frame address.
+struct CfiUnwinder::Rule {
+  // cfi: follow it; none: no CFI covers the address; unsupported: a rule this
+  // unwinder does not follow; outermost: the return address is undefined
+  // (_start, a thread's start routine): the walk is complete.
+  enum class Kind : uint8_t { cfi, none, unsupported, outermost } kind = Kind::none;
+  uint8_t cfa_reg = kRegRsp;  // CFA = cfa_reg + cfa_off
+  int64_t cfa_off = 0;
+  int64_t ra_off = -8;        // return address at CFA + ra_off
+  enum class Bp : uint8_t { same, at, undefined } bp = Bp::same;
+  int64_t bp_off = 0;         // saved rbp at CFA + bp_off
+};
+
+struct CfiUnwinder::Module {
+  int fd = -1;
+  Elf* elf = nullptr;
+  Dwarf* dwarf = nullptr;     // for .debug_frame
+  Dwarf_CFI* eh = nullptr;    // .eh_frame (owned by elf's CFI cache)
+  Dwarf_CFI* debug = nullptr;
+  std::vector<GElf_Phdr> loads;
+  std::unordered_map<uint64_t, Rule> rules;  // file offset -> rule
+  ~Module() {
+    if (eh) dwarf_cfi_end(eh);
+    if (dwarf) dwarf_end(dwarf);
+    if (elf) elf_end(elf);
+    if (fd >= 0) ::close(fd);
+  }
+  std::optional<uint64_t> vaddr_of(uint64_t offset) const {
+    for (const auto& ph : loads)
+      if (offset >= ph.p_offset && offset < ph.p_offset + ph.p_filesz) return offset - ph.p_offset + ph.p_vaddr;
+    return std::nullopt;
+  }
+};
+
+CfiUnwinder::CfiUnwinder() { elf_version(EV_CURRENT); }
+CfiUnwinder::~CfiUnwinder() = default;
+
+
+const CfiUnwinder::Rule* CfiUnwinder::rule_for(const ModuleDef& def, uint64_t offset) {
+  auto& slot = modules_[def.id];
+  if (!slot) {
+    slot = std::make_unique<Module>();
+    if (def.file) slot->fd = ::dup(def.file->fd());
+    if (slot->fd >= 0) slot->elf = elf_begin(slot->fd, ELF_C_READ_MMAP, nullptr);
+    if (slot->elf) {
+      size_t n = 0;
+      if (elf_getphdrnum(slot->elf, &n) == 0)
+        for (size_t i = 0; i < n; ++i) {
+          GElf_Phdr ph;
+          if (gelf_getphdr(slot->elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD) slot->loads.push_back(ph);
+        }
+      slot->eh = dwarf_getcfi_elf(slot->elf);
+      slot->dwarf = dwarf_begin_elf(slot->elf, DWARF_C_READ, nullptr);
+      if (slot->dwarf) slot->debug = dwarf_getcfi(slot->dwarf);
+    }
+  }
+  Module& m = *slot;
+  auto [it, fresh] = m.rules.try_emplace(offset);
+  if (!fresh) return &it->second;
+  Rule& r = it->second;
+  auto vaddr = m.vaddr_of(offset);
+  if (!vaddr) return &r;
+  for (Dwarf_CFI* cfi : {m.eh, m.debug}) {
+    Dwarf_Frame* frame = nullptr;
+    if (!cfi || dwarf_cfi_addrframe(cfi, *vaddr, &frame) != 0 || !frame) continue;
+    r.kind = Rule::Kind::unsupported;
+    Dwarf_Op* ops = nullptr;
+    size_t nops = 0;
+    // CFA = register + offset (DW_OP_bregx); an expression is not followed.
+    if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_bregx &&
+        (ops[0].number == kRegRsp || ops[0].number == kRegRbp)) {
+      r.cfa_reg = static_cast<uint8_t>(ops[0].number);
+      r.cfa_off = static_cast<int64_t>(ops[0].number2);
+      // A saved register: DW_OP_call_frame_cfa [DW_OP_plus_uconst N].
+      // 1 saved at CFA + off, 0 same value, 2 undefined, -1 anything else
+      auto saved_at = [&](int reg, int64_t& off) -> int {
+        Dwarf_Op mem[3];
+        Dwarf_Op* rops = nullptr;
+        size_t rn = 0;
+        if (dwarf_frame_register(frame, reg, mem, &rops, &rn) != 0) return -1;
+        if (rn == 0) return rops == nullptr ? 0 : 2;
+        if (rops[0].atom != DW_OP_call_frame_cfa) return -1;
+        if (rn == 1) { off = 0; return 1; }
+        if (rn == 2 && rops[1].atom == DW_OP_plus_uconst) { off = static_cast<int64_t>(rops[1].number); return 1; }
+        return -1;
+      };
+      int ra_reg = dwarf_frame_info(frame, nullptr, nullptr, nullptr);
+      int64_t ra = 0, bp = 0;
+      int ra_kind = saved_at(ra_reg, ra);
+      int bp_kind = saved_at(kRegRbp, bp);
+      if (ra_kind == 1) {
+        r.kind = Rule::Kind::cfi;
+        r.ra_off = ra;
+        r.bp = bp_kind == 1 ? Rule::Bp::at : bp_kind == 0 ? Rule::Bp::same : Rule::Bp::undefined;
+        r.bp_off = bp;
+      } else if (ra_kind == 2) {
+        r.kind = Rule::Kind::outermost;
+      }
+    }
+    free(frame);
+    break;
+  }
+  return &r;
+}
+
+std::vector<uint64_t> CfiUnwinder::unwind(const RawStack& raw, const Locate& locate, size_t max_frames,
+                                          bool& copy_end) {
+  ++stats_.unwound;
+  copy_end = false;
+  const uint64_t lo = raw.sp, hi = raw.sp + raw.copy.size();
+  auto read = [&](uint64_t addr, uint64_t& v) {
+    if (addr < lo || addr + 8 > hi) return false;
+    std::memcpy(&v, raw.copy.data() + (addr - lo), 8);
+    return true;
+  };
+  std::vector<uint64_t> out;
+  uint64_t ip = raw.ip, sp = raw.sp, bp = raw.bp;
+  out.push_back(ip);
+  while (out.size() < max_frames) {
+    auto loc = locate(ip);
+    if (!loc) break;
+    // Frame 0 is where the probe fired; the others are return addresses,
+    // whose call instruction is the byte before.
+    uint64_t at = out.size() == 1 ? loc->offset : loc->offset - 1;
+    const Rule* r = rule_for(*loc->module, at);
+    if (r->kind == Rule::Kind::outermost) break;
+    uint64_t cfa, ra, next_bp = bp;
+    if (r->kind == Rule::Kind::cfi) {
+      cfa = (r->cfa_reg == kRegRsp ? sp : bp) + static_cast<uint64_t>(r->cfa_off);
+      if (!read(cfa + static_cast<uint64_t>(r->ra_off), ra)) { copy_end = cfa + 8 > hi; break; }
+      if (r->bp == Rule::Bp::at && !read(cfa + static_cast<uint64_t>(r->bp_off), next_bp)) { copy_end = true; break; }
+      if (r->bp == Rule::Bp::undefined) next_bp = 0;
+    } else {
+      if (r->kind == Rule::Kind::unsupported) ++stats_.bad_rule; else ++stats_.no_cfi;
+      // No usable CFI: the frame-pointer rule, [bp] = caller's bp, [bp+8] = return address.
+      cfa = bp + 16;
+      if (!read(bp + 8, ra) || !read(bp, next_bp)) { copy_end = bp >= lo && bp + 16 > hi; break; }
+    }
+    if (cfa <= sp || ra == 0) break;  // no progress, or the outermost frame
+    sp = cfa;
+    bp = next_bp;
+    ip = ra;
+    out.push_back(ip);
+  }
+  if (copy_end) ++stats_.copy_end;
+  return out;
+}
+
+}  // namespace gpuobs
