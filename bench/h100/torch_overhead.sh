@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # PyTorch eager loop of tiny ops (launch-bound: one cuLaunchKernel per op),
 # timed four ways in one run: no probe, empty uprobes on the launch symbols
-# (the floor: the uprobe trap alone), gpuobs record with call stacks (the
-# default, 64 frames) and without (--stack-depth 0). ROUNDS rounds, the
+# (the floor: the uprobe trap alone), gpuobs record with frame-pointer
+# stacks (the default, 64 frames), without stacks (--stack-depth 0) and with
+# DWARF unwinding (--unwind dwarf); MODES picks which (default: all but dwarf). ROUNDS rounds, the
 # order rotated each round; prints every run and the medians, and gpuobs's
 # added cost per op as a multiple of the floor's.
 # usage: bench/h100/torch_overhead.sh [ITERS] [ROUNDS]   (as root, from the repo root)
@@ -17,12 +18,15 @@ run_mode() {
     floor) $B/gpuobs_bench floor -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
     gpuobs) $B/gpuobs record -f -o "$T/t.gpuobs" -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
     nostack) $B/gpuobs record -f --stack-depth 0 -o "$T/t.gpuobs" -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
+    dwarf) $B/gpuobs record -f --unwind dwarf --ring-mb 256 -o "$T/t.gpuobs" -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null
+           python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); print('dwarf capture:', dict(d.execute(\"SELECT name, value FROM counters WHERE name IN ('stored_launch','dropped_launch_ringbuf_full','dwarf_copy_end')\").fetchall()))" "$T/t.gpuobs" >&2 ;;
   esac
 }
-modes=(none floor gpuobs nostack)
+read -r -a modes <<< "${MODES:-none floor gpuobs nostack}"
+n=${#modes[@]}
 for ((r = 0; r < ROUNDS; r++)); do
-  for ((k = 0; k < 4; k++)); do
-    m=${modes[$(((r + k) % 4))]}
+  for ((k = 0; k < n; k++)); do
+    m=${modes[$(((r + k) % n))]}
     printf '%s %s\n' "$m" "$(run_mode "$m")" | tee -a "$T/results"
   done
 done
@@ -36,12 +40,13 @@ for line in open(sys.argv[1]):
     runs.setdefault(mode, []).append(d["us_per_op"])
 med = {m: statistics.median(v) for m, v in runs.items()}
 print(f"tiny ops: {sys.argv[2]} x.add_ per run, {len(runs['none'])} runs per mode")
-for m in ("none", "floor", "gpuobs", "nostack"):
+for m in runs:
     print(f"  {m:7s} median {med[m]:.3f} us/op   runs: " + ", ".join(f"{v:.3f}" for v in runs[m]))
 floor = med["floor"] - med["none"]
-added = med["gpuobs"] - med["none"]
-nostack = med["nostack"] - med["none"]
-print(f"added per op: floor {floor:.3f} us, gpuobs {added:.3f} us = {added / floor:.2f}x the floor; "
-      f"without stacks {nostack:.3f} us = {nostack / floor:.2f}x; the stack itself {added - nostack:.3f} us")
+for m in runs:
+    if m in ("none", "floor"):
+        continue
+    added = med[m] - med["none"]
+    print(f"added per op by {m}: {added:.3f} us = {added / floor:.2f}x the floor ({floor:.3f} us)")
 PY
 rm -rf "$T"
