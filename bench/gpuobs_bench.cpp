@@ -93,6 +93,19 @@ const ApiCase kCases[] = {
      }},
 };
 
+// The timed loop, run 64 KiB below the child's initial stack pointer: a
+// --unwind dwarf stack copy then reads its full size, as it does in deep
+// real stacks (PyTorch), instead of stopping at the top of a shallow one.
+__attribute__((noinline)) double deep_loop(void* fn, long calls, const ApiCase& c) {
+  volatile char depth[64 << 10];
+  depth[0] = depth[sizeof depth - 1] = 1;
+  for (long i = 0; i < kWarmupCalls; ++i) c.call(fn);  // warm up
+  double t0 = now_ns();
+  for (long i = 0; i < calls; ++i) c.call(fn);
+  double per_call = (now_ns() - t0) / static_cast<double>(calls);
+  return per_call + depth[0] * 0.0;
+}
+
 // Forks a child that waits for `release`, runs the loop and sends back ns/call.
 struct LoopChild {
   pid_t pid = -1;
@@ -110,10 +123,7 @@ LoopChild spawn_loop(const std::string& lib, long calls, const ApiCase& c) {
     void* fn = h ? dlsym(h, c.symbol) : nullptr;
     char go_byte;
     if (!fn || read(go[0], &go_byte, 1) != 1) _exit(1);
-    for (long i = 0; i < kWarmupCalls; ++i) c.call(fn);  // warm up
-    double t0 = now_ns();
-    for (long i = 0; i < calls; ++i) c.call(fn);
-    double per_call = (now_ns() - t0) / static_cast<double>(calls);
+    double per_call = deep_loop(fn, calls, c);
     if (write(res[1], &per_call, sizeof per_call) != sizeof per_call) _exit(1);
     _exit(0);
   }
@@ -153,7 +163,8 @@ double run_empty(const LibraryFile& lib, long calls, const ApiCase& ac) {
   return finish_loop(c);
 }
 
-double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_t* stored, uint32_t stack_depth) {
+double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_t* stored, uint32_t stack_depth,
+                  uint32_t copy_bytes = 0) {
   char tmpl[] = "/tmp/gpuobs-bench-XXXXXX";
   if (!mkdtemp(tmpl)) std::exit(1);
   std::string out = std::string(tmpl) + "/bench.gpuobs";
@@ -164,6 +175,9 @@ double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_
   so.libcuda_paths = {lib.path};
   so.gpu_devices = false;
   so.stack_depth = stack_depth;
+  so.unwind = copy_bytes ? "dwarf" : "fp";
+  so.stack_copy_bytes = copy_bytes ? copy_bytes : so.stack_copy_bytes;
+  so.ring_bytes = 256u << 20;
   auto s = Session::create(so);
   if (!s) { print_error("gpuobs_bench", s.error()); std::exit(1); }
   LoopChild c = spawn_loop(lib.path, calls, ac);
@@ -192,11 +206,13 @@ double median(std::vector<double> v) {
 }
 
 struct Medians {
-  double none, floor, gpuobs, nostack;  // gpuobs: with stacks (64 frames); nostack: --stack-depth 0
+  // gpuobs: frame-pointer stacks (64 frames); nostack: --stack-depth 0;
+  // dwarf16/dwarf32: --unwind dwarf with a 16/32 KiB stack copy
+  double none, floor, gpuobs, nostack, dwarf16, dwarf32;
 };
 
 Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int rounds, bool verbose) {
-  std::vector<double> none, empty, full, nostack;
+  std::vector<double> none, empty, full, nostack, dwarf16, dwarf32;
   if (verbose) {
     std::printf("%-6s %14s %14s %14s %16s %12s\n", "round", "none ns/call", "empty ns/call", "gpuobs ns/call",
                 "no-stack ns/call", "stored");
@@ -209,13 +225,18 @@ Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int roun
     full.push_back(run_gpuobs(lib, calls, ac, &stored, 64));
     uint64_t stored_nostack = 0;
     nostack.push_back(run_gpuobs(lib, calls, ac, &stored_nostack, 0));
+    uint64_t stored_d16 = 0, stored_d32 = 0;
+    dwarf16.push_back(run_gpuobs(lib, calls, ac, &stored_d16, 64, 16384));
+    dwarf32.push_back(run_gpuobs(lib, calls, ac, &stored_d32, 64, 32768));
     bool lost = stored != static_cast<uint64_t>(calls + kWarmupCalls) ||
-                stored_nostack != static_cast<uint64_t>(calls + kWarmupCalls);
+                stored_nostack != static_cast<uint64_t>(calls + kWarmupCalls) ||
+                stored_d16 != static_cast<uint64_t>(calls + kWarmupCalls) ||
+                stored_d32 != static_cast<uint64_t>(calls + kWarmupCalls);
     if (verbose || lost)
       std::printf("%-6d %14.1f %14.1f %14.1f %16.1f %12llu%s\n", r, none.back(), empty.back(), full.back(),
                   nostack.back(), static_cast<unsigned long long>(stored), lost ? "  (LOST)" : "");
   }
-  return {median(none), median(empty), median(full), median(nostack)};
+  return {median(none), median(empty), median(full), median(nostack), median(dwarf16), median(dwarf32)};
 }
 
 struct LoopArgs {
@@ -248,6 +269,9 @@ int launch_loop(int argc, char** argv) {
   std::printf("without stacks (--stack-depth 0): %.1f ns per call, %.1f ns added = %.2fx the floor; "
               "the stack costs %.1f ns per call\n", m.nostack, m.nostack - m.none,
               (m.nostack - m.none) / (m.floor - m.none), m.gpuobs - m.nostack);
+  std::printf("--unwind dwarf: 16 KiB copy %.1f ns per call (%.1f ns more than no stack), "
+              "32 KiB copy %.1f ns (%.1f ns more)\n", m.dwarf16, m.dwarf16 - m.nostack, m.dwarf32,
+              m.dwarf32 - m.nostack);
   return 0;
 }
 
@@ -257,12 +281,13 @@ int api_loop(int argc, char** argv) {
   if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
   std::printf("api loop: %ld calls per run, %d rounds per API, medians in ns per call, library %s\n", a.calls,
               a.rounds, lib->realpath.c_str());
-  std::printf("%-22s %-13s %9s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs",
-              "no-stack", "floor+", "gpuobs+", "x floor");
+  std::printf("%-22s %-13s %9s %9s %9s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs",
+              "no-stack", "dwarf16k", "dwarf32k", "floor+", "gpuobs+", "x floor");
   for (const ApiCase& ac : kCases) {
     Medians m = run_case(*lib, ac, a.calls, a.rounds, false);
-    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
-                ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.nostack, m.floor - m.none,
+    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
+                ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.nostack, m.dwarf16, m.dwarf32,
+                m.floor - m.none,
                 m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
   }
   return 0;

@@ -12,13 +12,17 @@ B=${B:-.device-build}
 ITERS=${1:-200000}
 ROUNDS=${2:-5}
 T=$(mktemp -d)
+# PIN=CPU runs the Python loop on that CPU only (less noise from migrations;
+# gpuobs's reader runs elsewhere).
+P="${PIN:+taskset -c $PIN }python3"
 run_mode() {
   case $1 in
-    none) python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" ;;
-    floor) $B/gpuobs_bench floor -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
-    gpuobs) $B/gpuobs record -f -o "$T/t.gpuobs" -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
-    nostack) $B/gpuobs record -f --stack-depth 0 -o "$T/t.gpuobs" -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
-    dwarf) $B/gpuobs record -f --unwind dwarf --ring-mb 256 -o "$T/t.gpuobs" -- python3 bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null
+    none) $P bench/h100/torch_tiny_ops.py --iters "$ITERS" ;;
+    floor) $B/gpuobs_bench floor -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
+    gpuobs) $B/gpuobs record -f -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
+    nostack) $B/gpuobs record -f --stack-depth 0 -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
+    dwarf32) $B/gpuobs record -f --unwind dwarf --stack-copy 32768 --ring-mb 256 -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
+    dwarf) $B/gpuobs record -f --unwind dwarf --ring-mb 256 -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null
            python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); print('dwarf capture:', dict(d.execute(\"SELECT name, value FROM counters WHERE name IN ('stored_launch','dropped_launch_ringbuf_full','dwarf_copy_end')\").fetchall()))" "$T/t.gpuobs" >&2 ;;
   esac
 }
