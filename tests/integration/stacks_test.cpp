@@ -318,3 +318,20 @@ TEST(StacksDwarf, ACopyTooSmallEndsTheStackWithReasonCopy) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.gpuobs")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.gpuobs")));
 }
+
+// A process in its own mount namespace runs a binary from a path that does
+// not exist outside it: the file is read through /proc/PID/map_files.
+TEST(Stacks, BinaryVisibleOnlyInsideAMountNamespace) {
+  TempDir dir;
+  std::string inner = dir.file("ns-only");  // the tmpfs mounted here exists only inside the namespace
+  std::string script = "mkdir -p " + inner + " && mount -t tmpfs tmpfs " + inner + " && cp " + STACK_WORKLOAD +
+                       " " + inner + "/app && " + inner + "/app " + FAKE_LIBCUDA + " brief 3";
+  auto db = open_capture_readonly(record(dir, "unshare -m --propagation private sh -c '" + script + "'"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_FALSE(std::filesystem::exists(inner + "/app"));
+  int64_t s = only_stack(*db, "kernel_launches", "1", 3);
+  EXPECT_EQ(functions(*db, s), kMainChain) << joined(functions(*db, s));
+  EXPECT_EQ(text(*db, "SELECT module FROM stack_symbols WHERE position = 0 AND stack_id = " + std::to_string(s)),
+            inner + "/app");
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_files_unopened'"), 0);
+}
