@@ -100,6 +100,9 @@ __attribute__((noinline)) double deep_loop(void* fn, long calls, const ApiCase& 
   volatile char depth[64 << 10];
   depth[0] = depth[sizeof depth - 1] = 1;
   for (long i = 0; i < kWarmupCalls; ++i) c.call(fn);  // warm up
+  // The recorder has seen the process now: give it time to read its mappings
+  // and, with --unwind bpf, to load its unwind tables before the timed loop.
+  usleep(300000);
   double t0 = now_ns();
   for (long i = 0; i < calls; ++i) c.call(fn);
   double per_call = (now_ns() - t0) / static_cast<double>(calls);
@@ -164,7 +167,7 @@ double run_empty(const LibraryFile& lib, long calls, const ApiCase& ac) {
 }
 
 double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_t* stored, uint32_t stack_depth,
-                  uint32_t copy_bytes = 0) {
+                  uint32_t copy_bytes = 0, bool bpf_unwind = false) {
   char tmpl[] = "/tmp/gpuobs-bench-XXXXXX";
   if (!mkdtemp(tmpl)) std::exit(1);
   std::string out = std::string(tmpl) + "/bench.gpuobs";
@@ -175,7 +178,7 @@ double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_
   so.libcuda_paths = {lib.path};
   so.gpu_devices = false;
   so.stack_depth = stack_depth;
-  so.unwind = copy_bytes ? "dwarf" : "fp";
+  so.unwind = bpf_unwind ? "bpf" : copy_bytes ? "dwarf" : "fp";
   so.stack_copy_bytes = copy_bytes ? copy_bytes : so.stack_copy_bytes;
   so.ring_bytes = 256u << 20;
   auto s = Session::create(so);
@@ -208,11 +211,11 @@ double median(std::vector<double> v) {
 struct Medians {
   // gpuobs: frame-pointer stacks (64 frames); nostack: --stack-depth 0;
   // dwarf16/dwarf32: --unwind dwarf with a 16/32 KiB stack copy
-  double none, floor, gpuobs, nostack, dwarf16, dwarf32;
+  double none, floor, gpuobs, nostack, dwarf16, dwarf32, bpf;  // bpf: --unwind bpf
 };
 
 Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int rounds, bool verbose) {
-  std::vector<double> none, empty, full, nostack, dwarf16, dwarf32;
+  std::vector<double> none, empty, full, nostack, dwarf16, dwarf32, bpf;
   if (verbose) {
     std::printf("%-6s %14s %14s %14s %16s %12s\n", "round", "none ns/call", "empty ns/call", "gpuobs ns/call",
                 "no-stack ns/call", "stored");
@@ -228,6 +231,8 @@ Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int roun
     uint64_t stored_d16 = 0, stored_d32 = 0;
     dwarf16.push_back(run_gpuobs(lib, calls, ac, &stored_d16, 64, 16384));
     dwarf32.push_back(run_gpuobs(lib, calls, ac, &stored_d32, 64, 32768));
+    uint64_t stored_bpf = 0;
+    bpf.push_back(run_gpuobs(lib, calls, ac, &stored_bpf, 64, 0, true));
     bool lost = stored != static_cast<uint64_t>(calls + kWarmupCalls) ||
                 stored_nostack != static_cast<uint64_t>(calls + kWarmupCalls) ||
                 stored_d16 != static_cast<uint64_t>(calls + kWarmupCalls) ||
@@ -236,7 +241,7 @@ Medians run_case(const LibraryFile& lib, const ApiCase& ac, long calls, int roun
       std::printf("%-6d %14.1f %14.1f %14.1f %16.1f %12llu%s\n", r, none.back(), empty.back(), full.back(),
                   nostack.back(), static_cast<unsigned long long>(stored), lost ? "  (LOST)" : "");
   }
-  return {median(none), median(empty), median(full), median(nostack), median(dwarf16), median(dwarf32)};
+  return {median(none), median(empty), median(full), median(nostack), median(dwarf16), median(dwarf32), median(bpf)};
 }
 
 struct LoopArgs {
@@ -272,6 +277,7 @@ int launch_loop(int argc, char** argv) {
   std::printf("--unwind dwarf: 16 KiB copy %.1f ns per call (%.1f ns more than no stack), "
               "32 KiB copy %.1f ns (%.1f ns more)\n", m.dwarf16, m.dwarf16 - m.nostack, m.dwarf32,
               m.dwarf32 - m.nostack);
+  std::printf("--unwind bpf: %.1f ns per call (%.1f ns more than no stack)\n", m.bpf, m.bpf - m.nostack);
   return 0;
 }
 
@@ -281,12 +287,13 @@ int api_loop(int argc, char** argv) {
   if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
   std::printf("api loop: %ld calls per run, %d rounds per API, medians in ns per call, library %s\n", a.calls,
               a.rounds, lib->realpath.c_str());
-  std::printf("%-22s %-13s %9s %9s %9s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs",
-              "no-stack", "dwarf16k", "dwarf32k", "floor+", "gpuobs+", "x floor");
+  std::printf("%-22s %-13s %9s %9s %9s %9s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs",
+              "no-stack", "dwarf16k", "dwarf32k", "bpf", "floor+", "gpuobs+", "x floor");
   for (const ApiCase& ac : kCases) {
     Medians m = run_case(*lib, ac, a.calls, a.rounds, false);
-    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
+    std::printf("%-22s %-13s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
                 ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.nostack, m.dwarf16, m.dwarf32,
+                m.bpf,
                 m.floor - m.none,
                 m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
   }

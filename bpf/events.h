@@ -88,6 +88,41 @@ struct gpuobs_stack_trailer {
 #define GPUOBS_STACK_F_FAULT 8u  /* bpf_get_stack failed: no frames */
 #define GPUOBS_STACK_F_FULL 16u  /* nr == cap: the walk may have gone deeper */
 #define GPUOBS_STACK_F_COPY 32u  /* a stack copy precedes ips (below) */
+/* --unwind bpf: ips were unwound in BPF from the unwind tables user space
+ * loaded (bpf/unwind.bpf.h); frame 0 is the ip where the probe fired. */
+#define GPUOBS_STACK_F_BPF_DWARF 64u
+
+/*
+ * Unwind tables for --unwind bpf. One row per CFI row of a code file, sorted
+ * by address, all files' rows in one array map (unwind_rows); a process's
+ * executable mappings say which rows are theirs (unwind_procs).
+ *   bits  0..31  address (ELF vaddr) where the row starts
+ *   bits 32..47  CFA offset (signed)
+ *   bits 48..55  GPUOBS_UNWIND_*: how to find the CFA
+ *   bits 56..63  saved rbp at CFA + 8 * this (signed); 0: rbp unchanged
+ * The return address is always at CFA - 8 (x86-64; other rules are stored
+ * as GPUOBS_UNWIND_FP).
+ */
+#define GPUOBS_UNWIND_FP 0        /* no usable CFI: frame-pointer rule */
+#define GPUOBS_UNWIND_RSP 1       /* CFA = rsp + offset */
+#define GPUOBS_UNWIND_RBP 2       /* CFA = rbp + offset */
+#define GPUOBS_UNWIND_END 3       /* return address undefined: outermost frame */
+#define GPUOBS_UNWIND_ROW(pc, type, cfa_off, rbp_slot) \
+	((__u64)(__u32)(pc) | ((__u64)(__u16)(cfa_off) << 32) | ((__u64)(__u8)(type) << 48) | \
+	 ((__u64)(__u8)(rbp_slot) << 56))
+#define GPUOBS_UNWIND_MAPS_MAX 128
+struct gpuobs_unwind_mapping {
+	__u64 start;     /* [start, end): executable mapping */
+	__u64 end;
+	__u64 bias;      /* ip - bias = ELF vaddr */
+	__u32 row_start; /* its file's rows in unwind_rows */
+	__u32 row_count;
+};
+struct gpuobs_unwind_proc {
+	__u32 n;         /* mappings, sorted by start */
+	__u32 pad;
+	struct gpuobs_unwind_mapping m[GPUOBS_UNWIND_MAPS_MAX];
+};
 
 /*
  * With --unwind dwarf the loader sets a copy size: then ips is preceded by

@@ -8,6 +8,7 @@
 #define GPUOBS_STACK_BPF_H
 
 #include "maps.bpf.h"
+#include "unwind.bpf.h"
 
 /* Frames per record, set by the loader (<= GPUOBS_STACK_MAX; 0: no stacks).
  * Read-only data is a constant to the verifier, so record sizes stay constant. */
@@ -81,7 +82,18 @@ static __always_inline void stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp,
 		return;
 	if (site != GPUOBS_STACK_F_AT_RETURN && bpf_probe_read_user(&t->sp_word, sizeof(t->sp_word), (void *)sp))
 		t->sp_word = 0;
-	long n = bpf_get_stack(ctx, ips, cap * 8, BPF_F_USER_STACK);
+	long n = -1;
+	if (unwind_in_bpf) {
+		n = unwind__walk(ip, sp, bp, ips, cap);
+		if (n >= 0) {
+			t->flags |= GPUOBS_STACK_F_BPF_DWARF;
+			if ((__u32)n >= cap)
+				t->flags |= GPUOBS_STACK_F_FULL;
+			t->nr = n > cap ? cap : (__u16)n;
+			return;
+		}
+	}
+	n = bpf_get_stack(ctx, ips, cap * 8, BPF_F_USER_STACK);
 	if (n <= 0) {
 		t->flags |= GPUOBS_STACK_F_FAULT;
 		counter__add(GPUOBS_CNT_STACK_FAULT);

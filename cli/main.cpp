@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
                      "user-stack frames per event, 0 to 127 (0: no stacks)")->capture_default_str();
   record->add_option("--unwind", rec.session.unwind,
                      "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame "
-                     "(through code built without frame pointers)")->capture_default_str();
+                     "in user space; bpf: unwind in BPF from .eh_frame tables (both go through code built "
+                     "without frame pointers)")->capture_default_str();
   record->add_option("--stack-copy", rec.session.stack_copy_bytes,
                      "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")->capture_default_str();
   record->footer("The command starts after -- or at the first word that is not an option.");

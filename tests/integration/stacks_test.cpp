@@ -335,3 +335,35 @@ TEST(Stacks, BinaryVisibleOnlyInsideAMountNamespace) {
             inner + "/app");
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stack_files_unopened'"), 0);
 }
+
+// --unwind bpf: the unwinding runs in BPF from tables built from .eh_frame.
+// A process's tables are loaded when it is first seen, so its first calls
+// (until then) have frame-pointer stacks; every later one the whole chain.
+TEST(StacksBpf, WithoutFramePointersTheWholeChainOnceTablesAreLoaded) {
+  TempDir dir;
+  const int calls = 400;  // ~100 ms of calls: the tables load within the first few
+  std::string cap = record(dir, workload(STACK_WORKLOAD_NOFP, "chain", calls), "--unwind bpf --watch-dev /dev/null");
+  auto db = open_capture_readonly(cap);
+  ASSERT_TRUE(db.ok());
+  std::vector<std::string> fp_cut = {"level_three"};
+  std::vector<std::string> want_io = {"ioctl", "level_three", "level_two", "level_one", "main",
+                                      "__libc_start_call_main"};
+  for (const char* table : {"kernel_launches", "stream_ops", "syncs", "ioctls"}) {
+    Stmt st(db->get(), std::string("SELECT stack_id, count(*) FROM ") + table + " GROUP BY 1");
+    int64_t full = 0;
+    while (st.step() == SQLITE_ROW) {
+      int64_t id = sqlite3_column_int64(st.get(), 0), n = sqlite3_column_int64(st.get(), 1);
+      auto f = functions(*db, id);
+      bool is_io = std::string(table) == "ioctls";
+      if (f == (is_io ? want_io : kMainChain)) full += n;
+      else EXPECT_TRUE(is_io ? f.size() <= 2 && f[0] == "ioctl" : f == fp_cut) << table << ": " << joined(f);
+    }
+    EXPECT_GE(full, calls / 2) << table;
+    // The last call of each kind was unwound in BPF.
+    int64_t last = scalar(*db, std::string("SELECT stack_id FROM ") + table + " ORDER BY ts_mono_ns DESC LIMIT 1");
+    EXPECT_EQ(functions(*db, last), std::string(table) == "ioctls" ? want_io : kMainChain) << table;
+  }
+  EXPECT_GE(scalar(*db, "SELECT value FROM counters WHERE name = 'bpf_unwound'"), 2 * calls);
+  EXPECT_GE(scalar(*db, "SELECT value FROM counters WHERE name = 'unwind_table_files'"), 2);  // the workload, libc
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'unwind_table_failed'"), 0);
+}

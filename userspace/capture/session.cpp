@@ -46,9 +46,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   eo.only_tracked = opts.only_tracked;
   eo.ring_bytes = opts.ring_bytes;
   eo.stack_depth = opts.stack_depth;
-  if (opts.unwind != "fp" && opts.unwind != "dwarf")
-    return fail(make_error("unknown unwinder '" + opts.unwind + "'", "use --unwind fp or --unwind dwarf", 2));
+  if (opts.unwind != "fp" && opts.unwind != "dwarf" && opts.unwind != "bpf")
+    return fail(make_error("unknown unwinder '" + opts.unwind + "'", "use --unwind fp, dwarf or bpf", 2));
   eo.stack_copy_bytes = opts.unwind == "dwarf" ? opts.stack_copy_bytes : 0;
+  eo.unwind_in_bpf = opts.unwind == "bpf";
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
@@ -66,6 +67,16 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
       [w](const FrameDef& f) { w->push(f); },
       [w](const StackDef& st) { w->push(st); },
   });
+  if (Engine* eng = s->engine_.get(); eng->unwind_rows())
+    s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
+                                  [eng](uint32_t tgid, const gpuobs_unwind_proc* proc) {
+                                    if (proc) {
+                                      if (auto st = eng->set_unwind_proc(tgid, *proc); !st)
+                                        spdlog::warn("{}", st.error().message);
+                                    } else {
+                                      eng->drop_unwind_proc(tgid);
+                                    }
+                                  });
   if (auto st = s->engine_->start([self](const void* d, size_t n) { self->on_record(d, n); }); !st)
     return fail(st.error());
   s->writer_->start();
@@ -174,6 +185,10 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["dwarf_copy_end"] = {us.copy_end, "userspace"};
   out["dwarf_frames_without_cfi"] = {us.no_cfi, "userspace"};
   out["dwarf_frames_bad_rule"] = {us.bad_rule, "userspace"};
+  out["bpf_unwound"] = {ss.bpf_unwound, "userspace"};
+  out["unwind_table_rows"] = {ss.table_rows, "userspace"};
+  out["unwind_table_files"] = {ss.table_files, "userspace"};
+  out["unwind_table_failed"] = {ss.table_failed, "userspace"};
   WriterStats w = writer_->stats();
   out["stored_launch"] = {w.launches, "userspace"};
   out["stored_ioctl"] = {w.ioctls, "userspace"};

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -139,6 +140,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
     return make_error("stack copy size " + std::to_string(opts.stack_copy_bytes) + " is not valid",
                       "pass --stack-copy as a multiple of 8 up to " + std::to_string(GPUOBS_STACK_COPY_MAX), 2);
   e->skel_->rodata->stack_copy_bytes = opts.stack_copy_bytes;
+  e->skel_->rodata->unwind_in_bpf = opts.unwind_in_bpf ? 1 : 0;
+  e->rows_cap_ = opts.unwind_in_bpf ? opts.unwind_rows : 0;
+  if (int err = bpf_map__set_max_entries(e->skel_->maps.unwind_rows, e->rows_cap_ ? e->rows_cap_ : 1))
+    return make_error("cannot size the unwind table: " + std::string(std::strerror(-err)));
   e->stack_depth_ = opts.stack_depth;
   if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
     return make_error("BPF object ABI version does not match the loader (stale build?)");
@@ -146,6 +151,14 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (int err = gpuobs_bpf__load(e->skel_))
     return make_error("cannot load the BPF programs: " + std::string(std::strerror(-err)),
                       "run with -v debug to see the verifier log");
+  if (e->rows_cap_) {
+    // Rows are written straight into the map's memory: tables of millions
+    // of rows cost no syscall each.
+    void* mem = ::mmap(nullptr, size_t{e->rows_cap_} * 8, PROT_READ | PROT_WRITE, MAP_SHARED,
+                       bpf_map__fd(e->skel_->maps.unwind_rows), 0);
+    if (mem == MAP_FAILED) return make_error(std::string("cannot map the unwind table: ") + std::strerror(errno));
+    e->rows_ = static_cast<uint64_t*>(mem);
+  }
   if (auto s = e->attach_tracepoints(opts); !s) return s.error();
   return e;
 }
@@ -318,6 +331,16 @@ int Engine::poll(int timeout_ms) {
   return (n > 0 ? n : 0) + m;
 }
 
+Status Engine::set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc) {
+  if (bpf_map__update_elem(skel_->maps.unwind_procs, &tgid, sizeof tgid, &proc, sizeof proc, BPF_ANY))
+    return make_error(std::string("cannot load the unwind table of a process: ") + std::strerror(errno));
+  return {};
+}
+
+void Engine::drop_unwind_proc(uint32_t tgid) {
+  bpf_map__delete_elem(skel_->maps.unwind_procs, &tgid, sizeof tgid, 0);
+}
+
 size_t Engine::inflight_calls() const {
   size_t n = 0;
   uint32_t key = 0, next = 0;
@@ -344,6 +367,7 @@ Counters Engine::counters() const {
 
 Engine::~Engine() {
   if (ring_) ring_buffer__free(ring_);
+  if (rows_) ::munmap(rows_, size_t{rows_cap_} * 8);
   // Releasing a uprobe waits for an RCU grace period: about 80 ms each on
   // the dev VM, so ~230 links released one by one held `gpuobs record` for
   // 18 s after its command exited. Released from several threads the waits

@@ -32,6 +32,10 @@ struct EngineOptions {
   uint32_t stack_depth = 64;
   // Bytes of user stack copied per event for DWARF unwinding (0: none).
   uint32_t stack_copy_bytes = 0;
+  // --unwind bpf: unwind in BPF from tables loaded with set_unwind_proc; the
+  // rows map holds this many rows (8 bytes each).
+  bool unwind_in_bpf = false;
+  uint32_t unwind_rows = 16u << 20;
 };
 
 // One planned probe: {library, symbol, program}; the result says why not.
@@ -76,6 +80,11 @@ class Engine {
   size_t inflight_calls() const;
   uint32_t ring_bytes() const { return ring_bytes_; }
   uint32_t stack_depth() const { return stack_depth_; }
+  // --unwind bpf: the rows array, mapped into this process (null otherwise).
+  uint64_t* unwind_rows() const { return rows_; }
+  uint32_t unwind_rows_capacity() const { return rows_cap_; }
+  Status set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc);
+  void drop_unwind_proc(uint32_t tgid);
   bool uses_uprobe_multi() const { return multi_; }
 
  private:
@@ -100,6 +109,8 @@ class Engine {
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;
   uint32_t stack_depth_ = 0;
+  uint64_t* rows_ = nullptr;
+  uint32_t rows_cap_ = 0;
 };
 
 }  // namespace gpuobs

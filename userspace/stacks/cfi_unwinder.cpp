@@ -8,27 +8,14 @@
 
 #include <cstring>
 
+#include "stacks/cfi_rule.h"
 #include "stacks/stack_resolver.h"
 
 namespace gpuobs {
-namespace {
-
-constexpr int kRegRbp = 6, kRegRsp = 7;  // DWARF x86-64 register numbers
-
-}  // namespace
+constexpr int kRegRbp = kDwarfRbp, kRegRsp = kDwarfRsp;
 
 // Where the caller's state is, relative to the canonical frame address.
-struct CfiUnwinder::Rule {
-  // cfi: follow it; none: no CFI covers the address; unsupported: a rule this
-  // unwinder does not follow; outermost: the return address is undefined
-  // (_start, a thread's start routine): the walk is complete.
-  enum class Kind : uint8_t { cfi, none, unsupported, outermost } kind = Kind::none;
-  uint8_t cfa_reg = kRegRsp;  // CFA = cfa_reg + cfa_off
-  int64_t cfa_off = 0;
-  int64_t ra_off = -8;        // return address at CFA + ra_off
-  enum class Bp : uint8_t { same, at, undefined } bp = Bp::same;
-  int64_t bp_off = 0;         // saved rbp at CFA + bp_off
-};
+struct CfiUnwinder::Rule : CfiRule {};
 
 struct CfiUnwinder::Module {
   int fd = -1;
@@ -82,40 +69,7 @@ const CfiUnwinder::Rule* CfiUnwinder::rule_for(const ModuleDef& def, uint64_t of
   for (Dwarf_CFI* cfi : {m.eh, m.debug}) {
     Dwarf_Frame* frame = nullptr;
     if (!cfi || dwarf_cfi_addrframe(cfi, *vaddr, &frame) != 0 || !frame) continue;
-    r.kind = Rule::Kind::unsupported;
-    Dwarf_Op* ops = nullptr;
-    size_t nops = 0;
-    // CFA = register + offset (DW_OP_bregx); an expression is not followed.
-    if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_bregx &&
-        (ops[0].number == kRegRsp || ops[0].number == kRegRbp)) {
-      r.cfa_reg = static_cast<uint8_t>(ops[0].number);
-      r.cfa_off = static_cast<int64_t>(ops[0].number2);
-      // A saved register: DW_OP_call_frame_cfa [DW_OP_plus_uconst N].
-      // 1 saved at CFA + off, 0 same value, 2 undefined, -1 anything else
-      auto saved_at = [&](int reg, int64_t& off) -> int {
-        Dwarf_Op mem[3];
-        Dwarf_Op* rops = nullptr;
-        size_t rn = 0;
-        if (dwarf_frame_register(frame, reg, mem, &rops, &rn) != 0) return -1;
-        if (rn == 0) return rops == nullptr ? 0 : 2;
-        if (rops[0].atom != DW_OP_call_frame_cfa) return -1;
-        if (rn == 1) { off = 0; return 1; }
-        if (rn == 2 && rops[1].atom == DW_OP_plus_uconst) { off = static_cast<int64_t>(rops[1].number); return 1; }
-        return -1;
-      };
-      int ra_reg = dwarf_frame_info(frame, nullptr, nullptr, nullptr);
-      int64_t ra = 0, bp = 0;
-      int ra_kind = saved_at(ra_reg, ra);
-      int bp_kind = saved_at(kRegRbp, bp);
-      if (ra_kind == 1) {
-        r.kind = Rule::Kind::cfi;
-        r.ra_off = ra;
-        r.bp = bp_kind == 1 ? Rule::Bp::at : bp_kind == 0 ? Rule::Bp::same : Rule::Bp::undefined;
-        r.bp_off = bp;
-      } else if (ra_kind == 2) {
-        r.kind = Rule::Kind::outermost;
-      }
-    }
+    static_cast<CfiRule&>(r) = cfi_rule(frame);
     free(frame);
     break;
   }

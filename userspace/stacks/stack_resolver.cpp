@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "events.h"
+#include "stacks/unwind_table.h"
 
 namespace gpuobs {
 namespace {
@@ -117,6 +118,58 @@ void StackResolver::load(Process& p, uint32_t tgid, uint64_t ts_ns) {
     p.ranges.push_back(Range{m.start, m.end, m.offset, m.exec, module_for(tgid, m)});
   }
   p.cache.clear();
+  if (publish_) publish_tables(p, tgid);
+}
+
+void StackResolver::enable_bpf_unwind(uint64_t* rows, uint32_t capacity,
+                                      std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish) {
+  rows_ = rows;
+  rows_cap_ = capacity;
+  publish_ = std::move(publish);
+}
+
+// The process's executable mappings with their files' rows, for the BPF
+// unwinder; each file's table is built once, on first use.
+void StackResolver::publish_tables(const Process& p, uint32_t tgid) {
+  auto proc = std::make_unique<gpuobs_unwind_proc>();
+  std::memset(proc.get(), 0, sizeof *proc);
+  for (const Range& r : p.ranges) {
+    if (proc->n >= GPUOBS_UNWIND_MAPS_MAX || !r.module->file) continue;
+    FileTable& t = tables_[r.module->id];
+    if (!t.ok && t.loads.empty()) {
+      auto built = build_unwind_table(r.module->file->fd());
+      if (built && rows_used_ + built->rows.size() <= rows_cap_) {
+        std::memcpy(rows_ + rows_used_, built->rows.data(), built->rows.size() * 8);
+        t.row_start = rows_used_;
+        t.row_count = static_cast<uint32_t>(built->rows.size());
+        rows_used_ += t.row_count;
+        stats_.table_rows += t.row_count;
+        ++stats_.table_files;
+        t.ok = true;
+      } else {
+        ++stats_.table_failed;
+      }
+      if (built)
+        for (auto& l : built->loads) {
+          t.loads.emplace_back(l.offset, l.vaddr);
+          t.load_sizes.push_back(l.filesz);
+        }
+      if (t.loads.empty()) t.loads.emplace_back(UINT64_MAX, 0);  // built, nothing usable
+    }
+    if (!t.ok) continue;
+    for (size_t i = 0; i < t.loads.size(); ++i) {
+      auto [off, vaddr] = t.loads[i];
+      if (r.offset < off || r.offset >= off + t.load_sizes[i]) continue;
+      gpuobs_unwind_mapping& m = proc->m[proc->n++];
+      m.start = r.start;
+      m.end = r.end;
+      m.bias = r.start - (r.offset - off + vaddr);  // ip - bias = ELF address
+      m.row_start = t.row_start;
+      m.row_count = t.row_count;
+      break;
+    }
+  }
+  publish_(tgid, proc.get());
 }
 
 const StackResolver::Range* StackResolver::find(const Process& p, uint64_t ip) const {
@@ -141,6 +194,7 @@ int64_t StackResolver::frame_id(int64_t module_id, uint64_t offset) {
 int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_ns) {
   if (!raw.present) return 0;
   ++stats_.with_stack;
+  if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) ++stats_.bpf_unwound;
   Process& p = procs_[tgid];
   if (!p.loaded) load(p, tgid, ts_ns);
   // A stack copy differs on every call (data words): no cache for those.
@@ -163,7 +217,10 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   uint64_t sp_dropped = 0;
   bool copy_end = false;
   std::vector<uint64_t> chain;
-  if (raw.has_copy) {
+  if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) {
+    chain = raw.ips;
+    if ((raw.flags & GPUOBS_STACK_F_AT_ENTRY) && !chain.empty()) chain.erase(chain.begin());
+  } else if (raw.has_copy) {
     chain = unwinder_.unwind(
         raw,
         [&](uint64_t ip) -> std::optional<CfiUnwinder::Location> {
@@ -192,6 +249,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   if (frames.empty()) ++stats_.empty;
   uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
   if (frames.size() < chain.size()) flags &= ~GPUOBS_STACK_F_FULL;  // cut, not full
+  if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) flags &= ~GPUOBS_STACK_F_FAULT;
   if (raw.has_copy) {  // the frame-pointer walk's limits do not apply
     flags &= ~(GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
     if (copy_end) flags |= kStackCopyEnd;
@@ -222,8 +280,15 @@ void StackResolver::on_fork(uint32_t parent, uint32_t child) {
   }
 }
 
-void StackResolver::on_exec(uint32_t tgid) { procs_.erase(tgid); }
-void StackResolver::on_exit(uint32_t tgid) { procs_.erase(tgid); }
+void StackResolver::on_exec(uint32_t tgid) {
+  procs_.erase(tgid);
+  if (publish_) publish_(tgid, nullptr);
+}
+
+void StackResolver::on_exit(uint32_t tgid) {
+  procs_.erase(tgid);
+  if (publish_) publish_(tgid, nullptr);
+}
 
 void StackResolver::redefine_all() {
   for (const ModuleDef* m : modules_) sink_.module(*m);

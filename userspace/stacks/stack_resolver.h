@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "events.h"
 #include "stacks/cfi_unwinder.h"
 #include "stacks/proc_maps.h"
 #include "stacks/stack_types.h"
@@ -45,6 +46,11 @@ struct StackStats {
   uint64_t walks_broken = 0;      // stacks cut at an address outside code (a frame without a frame pointer)
   uint64_t sp_frames_dropped = 0; // records whose [sp] word was not a return address: caller missing
   uint64_t files_unopened = 0;    // mapped files that could not be opened (no symbols)
+  // --unwind bpf
+  uint64_t bpf_unwound = 0;       // records unwound in BPF
+  uint64_t table_rows = 0;        // unwind rows loaded
+  uint64_t table_files = 0;       // files with a table
+  uint64_t table_failed = 0;      // files without one (no .eh_frame_hdr, unreadable, table full)
 };
 
 // StackDef.flags bit (beside GPUOBS_STACK_F_*): a DWARF walk ran off the end
@@ -69,6 +75,10 @@ class StackResolver {
   void on_exit(uint32_t tgid);
   // The writer lost definitions (a rolled-back batch): send them all again.
   void redefine_all();
+  // --unwind bpf: unwind tables go into rows[0 .. capacity) and each
+  // process's mapping table to publish(tgid, table) (null: delete it).
+  void enable_bpf_unwind(uint64_t* rows, uint32_t capacity,
+                         std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish);
   const StackStats& stats() const { return stats_; }
   const UnwindStats& unwind_stats() const { return unwinder_.stats(); }
 
@@ -90,6 +100,13 @@ class StackResolver {
     std::unordered_map<std::string, Cached> cache;
   };
   void load(Process& p, uint32_t tgid, uint64_t ts_ns);
+  void publish_tables(const Process& p, uint32_t tgid);
+  struct FileTable {
+    bool ok = false;
+    uint32_t row_start = 0, row_count = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> loads;  // (file offset, vaddr) of each PT_LOAD
+    std::vector<uint64_t> load_sizes;
+  };
   const Range* find(const Process& p, uint64_t ip) const;
   const ModuleDef* module_for(uint32_t tgid, const Mapping& m);
   const ModuleDef* pseudo(const std::string& name);
@@ -97,6 +114,10 @@ class StackResolver {
 
   Sink sink_;
   CfiUnwinder unwinder_;
+  uint64_t* rows_ = nullptr;
+  uint32_t rows_cap_ = 0, rows_used_ = 0;
+  std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish_;
+  std::map<int64_t, FileTable> tables_;  // by module id
   std::string proc_root_;
   StackStats stats_;
   std::unordered_map<uint32_t, Process> procs_;
