@@ -157,6 +157,7 @@ Status Session::track_root(uint32_t tgid) {
 
 void Session::poll(int timeout_ms) {
   int n = engine_->poll(timeout_ms);
+  stacks_->tick();
   if (n < 0) spdlog::warn("ring buffer poll failed: {}", std::strerror(-n));
 }
 

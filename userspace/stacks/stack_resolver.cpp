@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 #include <cstring>
 
@@ -123,53 +124,61 @@ void StackResolver::load(Process& p, uint32_t tgid, uint64_t ts_ns) {
 
 void StackResolver::enable_bpf_unwind(uint64_t* rows, uint32_t capacity,
                                       std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish) {
-  rows_ = rows;
-  rows_cap_ = capacity;
+  builder_ = std::make_unique<TableBuilder>(rows, capacity);
   publish_ = std::move(publish);
 }
 
-// The process's executable mappings with their files' rows, for the BPF
-// unwinder; each file's table is built once, on first use.
+// The process's executable mappings whose files have a table, for the BPF
+// unwinder; files not yet asked for are queued for the builder.
 void StackResolver::publish_tables(const Process& p, uint32_t tgid) {
   auto proc = std::make_unique<gpuobs_unwind_proc>();
   std::memset(proc.get(), 0, sizeof *proc);
   for (const Range& r : p.ranges) {
     if (proc->n >= GPUOBS_UNWIND_MAPS_MAX || !r.module->file) continue;
     FileTable& t = tables_[r.module->id];
-    if (!t.ok && t.loads.empty()) {
-      auto built = build_unwind_table(r.module->file->fd());
-      if (built && rows_used_ + built->rows.size() <= rows_cap_) {
-        std::memcpy(rows_ + rows_used_, built->rows.data(), built->rows.size() * 8);
-        t.row_start = rows_used_;
-        t.row_count = static_cast<uint32_t>(built->rows.size());
-        rows_used_ += t.row_count;
-        stats_.table_rows += t.row_count;
-        ++stats_.table_files;
-        t.ok = true;
-      } else {
-        ++stats_.table_failed;
-      }
-      if (built)
-        for (auto& l : built->loads) {
-          t.loads.emplace_back(l.offset, l.vaddr);
-          t.load_sizes.push_back(l.filesz);
-        }
-      if (t.loads.empty()) t.loads.emplace_back(UINT64_MAX, 0);  // built, nothing usable
+    if (!t.requested) {
+      t.requested = true;
+      builder_->request(r.module->id, r.module->file);
     }
     if (!t.ok) continue;
-    for (size_t i = 0; i < t.loads.size(); ++i) {
-      auto [off, vaddr] = t.loads[i];
-      if (r.offset < off || r.offset >= off + t.load_sizes[i]) continue;
+    for (const auto& l : t.loads) {
+      if (r.offset < l.offset || r.offset >= l.offset + l.filesz) continue;
       gpuobs_unwind_mapping& m = proc->m[proc->n++];
       m.start = r.start;
       m.end = r.end;
-      m.bias = r.start - (r.offset - off + vaddr);  // ip - bias = ELF address
+      m.bias = r.start - (r.offset - l.offset + l.vaddr);  // ip - bias = ELF address
       m.row_start = t.row_start;
       m.row_count = t.row_count;
       break;
     }
   }
-  publish_(tgid, proc.get());
+  if (proc->n) publish_(tgid, proc.get());
+}
+
+void StackResolver::collect_tables() {
+  auto done = builder_->take_done();
+  if (done.empty()) return;
+  std::set<int64_t> ready;
+  for (auto& d : done) {
+    FileTable& t = tables_[d.module_id];
+    t.ok = d.ok;
+    t.row_start = d.row_start;
+    t.row_count = d.row_count;
+    t.loads = std::move(d.loads);
+    if (d.ok) {
+      ++stats_.table_files;
+      stats_.table_rows += d.row_count;
+      ready.insert(d.module_id);
+    } else {
+      ++stats_.table_failed;
+    }
+  }
+  for (auto& [tgid, p] : procs_)
+    for (const Range& r : p.ranges)
+      if (ready.count(r.module->id)) {
+        publish_tables(p, tgid);
+        break;
+      }
 }
 
 const StackResolver::Range* StackResolver::find(const Process& p, uint64_t ip) const {
@@ -193,6 +202,7 @@ int64_t StackResolver::frame_id(int64_t module_id, uint64_t offset) {
 
 int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_ns) {
   if (!raw.present) return 0;
+  if (builder_) collect_tables();
   ++stats_.with_stack;
   if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) ++stats_.bpf_unwound;
   Process& p = procs_[tgid];

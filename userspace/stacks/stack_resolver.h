@@ -19,6 +19,7 @@
 #include "events.h"
 #include "stacks/cfi_unwinder.h"
 #include "stacks/proc_maps.h"
+#include "stacks/table_builder.h"
 #include "stacks/stack_types.h"
 
 namespace gpuobs {
@@ -79,6 +80,8 @@ class StackResolver {
   // process's mapping table to publish(tgid, table) (null: delete it).
   void enable_bpf_unwind(uint64_t* rows, uint32_t capacity,
                          std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish);
+  // Publishes tables finished since the last call (the capture loop calls it).
+  void tick() { if (builder_) collect_tables(); }
   const StackStats& stats() const { return stats_; }
   const UnwindStats& unwind_stats() const { return unwinder_.stats(); }
 
@@ -101,11 +104,13 @@ class StackResolver {
   };
   void load(Process& p, uint32_t tgid, uint64_t ts_ns);
   void publish_tables(const Process& p, uint32_t tgid);
+  // Takes the tables the builder finished and republishes the processes
+  // that map those files.
+  void collect_tables();
   struct FileTable {
-    bool ok = false;
+    bool requested = false, ok = false;
     uint32_t row_start = 0, row_count = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> loads;  // (file offset, vaddr) of each PT_LOAD
-    std::vector<uint64_t> load_sizes;
+    std::vector<TableBuilder::Done::Load> loads;
   };
   const Range* find(const Process& p, uint64_t ip) const;
   const ModuleDef* module_for(uint32_t tgid, const Mapping& m);
@@ -114,8 +119,7 @@ class StackResolver {
 
   Sink sink_;
   CfiUnwinder unwinder_;
-  uint64_t* rows_ = nullptr;
-  uint32_t rows_cap_ = 0, rows_used_ = 0;
+  std::unique_ptr<TableBuilder> builder_;
   std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish_;
   std::map<int64_t, FileTable> tables_;  // by module id
   std::string proc_root_;

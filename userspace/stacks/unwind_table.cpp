@@ -34,7 +34,7 @@ uint64_t row_of(uint64_t pc, const CfiRule& r, uint64_t& fp_rows) {
 
 }  // namespace
 
-Result<UnwindTable> build_unwind_table(int fd) {
+Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop) {
   UnwindTable t;
   int own = ::dup(fd);
   Elf* elf = own >= 0 ? elf_begin(own, ELF_C_READ_MMAP, nullptr) : nullptr;
@@ -88,6 +88,7 @@ Result<UnwindTable> build_unwind_table(int fd) {
   if (!closer.cfi) return make_error("no call-frame information");
   t.fdes = count;
   for (size_t i = 0; i < starts.size(); ++i) {
+    if (stop && (i & 1023) == 0 && stop->load(std::memory_order_relaxed)) return make_error("stopped");
     uint64_t addr = starts[i], limit = i + 1 < starts.size() ? starts[i + 1] : UINT64_MAX;
     while (addr < limit) {
       Dwarf_Frame* frame = nullptr;

@@ -4,6 +4,7 @@
 // table in .eh_frame_hdr; each FDE's rows come from elfutils.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct UnwindTable {
   uint64_t fp_rows = 0;  // rows whose rule the BPF unwinder cannot follow (frame-pointer rule instead)
 };
 
-Result<UnwindTable> build_unwind_table(int fd);
+// stop (optional): abandon the build when it becomes true.
+Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace gpuobs
