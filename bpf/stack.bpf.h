@@ -84,7 +84,7 @@ static __always_inline void stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp,
 		t->sp_word = 0;
 	long n = -1;
 	if (unwind_in_bpf) {
-		n = unwind__walk(ip, sp, bp, ips, cap);
+		n = unwind__walk(ip, sp, bp, ips, cap, site == GPUOBS_STACK_F_AT_ENTRY);
 		if (n >= 0) {
 			t->flags |= GPUOBS_STACK_F_BPF_DWARF;
 			if ((__u32)n >= cap)

@@ -96,7 +96,7 @@ __noinline __u64 unwind_row_for(const struct gpuobs_unwind_proc *p, __u64 ip, __
 /* Unwinds from (ip, sp, bp) into ips[0 .. cap); returns the frames written,
  * or -1 when this process has no tables (yet): the caller walks frame
  * pointers instead. */
-static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ips, __u32 cap)
+static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ips, __u32 cap, int at_entry)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	const struct gpuobs_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
@@ -110,15 +110,23 @@ static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ip
 			break;
 		ips[n] = ip;
 		n++;
-		/* Frame 0 is where the probe fired; the others are return addresses. */
+		/* Frame 0 is where the probe fired; the others are return addresses.
+		 * An address no table covers (its file's table is still being
+		 * built, or JIT code) takes the frame-pointer rule. */
 		__u64 row = unwind_row_for(p, ip, n > 1);
 		if (row == UNWIND_STOP)
-			break;
+			row = 0;
 		__u32 type = (row >> 48) & 0xff;
 		__s64 cfa_off = (__s16)(row >> 32);
 		__s64 rbp_slot = (__s8)(row >> 56);
 		__u64 cfa, ra = 0, next_bp = bp;
-		if (!row || type == GPUOBS_UNWIND_FP) {
+		if ((!row || type == GPUOBS_UNWIND_FP) && n == 1 && at_entry) {
+			/* A function's first instruction: the return address is at
+			 * sp and rbp is still the caller's. */
+			cfa = sp + 8;
+			if (bpf_probe_read_user(&ra, 8, (void *)sp))
+				break;
+		} else if (!row || type == GPUOBS_UNWIND_FP) {
 			cfa = bp + 16;
 			if (bpf_probe_read_user(&ra, 8, (void *)(bp + 8)) || bpf_probe_read_user(&next_bp, 8, (void *)bp))
 				break;
