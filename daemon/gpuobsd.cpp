@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   app.add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
   app.add_option("--stack-depth", opts.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
       ->capture_default_str();
-  app.add_option("--unwind", opts.unwind, "fp (frame pointers) or dwarf (copy the stack, unwind with .eh_frame)")
+  app.add_option("--unwind", opts.unwind, "fp (frame pointers), dwarf (copy the stack, unwind with .eh_frame in user space) or bpf (unwind in BPF from .eh_frame tables)")
       ->capture_default_str();
   app.add_option("--stack-copy", opts.stack_copy_bytes, "--unwind dwarf: stack bytes copied per event")
       ->capture_default_str();
