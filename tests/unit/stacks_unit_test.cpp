@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <sys/sysmacros.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +16,9 @@
 
 #include "decode/decoder.h"
 #include "stacks/proc_maps.h"
+#include "loader/elf_symbols.h"
 #include "stacks/stack_resolver.h"
+#include "stacks/unwind_table.h"
 #include "unit/test_util.h"
 
 using namespace gpuobs;
@@ -183,4 +189,41 @@ TEST(StackResolver, SameCodeInTwoProcessesIsOneStack) {
   EXPECT_TRUE(rec.stacks.at(gone - 1).frames.empty());
   EXPECT_EQ(r.stats().maps_unreadable, 1u);
   EXPECT_EQ(r.stats().empty, 1u);
+}
+
+// The BPF unwinder's tables, built from a real binary without frame pointers.
+TEST(UnwindTable, RowsAreSortedAndSayWhereTheReturnAddressIsAtEveryFunctionEntry) {
+  int fd = ::open(STACK_WORKLOAD_NOFP, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto t = build_unwind_table(fd);
+  ::close(fd);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_GT(t->fdes, 5u);
+  ASSERT_FALSE(t->rows.empty());
+  for (size_t i = 1; i < t->rows.size(); ++i)
+    ASSERT_LT(static_cast<uint32_t>(t->rows[i - 1]), static_cast<uint32_t>(t->rows[i])) << "row " << i;
+  auto syms = read_function_symbols(STACK_WORKLOAD_NOFP);
+  ASSERT_TRUE(syms.ok());
+  // ELF address of a function from its file offset, through PT_LOAD.
+  auto vaddr_of = [&](uint64_t off) -> uint64_t {
+    for (auto& l : t->loads)
+      if (off >= l.offset && off < l.offset + l.filesz) return off - l.offset + l.vaddr;
+    return 0;
+  };
+  for (const char* fn : {"level_one", "level_two", "level_three", "main"}) {
+    ASSERT_TRUE(syms->count(fn)) << fn;
+    uint64_t entry = vaddr_of(syms->at(fn).file_offset);
+    ASSERT_NE(entry, 0u);
+    // The last row at or before the entry: CFA = rsp + 8 (only the return address is on the stack).
+    auto it = std::upper_bound(t->rows.begin(), t->rows.end(), entry,
+                               [](uint64_t v, uint64_t row) { return v < static_cast<uint32_t>(row); });
+    ASSERT_NE(it, t->rows.begin()) << fn;
+    uint64_t row = *(it - 1);
+    EXPECT_EQ((row >> 48) & 0xff, static_cast<uint64_t>(GPUOBS_UNWIND_RSP)) << fn;
+    EXPECT_EQ(static_cast<int16_t>(row >> 32), 8) << fn;
+  }
+  // Not an ELF file: a clear error, no table.
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  EXPECT_FALSE(build_unwind_table(null_fd).ok());
+  ::close(null_fd);
 }

@@ -36,6 +36,7 @@ uint64_t row_of(uint64_t pc, const CfiRule& r, uint64_t& fp_rows) {
 
 Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop) {
   UnwindTable t;
+  elf_version(EV_CURRENT);  // libelf refuses every file until a version is set
   int own = ::dup(fd);
   Elf* elf = own >= 0 ? elf_begin(own, ELF_C_READ_MMAP, nullptr) : nullptr;
   if (!elf) {
