@@ -110,7 +110,7 @@ struct gpuobs_stack_trailer {
 #define GPUOBS_UNWIND_ROW(pc, type, cfa_off, rbp_slot) \
 	((__u64)(__u32)(pc) | ((__u64)(__u16)(cfa_off) << 32) | ((__u64)(__u8)(type) << 48) | \
 	 ((__u64)(__u8)(rbp_slot) << 56))
-#define GPUOBS_UNWIND_MAPS_MAX 128
+#define GPUOBS_UNWIND_MAPS_MAX 256
 struct gpuobs_unwind_mapping {
 	__u64 start;     /* [start, end): executable mapping */
 	__u64 end;

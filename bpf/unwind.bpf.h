@@ -56,7 +56,7 @@ __noinline __u64 unwind_row_for(const struct gpuobs_unwind_proc *p, __u64 ip, __
 	__u32 lo = 0, hi = p->n, at = GPUOBS_UNWIND_MAPS_MAX;
 	if (hi > GPUOBS_UNWIND_MAPS_MAX)
 		hi = GPUOBS_UNWIND_MAPS_MAX;
-	for (int i = 0; i < 8 && lo < hi; i++) {
+	for (int i = 0; i < 9 && lo < hi; i++) { /* 2^9 > GPUOBS_UNWIND_MAPS_MAX */
 		__u32 mid = (lo + hi) / 2;
 		if (mid >= GPUOBS_UNWIND_MAPS_MAX)
 			break;

@@ -5,6 +5,7 @@
 #include "capture/host_info.h"
 #include "decode/cuda_api.h"
 #include "capture/procfs.h"
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -30,6 +31,12 @@ std::string shell_quote(const std::vector<std::string>& argv) {
 Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   // Privileges and kernel support first: a refusal leaves no file behind.
   if (auto st = preflight(); !st) return st.error();
+  // Every mapped code file stays open (for its symbols after its process
+  // exits): a host with many distinct libraries needs more than 1024 fds.
+  if (rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
   std::unique_ptr<Session> s(new Session());
   s->output_ = opts.output;
   auto writer = CaptureWriter::create(opts.output, opts.force,

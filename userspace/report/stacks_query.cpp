@@ -11,7 +11,7 @@ std::string_view measure_sql(StackMeasure m) {
     case StackMeasure::launches:
       return "SELECT stack_id, coalesce(kernel_name, printf('function 0x%x', function)), count(*)"
              " FROM kernel_launches WHERE stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1)"
-             " AND (?2 IS NULL OR kernel_name LIKE ?2) AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+             " AND (?2 IS NULL OR instr(kernel_name, ?2) > 0) AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
     case StackMeasure::calls:
       return "SELECT stack_id, api, count(*) FROM api_calls WHERE stack_id IS NOT NULL"
              " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
@@ -65,7 +65,7 @@ Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackF
   Stmt st(db.get(), measure_sql(m));
   if (!st.valid()) return make_error("cannot query stacks: " + db.errmsg(), "is this a capture from gpuobs >= 0.1 with stacks?", 2);
   if (f.pid) st.bind(1, *f.pid); else st.bind_null(1);
-  if (!f.kernel.empty()) st.bind(2, "%" + f.kernel + "%"); else st.bind_null(2);
+  if (!f.kernel.empty()) st.bind(2, f.kernel); else st.bind_null(2);
   if (!f.api.empty()) st.bind(3, f.api); else st.bind_null(3);
   std::vector<StackLeaf> out;
   int rc;

@@ -47,7 +47,7 @@ const CfiUnwinder::Rule* CfiUnwinder::rule_for(const ModuleDef& def, uint64_t of
   if (!slot) {
     slot = std::make_unique<Module>();
     if (def.file) slot->fd = ::dup(def.file->fd());
-    if (slot->fd >= 0) slot->elf = elf_begin(slot->fd, ELF_C_READ_MMAP, nullptr);
+    if (slot->fd >= 0) slot->elf = elf_begin(slot->fd, ELF_C_READ, nullptr);
     if (slot->elf) {
       size_t n = 0;
       if (elf_getphdrnum(slot->elf, &n) == 0)
@@ -78,14 +78,18 @@ const CfiUnwinder::Rule* CfiUnwinder::rule_for(const ModuleDef& def, uint64_t of
 
 std::vector<uint64_t> CfiUnwinder::unwind(const RawStack& raw, const Locate& locate, size_t max_frames,
                                           bool& copy_end) {
+  // One frame more than asked: the caller knows the walk went deeper.
   ++stats_.unwound;
   copy_end = false;
-  const uint64_t lo = raw.sp, hi = raw.sp + raw.copy.size();
+  const uint64_t lo = raw.sp, size = raw.copy.size();
+  // Offsets, never addr + 8: a garbage rbp near 2^64 must not wrap past the check.
   auto read = [&](uint64_t addr, uint64_t& v) {
-    if (addr < lo || addr + 8 > hi) return false;
+    if (addr < lo || size < 8 || addr - lo > size - 8) return false;
     std::memcpy(&v, raw.copy.data() + (addr - lo), 8);
     return true;
   };
+  // Past the end of the copy (not below it, not wrapped): a larger copy would go on.
+  auto beyond = [&](uint64_t addr) { return addr >= lo && addr - lo <= (uint64_t{1} << 32) && addr - lo > size - 8; };
   std::vector<uint64_t> out;
   uint64_t ip = raw.ip, sp = raw.sp, bp = raw.bp;
   out.push_back(ip);
@@ -100,14 +104,15 @@ std::vector<uint64_t> CfiUnwinder::unwind(const RawStack& raw, const Locate& loc
     uint64_t cfa, ra, next_bp = bp;
     if (r->kind == Rule::Kind::cfi) {
       cfa = (r->cfa_reg == kRegRsp ? sp : bp) + static_cast<uint64_t>(r->cfa_off);
-      if (!read(cfa + static_cast<uint64_t>(r->ra_off), ra)) { copy_end = cfa + 8 > hi; break; }
-      if (r->bp == Rule::Bp::at && !read(cfa + static_cast<uint64_t>(r->bp_off), next_bp)) { copy_end = true; break; }
+      uint64_t ra_at = cfa + static_cast<uint64_t>(r->ra_off), bp_at = cfa + static_cast<uint64_t>(r->bp_off);
+      if (!read(ra_at, ra)) { copy_end = beyond(ra_at); break; }
+      if (r->bp == Rule::Bp::at && !read(bp_at, next_bp)) { copy_end = beyond(bp_at); break; }
       if (r->bp == Rule::Bp::undefined) next_bp = 0;
     } else {
       if (r->kind == Rule::Kind::unsupported) ++stats_.bad_rule; else ++stats_.no_cfi;
       // No usable CFI: the frame-pointer rule, [bp] = caller's bp, [bp+8] = return address.
       cfa = bp + 16;
-      if (!read(bp + 8, ra) || !read(bp, next_bp)) { copy_end = bp >= lo && bp + 16 > hi; break; }
+      if (!read(bp + 8, ra) || !read(bp, next_bp)) { copy_end = beyond(bp + 8); break; }
     }
     if (cfa <= sp || ra == 0) break;  // no progress, or the outermost frame
     sp = cfa;

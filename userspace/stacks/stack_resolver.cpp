@@ -1,6 +1,7 @@
 #include "stacks/stack_resolver.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <set>
@@ -93,7 +94,15 @@ const ModuleDef* StackResolver::module_for(uint32_t tgid, const Mapping& m) {
   std::snprintf(name, sizeof name, "/%u/map_files/%lx-%lx", tgid, static_cast<unsigned long>(m.start),
                 static_cast<unsigned long>(m.end));
   int fd = ::open((proc_root_ + name).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fd = ::open((proc_root_ + "/" + std::to_string(tgid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    // Through the process's root, and only if it is still the file mapped.
+    fd = ::open((proc_root_ + "/" + std::to_string(tgid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st{};
+    if (fd >= 0 && (::fstat(fd, &st) != 0 || st.st_ino != m.inode || st.st_dev != m.dev)) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
   if (fd >= 0)
     slot->file = std::make_shared<FileHandle>(fd);
   else
@@ -141,8 +150,16 @@ void StackResolver::publish_tables(const Process& p, uint32_t tgid) {
       builder_->request(r.module->id, r.module->file);
     }
     if (!t.ok) continue;
+    // The executable PT_LOAD this mapping shows: their file ranges overlap (a
+    // mapping starts on a page; lld packs segments inside pages).
+    const TableBuilder::Done::Load* seg = nullptr;
     for (const auto& l : t.loads) {
-      if (r.offset < l.offset || r.offset >= l.offset + l.filesz) continue;
+      bool overlap = r.offset < l.offset + l.filesz && l.offset < r.offset + (r.end - r.start);
+      if (overlap && (!seg || (l.exec && !seg->exec))) seg = &l;
+    }
+    for (const auto* lp : {seg}) {
+      if (!lp) continue;
+      const auto& l = *lp;
       gpuobs_unwind_mapping& m = proc->m[proc->n++];
       m.start = r.start;
       m.end = r.end;
@@ -225,7 +242,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     return r;
   };
   uint64_t sp_dropped = 0;
-  bool copy_end = false;
+  bool copy_end = false, dwarf_deeper = false;
   std::vector<uint64_t> chain;
   if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) {
     chain = raw.ips;
@@ -237,9 +254,11 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
           if (const Range* r = lookup(ip)) return CfiUnwinder::Location{r->module, ip - r->start + r->offset};
           return std::nullopt;
         },
-        GPUOBS_STACK_MAX + 1, copy_end);
+        GPUOBS_STACK_MAX + 2, copy_end);
     // At a function's first instruction frame 0 is the probed function itself.
     if ((raw.flags & GPUOBS_STACK_F_AT_ENTRY) && !chain.empty()) chain.erase(chain.begin());
+    dwarf_deeper = chain.size() > GPUOBS_STACK_MAX;
+    if (dwarf_deeper) chain.resize(GPUOBS_STACK_MAX);
   } else {
     chain = call_chain(raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);
   }
@@ -254,7 +273,9 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
       ++stats_.walks_broken;
       break;
     }
-    frames.push_back(frame_id(r->module->id, ip - r->start + r->offset));
+    // Anonymous code (JIT) has no file: its frames are its addresses.
+    bool anon = r->module->inode == 0 && r->module->path != "[vdso]";
+    frames.push_back(frame_id(r->module->id, anon ? ip : ip - r->start + r->offset));
   }
   if (frames.empty()) ++stats_.empty;
   uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
@@ -263,7 +284,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   if (raw.has_copy) {  // the frame-pointer walk's limits do not apply
     flags &= ~(GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
     if (copy_end) flags |= kStackCopyEnd;
-    else if (frames.size() == chain.size() && chain.size() > GPUOBS_STACK_MAX) flags |= GPUOBS_STACK_F_FULL;
+    else if (frames.size() == chain.size() && dwarf_deeper) flags |= GPUOBS_STACK_F_FULL;
   }
   auto [it, fresh] = stacks_.try_emplace({flags, frames}, 0);
   if (fresh) {
@@ -287,6 +308,7 @@ void StackResolver::on_fork(uint32_t parent, uint32_t child) {
     c.ranges = it->second.ranges;  // fork copies the address space
     c.loaded = true;
     c.last_read_ns = it->second.last_read_ns;
+    if (publish_) publish_tables(c, child);
   }
 }
 

@@ -70,18 +70,21 @@ Symbolizer::~Symbolizer() = default;
 
 ModuleInfo Symbolizer::add(const ModuleDef& m) {
   ModuleInfo info{"", "none", false};
-  if (modules_.count(m.id) || !m.file) return info;
+  if (auto it = infos_.find(m.id); it != infos_.end()) return it->second;  // a definition sent again
+  if (!m.file) return info;
   auto mod = std::make_unique<Module>();
   mod->dwfl = dwfl_begin(&kCallbacks);
   int fd = mod->dwfl ? ::dup(m.file->fd()) : -1;  // libdwfl closes what it is given
   if (fd >= 0) {
     dwfl_report_begin(mod->dwfl);
     mod->mod = dwfl_report_offline(mod->dwfl, m.path.c_str(), m.path.c_str(), fd);
+    if (!mod->mod) ::close(fd);  // libdwfl keeps the descriptor only on success
     dwfl_report_end(mod->dwfl, nullptr, nullptr);
   }
   if (mod->mod) mod->elf = dwfl_module_getelf(mod->mod, &mod->bias);
   if (!mod->elf) {
     modules_.emplace(m.id, nullptr);
+    infos_.emplace(m.id, info);
     return info;
   }
   const unsigned char* bits = nullptr;
@@ -101,6 +104,7 @@ ModuleInfo Symbolizer::add(const ModuleDef& m) {
   info.debug_info = dwfl_module_getdwarf(mod->mod, &dbias) != nullptr;
   if (dwfl_module_getsymtab(mod->mod) <= 0) info.symbols = "none";
   modules_.emplace(m.id, std::move(mod));
+  infos_.emplace(m.id, info);
   return info;
 }
 

@@ -43,6 +43,7 @@ class Symbolizer {
  private:
   struct Module;
   std::map<int64_t, std::unique_ptr<Module>> modules_;
+  std::map<int64_t, ModuleInfo> infos_;
 };
 
 std::string demangle(const std::string& name);

@@ -48,7 +48,7 @@ void TableBuilder::run() {
     auto t = build_unwind_table(job.second->fd(), &stop_);
     if (stop_) return;
     if (t) {
-      for (auto& l : t->loads) d.loads.push_back({l.offset, l.vaddr, l.filesz});
+      for (auto& l : t->loads) d.loads.push_back({l.offset, l.vaddr, l.filesz, l.exec});
       if (used_ + t->rows.size() <= cap_) {
         std::memcpy(rows_ + used_, t->rows.data(), t->rows.size() * 8);
         d.ok = true;

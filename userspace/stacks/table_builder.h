@@ -32,6 +32,7 @@ class TableBuilder {
     uint32_t row_start, row_count;
     struct Load {
       uint64_t offset, vaddr, filesz;
+      bool exec;
     };
     std::vector<Load> loads;
   };

@@ -38,7 +38,8 @@ Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop) {
   UnwindTable t;
   elf_version(EV_CURRENT);  // libelf refuses every file until a version is set
   int own = ::dup(fd);
-  Elf* elf = own >= 0 ? elf_begin(own, ELF_C_READ_MMAP, nullptr) : nullptr;
+  // pread, not mmap: a file truncated under us must not SIGBUS the recorder.
+  Elf* elf = own >= 0 ? elf_begin(own, ELF_C_READ, nullptr) : nullptr;
   if (!elf) {
     if (own >= 0) ::close(own);
     return make_error("not an ELF file");
@@ -52,7 +53,7 @@ Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop) {
     for (size_t i = 0; i < n; ++i) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-        t.loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+        t.loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz, (ph.p_flags & PF_X) != 0});
     }
   // .eh_frame_hdr: version 1, encodings, eh_frame_ptr, fde_count, then a
   // sorted table of (initial location, FDE address), each relative to the
@@ -65,12 +66,12 @@ Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh)) continue;
     const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
-    if (name && std::strcmp(name, ".eh_frame_hdr") == 0) {
+    if (name && std::strcmp(name, ".eh_frame_hdr") == 0 && sh.sh_type == SHT_PROGBITS) {
       hdr = elf_getdata(scn, nullptr);
       hdr_addr = sh.sh_addr;
     }
   }
-  if (!hdr || hdr->d_size < 12) return make_error("no .eh_frame_hdr");
+  if (!hdr || !hdr->d_buf || hdr->d_size < 12) return make_error("no .eh_frame_hdr");
   const auto* h = static_cast<const uint8_t*>(hdr->d_buf);
   if (h[0] != 1 || h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || h[2] != DW_EH_PE_udata4 ||
       h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))

@@ -16,6 +16,7 @@ struct UnwindTable {
   std::vector<uint64_t> rows;
   struct Load {
     uint64_t offset, vaddr, filesz;  // PT_LOAD: file range -> ELF addresses
+    bool exec;
   };
   std::vector<Load> loads;
   uint64_t fdes = 0;

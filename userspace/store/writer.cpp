@@ -159,6 +159,7 @@ void CaptureWriter::forget_batch_state() {
 void CaptureWriter::write_batch(std::vector<Item>& batch) {
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
+    ++definitions_lost_;  // stack definitions in the batch must be sent again
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     return;
