@@ -6,7 +6,7 @@
 set -uo pipefail
 B=${B:-.device-build}
 [ -d /sys/kernel/tracing/events/syscalls ] || mount -t tracefs tracefs /sys/kernel/tracing
-$B/gpuobs record -o /tmp/e.gpuobs --unwind bpf -- sh -c "python3 bench/h100/torch_tiny_ops.py --iters 1000 >/dev/null; sleep ${WARM_S:-25}; python3 bench/h100/torch_train_step.py; python3 bench/h100/torch_tiny_ops.py --iters 2000" 2>&1 | tail -1
+$B/gpuobs record -f -o /tmp/e.gpuobs --unwind bpf -- sh -c "python3 bench/h100/torch_tiny_ops.py --iters 1000 >/dev/null; sleep ${WARM_S:-25}; python3 bench/h100/torch_train_step.py; python3 bench/h100/torch_tiny_ops.py --iters 2000" 2>&1 | tail -1
 python3 - /tmp/e.gpuobs <<'PY'
 import sqlite3, sys
 d = sqlite3.connect(sys.argv[1])
