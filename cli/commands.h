@@ -19,13 +19,29 @@ int run_record(RecordArgs& args);
 // neither an option nor the value of an option that takes one.
 std::vector<std::string> split_record_command(std::vector<std::string>& args);
 
+// The capture gpuobsd writes (systemd/gpuobsd.service): what report, sql and
+// stacks read when no file is given.
+inline constexpr const char* kDaemonCapture = "/var/lib/gpuobs/capture.gpuobs";
+
 struct ReportArgs {
   std::string name;
   std::string file;
   std::string format = "table";
   bool list = false;
+  // Filters, bound to the reports' :pid, :process, :since_s, :until_s.
+  int64_t pid = 0;
+  std::string process;
+  double since_s = -1, until_s = -1;  // seconds since the capture started; < 0: unset
 };
 int run_report(const ReportArgs& args);
+
+struct SqlArgs {
+  std::string query;
+  std::string file;
+  std::vector<std::string> params;  // name=value
+  std::string format = "table";
+};
+int run_sql(const SqlArgs& args);
 
 struct StackArgs {
   std::string file;

@@ -39,8 +39,19 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "print a report over a capture");
   report->add_flag("--list", rep.list, "list the reports");
   report->add_option("name", rep.name, "report: launches, ioctls, capture, probes");
-  report->add_option("file", rep.file, "capture file");
+  report->add_option("file", rep.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
   report->add_option("--format", rep.format, "table, json or csv")->capture_default_str();
+  report->add_option("--pid", rep.pid, "only this process id");
+  report->add_option("--process", rep.process, "only processes with this name (comm)");
+  report->add_option("--since", rep.since_s, "only activity from this many seconds after the capture started");
+  report->add_option("--until", rep.until_s, "only activity up to this many seconds after the capture started");
+
+  cli::SqlArgs sq;
+  auto* sql = app.add_subcommand("sql", "run a read-only SQL query over a capture (docs/schema.md)");
+  sql->add_option("query", sq.query, "one SQL statement; :name parameters come from -p")->required();
+  sql->add_option("file", sq.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  sql->add_option("-p,--param", sq.params, "parameter name=value (repeatable)");
+  sql->add_option("--format", sq.format, "table, json or csv")->capture_default_str();
 
   auto add_stack_options = [](CLI::App* cmd, cli::StackArgs& s) {
     cmd->add_option("file", s.file, "capture file")->required();
@@ -80,6 +91,7 @@ int main(int argc, char** argv) {
     return cli::run_record(rec);
   }
   if (stacks->parsed()) return cli::run_stacks(stk);
+  if (sql->parsed()) return cli::run_sql(sq);
   if (folded->parsed()) return cli::run_export_folded(fold);
   return cli::run_report(rep);
 }

@@ -17,13 +17,20 @@ int run_report(const ReportArgs& a) {
   if (!fmt) { print_error("gpuobs report", fmt.error()); return 2; }
   auto sql = report_sql(a.name);
   if (!sql) { print_error("gpuobs report", sql.error()); return 2; }
-  if (a.file.empty()) {
-    print_error("gpuobs report", make_error("no capture file given", "gpuobs report " + a.name + " FILE"));
-    return 2;
+  std::string file = a.file.empty() ? kDaemonCapture : a.file;
+  auto db = open_capture_readonly(file);
+  if (!db) {
+    Error e = db.error();
+    if (a.file.empty()) e.hint = "no file given, and gpuobsd's capture is not readable: gpuobs report " + a.name + " FILE";
+    print_error("gpuobs report", e);
+    return e.exit_code;
   }
-  auto db = open_capture_readonly(a.file);
-  if (!db) { print_error("gpuobs report", db.error()); return db.error().exit_code; }
-  auto res = run_query(*db, *sql);
+  Params params;
+  if (a.pid) params["pid"] = a.pid;
+  if (!a.process.empty()) params["process"] = a.process;
+  if (a.since_s >= 0) params["since_s"] = a.since_s;
+  if (a.until_s >= 0) params["until_s"] = a.until_s;
+  auto res = run_query(*db, *sql, params);
   if (!res) { print_error("gpuobs report", res.error()); return res.error().exit_code; }
   print_result(*res, *fmt, std::cout);
   return 0;

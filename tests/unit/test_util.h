@@ -2,6 +2,8 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "store/db.h"
@@ -21,6 +23,11 @@ class TempDir {
  private:
   std::string path_;
 };
+
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 inline int64_t scalar(Db& db, const std::string& sql) {
   auto r = db.scalar(sql);

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -49,9 +52,38 @@ Result<OutputFormat> parse_format(std::string_view s) {
   return make_error("unknown format '" + std::string(s) + "'", "use table, json or csv", 2);
 }
 
-Result<QueryResult> run_query(Db& db, std::string_view sql) {
-  Stmt st(db.get(), sql);
-  if (!st.valid()) return make_error("query failed: " + db.errmsg(), "", 2);
+Cell parse_param_value(const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(v.c_str(), &end, 10);
+  if (!v.empty() && *end == '\0' && errno == 0) return int64_t{i};
+  double d = std::strtod(v.c_str(), &end);
+  if (!v.empty() && *end == '\0') return d;
+  return v;
+}
+
+Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params) {
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK || !raw) {
+    sqlite3_finalize(raw);
+    return make_error("query failed: " + db.errmsg(), "", 2);
+  }
+  Stmt st(raw);
+  // One statement only: what follows it would silently not run.
+  for (const char* t = tail; t && t < sql.data() + sql.size(); ++t)
+    if (!std::isspace(static_cast<unsigned char>(*t)) && *t != ';')
+      return make_error("only one SQL statement can run at a time", "split the statements", 2);
+  for (int i = 1; i <= sqlite3_bind_parameter_count(raw); ++i) {
+    const char* name = sqlite3_bind_parameter_name(raw, i);
+    if (!name) continue;  // "?" parameters stay NULL
+    auto it = params.find(name + 1);
+    if (it == params.end()) continue;
+    const Cell& c = it->second;
+    if (auto* v = std::get_if<int64_t>(&c)) sqlite3_bind_int64(raw, i, *v);
+    else if (auto* d = std::get_if<double>(&c)) sqlite3_bind_double(raw, i, *d);
+    else if (auto* t = std::get_if<std::string>(&c)) sqlite3_bind_text(raw, i, t->c_str(), -1, SQLITE_TRANSIENT);
+  }
   QueryResult r;
   int n = sqlite3_column_count(st.get());
   for (int i = 0; i < n; ++i) r.columns.emplace_back(sqlite3_column_name(st.get(), i));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -24,7 +25,14 @@ struct QueryResult {
 enum class OutputFormat { table, json, csv };
 
 Result<OutputFormat> parse_format(std::string_view s);
-Result<QueryResult> run_query(Db& db, std::string_view sql);
+// Named parameters (:name, @name or $name in the SQL) by name without the
+// prefix; a parameter not given is NULL, so `(:pid IS NULL OR tgid = :pid)`
+// reads "every process" unless --pid is given. The same files run in a plain
+// sqlite3 shell, where unset parameters are NULL too.
+using Params = std::map<std::string, Cell>;
+Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params = {});
+// A user's value for -p name=value: an integer, a real, or text.
+Cell parse_param_value(const std::string& v);
 void print_result(const QueryResult& r, OutputFormat f, std::ostream& out);
 
 // Report SQL embedded from schema/reports/NAME.sql.

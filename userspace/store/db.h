@@ -15,6 +15,7 @@ class Stmt {
  public:
   Stmt() = default;
   Stmt(sqlite3* db, std::string_view sql);
+  explicit Stmt(sqlite3_stmt* prepared) : s_(prepared) {}  // takes ownership
   ~Stmt() { sqlite3_finalize(s_); }
   Stmt(Stmt&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
   Stmt& operator=(Stmt&& o) noexcept {

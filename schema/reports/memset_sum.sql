@@ -1,0 +1,18 @@
+-- memset_sum: memsets by API and kind (sync or async), successful calls only.
+-- Columns: api, mode, memsets, bytes, avg_bytes, host_ns, failed.
+-- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).
+WITH c AS (SELECT start_mono_ns AS t0 FROM capture)
+SELECT x.api                                                 AS api,
+       CASE x.async WHEN 1 THEN 'async' ELSE 'sync' END      AS mode,
+       sum(x.result IS NULL OR x.result = 0)                 AS memsets,
+       sum(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.bytes ELSE 0 END) AS bytes,
+       round(avg(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.bytes END), 1) AS avg_bytes,
+       coalesce(sum(x.duration_ns), 0)                       AS host_ns,
+       sum(x.result IS NOT NULL AND x.result != 0)           AS failed
+FROM copies x JOIN processes p ON p.id = x.process_id, c
+WHERE x.kind = 'memset'
+  AND (:pid IS NULL OR x.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
+  AND (:since_s IS NULL OR x.ts_mono_ns >= c.t0 + :since_s * 1e9)
+  AND (:until_s IS NULL OR x.ts_mono_ns <= c.t0 + :until_s * 1e9)
+GROUP BY x.api, x.async
+ORDER BY bytes DESC, api, mode;

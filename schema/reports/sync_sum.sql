@@ -1,0 +1,22 @@
+-- sync_sum: host time blocked in synchronizations, per process, API and what
+-- was waited on (a stream, an event, the context).
+-- Columns: pid, process, api, target, handle (stream or event; NULL for the
+--   context), syncs, blocked_ns, avg_ns, max_ns, failed.
+-- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).
+WITH c AS (SELECT start_mono_ns AS t0 FROM capture)
+SELECT p.tgid                                                AS pid,
+       p.comm                                                AS process,
+       s.api                                                 AS api,
+       s.target                                              AS target,
+       CASE s.target WHEN 'stream' THEN s.stream WHEN 'event' THEN s.event END AS handle,
+       count(*)                                              AS syncs,
+       coalesce(sum(s.blocked_ns), 0)                        AS blocked_ns,
+       round(avg(s.blocked_ns), 1)                           AS avg_ns,
+       max(s.blocked_ns)                                     AS max_ns,
+       sum(s.result IS NOT NULL AND s.result != 0)           AS failed
+FROM syncs s JOIN processes p ON p.id = s.process_id, c
+WHERE (:pid IS NULL OR s.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
+  AND (:since_s IS NULL OR s.ts_mono_ns >= c.t0 + :since_s * 1e9)
+  AND (:until_s IS NULL OR s.ts_mono_ns <= c.t0 + :until_s * 1e9)
+GROUP BY s.process_id, s.api, s.target, handle
+ORDER BY blocked_ns DESC, pid, api;

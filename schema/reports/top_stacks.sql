@@ -1,0 +1,32 @@
+-- top_stacks: the 50 call stacks behind the most launches, then the most API
+-- calls; with the bytes they copied and allocated and the time they blocked.
+-- Columns: stack_id, launches, calls (every API call, launches included),
+--   bytes_copied, bytes_allocated, blocked_ns, depth, end_reason, stack
+--   (innermost four frames; all of them: gpuobs stacks or stack_symbols).
+-- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).
+WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
+sel AS (SELECT id FROM processes WHERE (:pid IS NULL OR tgid = :pid) AND (:process IS NULL OR comm = :process)),
+win AS (SELECT CASE WHEN :since_s IS NULL THEN -9e18 ELSE t0 + :since_s * 1e9 END AS lo,
+               CASE WHEN :until_s IS NULL THEN 9e18 ELSE t0 + :until_s * 1e9 END AS hi FROM c),
+calls AS (SELECT stack_id, count(*) AS n, sum(family = 'launch') AS launches FROM api_calls, win
+          WHERE stack_id IS NOT NULL AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi GROUP BY 1),
+cp AS (SELECT stack_id, sum(bytes) AS b FROM copies, win WHERE kind = 'copy' AND (result IS NULL OR result = 0)
+       AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi GROUP BY 1),
+al AS (SELECT stack_id, sum(bytes) AS b FROM memory_ops, win WHERE op IN ('alloc', 'create')
+       AND (result IS NULL OR result = 0) AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi GROUP BY 1),
+bl AS (SELECT stack_id, sum(blocked_ns) AS t FROM syncs, win WHERE process_id IN sel
+       AND ts_mono_ns BETWEEN lo AND hi GROUP BY 1)
+SELECT s.id                          AS stack_id,
+       calls.launches                AS launches,
+       calls.n                       AS calls,
+       coalesce(cp.b, 0)             AS bytes_copied,
+       coalesce(al.b, 0)             AS bytes_allocated,
+       coalesce(bl.t, 0)             AS blocked_ns,
+       s.depth                       AS depth,
+       s.end_reason                  AS end_reason,
+       (SELECT group_concat(f, ' <- ') FROM (SELECT coalesce(ss.symbol, '?') AS f FROM stack_symbols ss
+          WHERE ss.stack_id = s.id ORDER BY ss.position LIMIT 4)) AS stack
+FROM calls JOIN stacks s ON s.id = calls.stack_id
+LEFT JOIN cp ON cp.stack_id = s.id LEFT JOIN al ON al.stack_id = s.id LEFT JOIN bl ON bl.stack_id = s.id
+ORDER BY launches DESC, calls DESC, stack_id
+LIMIT 50;
