@@ -263,3 +263,24 @@ TEST_F(Reports, SqlIsReadOnlyByConstructionAndBindsParameters) {
   EXPECT_EQ(std::get<double>(parse_param_value("1.5")), 1.5);
   EXPECT_EQ(std::get<std::string>(parse_param_value("trainer")), "trainer");
 }
+
+TEST_F(Reports, MemAndLeaks) {
+  json m = report("mem");
+  ASSERT_EQ(m.size(), 1u);  // infer's only allocation failed
+  EXPECT_EQ(m[0]["pid"], 100);
+  EXPECT_EQ(m[0]["kind"], "device");
+  EXPECT_EQ(m[0]["allocs"], 2);
+  EXPECT_EQ(m[0]["alloc_bytes"], 3 << 20);
+  EXPECT_EQ(m[0]["frees"], 1);
+  EXPECT_EQ(m[0]["freed_bytes"], 1 << 20);
+  EXPECT_EQ(m[0]["peak_live_bytes"], 3 << 20);
+  EXPECT_EQ(m[0]["end_live_bytes"], 2 << 20);
+  EXPECT_EQ(m[0]["leaks"], 1);
+  EXPECT_EQ(m[0]["leaked_bytes"], 2 << 20);
+  json l = report("leaks");
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0]["address"], 0xB0);
+  EXPECT_EQ(l[0]["bytes"], 2 << 20);
+  EXPECT_EQ(l[0]["api"], "cuMemAlloc_v2");
+  EXPECT_EQ(report("leaks", {{"pid", int64_t{200}}}).size(), 0u);
+}
