@@ -25,6 +25,15 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report", e);
     return e.exit_code;
   }
+  // Reports use every table of the current schema; an older capture is
+  // still readable with gpuobs sql.
+  if (auto v = db->scalar("PRAGMA user_version"); v && *v < schema_version()) {
+    print_error("gpuobs report",
+                make_error(file + " has schema version " + std::to_string(*v) + "; the reports of this gpuobs need " +
+                               std::to_string(schema_version()),
+                           "record it again, or query it with gpuobs sql (docs/schema.md)", 2));
+    return 2;
+  }
   Params params;
   if (a.pid) params["pid"] = a.pid;
   if (!a.process.empty()) params["process"] = a.process;

@@ -5,13 +5,21 @@
 --   max_ns, stddev_ns (sample), time_pct (share of all timed host time).
 -- Filters (NULL when not given; gpuobs report --pid/--process/--since/--until):
 --   :pid, :process (comm), :since_s / :until_s (seconds after capture start).
+-- Launches are counted from the writer's launch_agg unless a time filter is set.
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
+sel AS (SELECT id FROM processes WHERE (:pid IS NULL OR tgid = :pid) AND (:process IS NULL OR comm = :process)),
 calls AS (
-  SELECT a.api, a.duration_ns AS d
-  FROM api_calls a JOIN processes p ON p.id = a.process_id, c
-  WHERE (:pid IS NULL OR a.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
+  SELECT a.api, a.duration_ns AS d FROM api_calls_timed a, c
+  WHERE a.process_id IN sel
     AND (:since_s IS NULL OR a.ts_mono_ns >= c.t0 + :since_s * 1e9)
     AND (:until_s IS NULL OR a.ts_mono_ns <= c.t0 + :until_s * 1e9)),
+launch_calls AS (
+  SELECT api, launches AS n FROM launch_agg WHERE :since_s IS NULL AND :until_s IS NULL AND process_id IN sel
+  UNION ALL
+  SELECT k.api, 1 FROM kernel_launches k, c
+  WHERE NOT (:since_s IS NULL AND :until_s IS NULL) AND k.process_id IN sel
+    AND (:since_s IS NULL OR k.ts_mono_ns >= c.t0 + :since_s * 1e9)
+    AND (:until_s IS NULL OR k.ts_mono_ns <= c.t0 + :until_s * 1e9)),
 ranked AS (
   SELECT api, d, row_number() OVER (PARTITION BY api ORDER BY d) AS rn, count(*) OVER (PARTITION BY api) AS n
   FROM calls WHERE d IS NOT NULL),
@@ -30,4 +38,6 @@ SELECT calls.api                                  AS api,
        CASE WHEN total.t > 0 THEN round(100.0 * total(d) / total.t, 2) ELSE 0.0 END AS time_pct
 FROM calls LEFT JOIN med ON med.api = calls.api, total
 GROUP BY calls.api
-ORDER BY total(d) DESC, calls DESC, api;
+UNION ALL
+SELECT api, sum(n), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0.0 FROM launch_calls GROUP BY api
+ORDER BY total_ns DESC, calls DESC, api;

@@ -2,15 +2,16 @@
 -- Columns: pid, process (comm), api, kernel (demangled name, or
 --   "(unknown: handle 0x...)" when no lookup of that handle was seen), launches,
 --   streams (distinct), first_s / last_s (seconds since capture start).
+-- Reads the writer's launch_agg (schema/migrations/005): no launch row is scanned.
 SELECT p.tgid                                        AS pid,
        p.comm                                        AS process,
        l.api                                         AS api,
-       coalesce(l.kernel_name, printf('(unknown: handle 0x%x)', l.function)) AS kernel,
-       count(*)                                      AS launches,
+       CASE WHEN l.kernel_name != '' THEN l.kernel_name ELSE printf('(unknown: handle 0x%x)', l.function) END AS kernel,
+       sum(l.launches)                               AS launches,
        count(DISTINCT l.stream)                      AS streams,
-       round((min(l.ts_mono_ns) - c.start_mono_ns) / 1e9, 6) AS first_s,
-       round((max(l.ts_mono_ns) - c.start_mono_ns) / 1e9, 6) AS last_s
-FROM kernel_launches l
+       round((min(l.first_ns) - c.start_mono_ns) / 1e9, 6) AS first_s,
+       round((max(l.last_ns) - c.start_mono_ns) / 1e9, 6)  AS last_s
+FROM launch_agg l
 JOIN processes p ON p.id = l.process_id
 CROSS JOIN capture c
 GROUP BY l.process_id, l.api, l.function

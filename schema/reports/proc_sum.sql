@@ -5,12 +5,16 @@
 --   ioctls (GPU driver ioctls), errors (failed API calls + failed ioctls),
 --   first_s / last_s (first and last activity, seconds after capture start).
 -- Filters: :pid, :process (:since_s/:until_s do not apply: it sums whole processes).
+-- Launches are counted from the writer's launch_agg.
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
-act AS (SELECT process_id, ts_mono_ns FROM api_calls UNION ALL SELECT process_id, ts_mono_ns FROM ioctls),
-span AS (SELECT process_id, min(ts_mono_ns) AS first_ns, max(ts_mono_ns) AS last_ns FROM act GROUP BY process_id)
+act AS (SELECT process_id, ts_mono_ns AS first_ns, ts_mono_ns AS last_ns FROM api_calls_timed
+        UNION ALL SELECT process_id, ts_mono_ns, ts_mono_ns FROM ioctls
+        UNION ALL SELECT process_id, first_ns, last_ns FROM launch_agg),
+span AS (SELECT process_id, min(first_ns) AS first_ns, max(last_ns) AS last_ns FROM act GROUP BY process_id),
+kern AS (SELECT process_id, sum(launches) AS n FROM launch_agg GROUP BY process_id)
 SELECT p.tgid AS pid, p.comm AS process,
-       (SELECT count(*) FROM api_calls a WHERE a.process_id = p.id)                              AS api_calls,
-       (SELECT count(*) FROM kernel_launches k WHERE k.process_id = p.id)                        AS kernels,
+       (SELECT count(*) FROM api_calls_timed a WHERE a.process_id = p.id) + coalesce(kern.n, 0)  AS api_calls,
+       coalesce(kern.n, 0)                                                                       AS kernels,
        (SELECT coalesce(sum(x.bytes), 0) FROM copies x WHERE x.process_id = p.id AND x.kind = 'copy'
           AND (x.result IS NULL OR x.result = 0))                                               AS copy_bytes,
        (SELECT coalesce(max(live), 0) FROM (
@@ -20,10 +24,10 @@ SELECT p.tgid AS pid, p.comm AS process,
             AND m.op IN ('alloc', 'free', 'create', 'release') AND m.bytes IS NOT NULL
             AND m.kind IN ('device', 'pitch', 'async', 'pool', 'physical')))                    AS device_mem_peak,
        (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id)                                 AS ioctls,
-       (SELECT count(*) FROM api_calls a WHERE a.process_id = p.id AND a.result IS NOT NULL AND a.result != 0) +
+       (SELECT count(*) FROM api_calls_timed a WHERE a.process_id = p.id AND a.result IS NOT NULL AND a.result != 0) +
        (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id AND i.ret < 0)                   AS errors,
        round((span.first_ns - c.t0) / 1e9, 6)                                                   AS first_s,
        round((span.last_ns - c.t0) / 1e9, 6)                                                    AS last_s
-FROM processes p JOIN span ON span.process_id = p.id, c
+FROM processes p JOIN span ON span.process_id = p.id LEFT JOIN kern ON kern.process_id = p.id, c
 WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
 ORDER BY api_calls DESC, pid;

@@ -4,27 +4,32 @@
 -- unless compiled per-thread), 1 = CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD.
 -- Columns: pid, process, stream, ops, kernels, copies, memsets, bytes,
 --   events_recorded, event_waits, host_funcs, graph_launches.
--- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).
+-- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql). Kernels come
+-- from the writer's launch_agg unless a time filter is set.
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
+sel AS (SELECT id FROM processes WHERE (:pid IS NULL OR tgid = :pid) AND (:process IS NULL OR comm = :process)),
+win AS (SELECT CASE WHEN :since_s IS NULL THEN -9e18 ELSE t0 + :since_s * 1e9 END AS lo,
+               CASE WHEN :until_s IS NULL THEN 9e18 ELSE t0 + :until_s * 1e9 END AS hi FROM c),
 ops AS (
-  SELECT process_id, tgid, stream, 'kernel' AS what, 0 AS bytes, ts_mono_ns FROM kernel_launches
-  UNION ALL SELECT process_id, tgid, stream, kind, bytes, ts_mono_ns FROM copies
-    WHERE async = 1 AND (result IS NULL OR result = 0)
-  UNION ALL SELECT process_id, tgid, stream, op, 0, ts_mono_ns FROM stream_ops
-    WHERE op IN ('event_record', 'wait_event', 'host_func', 'graph_launch') AND (result IS NULL OR result = 0))
+  SELECT process_id, stream, 'kernel' AS what, 0 AS bytes, launches AS n FROM launch_agg
+    WHERE :since_s IS NULL AND :until_s IS NULL AND process_id IN sel
+  UNION ALL SELECT process_id, stream, 'kernel', 0, 1 FROM kernel_launches, win
+    WHERE NOT (:since_s IS NULL AND :until_s IS NULL) AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi
+  UNION ALL SELECT process_id, stream, kind, bytes, 1 FROM copies, win
+    WHERE async = 1 AND (result IS NULL OR result = 0) AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi
+  UNION ALL SELECT process_id, stream, op, 0, 1 FROM stream_ops, win
+    WHERE op IN ('event_record', 'wait_event', 'host_func', 'graph_launch') AND (result IS NULL OR result = 0)
+      AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi)
 SELECT p.tgid AS pid, p.comm AS process, o.stream AS stream,
-       count(*)                          AS ops,
-       sum(o.what = 'kernel')            AS kernels,
-       sum(o.what = 'copy')              AS copies,
-       sum(o.what = 'memset')            AS memsets,
-       sum(o.bytes)                      AS bytes,
-       sum(o.what = 'event_record')      AS events_recorded,
-       sum(o.what = 'wait_event')        AS event_waits,
-       sum(o.what = 'host_func')         AS host_funcs,
-       sum(o.what = 'graph_launch')      AS graph_launches
-FROM ops o JOIN processes p ON p.id = o.process_id, c
-WHERE (:pid IS NULL OR o.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
-  AND (:since_s IS NULL OR o.ts_mono_ns >= c.t0 + :since_s * 1e9)
-  AND (:until_s IS NULL OR o.ts_mono_ns <= c.t0 + :until_s * 1e9)
+       sum(o.n)                                          AS ops,
+       sum(CASE WHEN o.what = 'kernel' THEN o.n END)     AS kernels,
+       sum(o.what = 'copy')                              AS copies,
+       sum(o.what = 'memset')                            AS memsets,
+       sum(o.bytes)                                      AS bytes,
+       sum(o.what = 'event_record')                      AS events_recorded,
+       sum(o.what = 'wait_event')                        AS event_waits,
+       sum(o.what = 'host_func')                         AS host_funcs,
+       sum(o.what = 'graph_launch')                      AS graph_launches
+FROM ops o JOIN processes p ON p.id = o.process_id
 GROUP BY o.process_id, o.stream
 ORDER BY ops DESC, pid, stream;

@@ -237,6 +237,19 @@ TEST_F(Reports, FiltersByPidProcessAndTime) {
   EXPECT_EQ(report("proc_sum", {{"process", std::string("infer")}}).size(), 1u);
 }
 
+// Without a time filter the launch reports read the writer's launch_agg; with
+// one (here one that keeps everything) they read the launches: same answer.
+TEST_F(Reports, LaunchAggregatesAgreeWithTheLaunches) {
+  for (const char* name : {"kern_sum", "api_sum", "stream_sum", "top_stacks"})
+    EXPECT_EQ(report(name), report(name, {{"since_s", 0.0}})) << name;
+  json l = report("launches");
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(row(l, "kernel", "gemm()")["launches"], 3);
+  EXPECT_DOUBLE_EQ(row(l, "kernel", "gemm()")["first_s"].get<double>(), 0.2);
+  json c = report("calls");
+  EXPECT_EQ(row(c, "family", "launch")["calls"], 3);
+}
+
 TEST_F(Reports, TopStacksRankByLaunches) {
   json t = report("top_stacks");
   ASSERT_EQ(t.size(), 1u);

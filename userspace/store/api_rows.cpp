@@ -91,6 +91,7 @@ Status ApiRowWriter::prepare(sqlite3* db) {
                " VALUES (?,?,?,?,?,?,?,?,?40)");
   for (auto* s : {&launch_, &memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
+  if (auto st = agg_.prepare(db); !st) return st;
   return {};
 }
 
@@ -117,7 +118,12 @@ int ApiRowWriter::write_launch(const gpuobs_launch& l, int64_t pid) {
   if (auto* n = name_of(pid, l.function)) launch_.bind(18, *n); else launch_.bind_null(18);
   launch_.bind(19, int64_t{coop}).bind_null(20).bind_null(21).bind_null(22)
       .bind(23, int64_t{s && s->per_thread}).bind(24, int64_t{0});
-  return run(launch_);
+  int rc = run(launch_);
+  if (rc == SQLITE_DONE)
+    agg_.add(pid, cuda_api_name(l.api), l.function, name_of(pid, l.function), l.stream, stack_id_, l.hdr.ts_ns,
+             uint64_t{l.grid_x} * l.grid_y * l.grid_z, uint64_t{l.block_x} * l.block_y * l.block_z,
+             l.shared_mem_bytes, coop);
+  return rc;
 }
 
 int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
@@ -175,7 +181,14 @@ int ApiRowWriter::write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64
   if (cluster) launch_.bind(20, cx).bind(21, cy).bind(22, cz);
   else launch_.bind_null(20).bind_null(21).bind_null(22);
   launch_.bind(23, int64_t{s.per_thread}).bind(24, read_at<uint32_t>(b, 48));
-  return run(launch_);
+  int rc = run(launch_);
+  if (rc == SQLITE_DONE) {
+    uint64_t grid = uint64_t{read_at<uint32_t>(b, 0)} * read_at<uint32_t>(b, 4) * read_at<uint32_t>(b, 8);
+    uint64_t block = uint64_t{read_at<uint32_t>(b, 12)} * read_at<uint32_t>(b, 16) * read_at<uint32_t>(b, 20);
+    agg_.add(pid, s.symbol, function, name_of(pid, function), read_at<uint64_t>(b, 32), stack_id_, e.hdr.ts_ns, grid,
+             block, read_at<uint32_t>(b, 24), coop != 0);
+  }
+  return rc;
 }
 
 int ApiRowWriter::write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {

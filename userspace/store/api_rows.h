@@ -16,6 +16,7 @@
 #include "decode/cuda_api.h"
 #include "decode/decoder.h"
 #include "store/db.h"
+#include "store/launch_agg.h"
 
 namespace gpuobs {
 
@@ -29,6 +30,8 @@ class ApiRowWriter {
   void forget_process(int64_t process_id);
   // The batch that stored the allocations was rolled back: their ids are void.
   void forget_allocations() { live_.clear(); }
+  // Launch aggregates: merged into launch_agg at the end of each batch.
+  LaunchAggregator& aggregates() { return agg_; }
   // The stack every row written next points to (0: none).
   void set_stack(int64_t stack_id) { stack_id_ = stack_id; }
   // Name lookups whose name string could not be read from the process.
@@ -52,6 +55,7 @@ class ApiRowWriter {
 
   sqlite3* db_ = nullptr;
   int64_t stack_id_ = 0;
+  LaunchAggregator agg_;
   uint64_t unreadable_names_ = 0;
   Stmt launch_, memory_, copy_, stream_, sync_, module_, name_;
   // (process_id, handle) -> (name as given to the driver, demangled)

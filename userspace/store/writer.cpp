@@ -66,6 +66,7 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
   st.bind(5, m.host).bind(6, m.kernel);
   if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
   st.bind(8, m.start_mono_ns).bind(9, m.clock_offset_ns).bind(10, m.ring_buffer_bytes);
+  api_.aggregates().set_capture_start(static_cast<uint64_t>(m.start_mono_ns));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write capture metadata: " + db_.errmsg());
   return {};
 }
@@ -202,6 +203,7 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
       check(stacks_.write_stack(*st));
     }
   }
+  if (!batch_rolled_back_) check(api_.aggregates().flush());
   if (!batch_rolled_back_) {
     if (auto s = db_.exec("COMMIT"); !s) {
       (void)db_.exec("ROLLBACK");
@@ -211,6 +213,7 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
   if (batch_rolled_back_) {
     spdlog::warn("store: batch rolled back ({}); {} events lost", db_.errmsg(), batch.size());
     forget_batch_state();
+    api_.aggregates().clear();
     ++definitions_lost_;
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
