@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   sql->add_option("--format", sq.format, "table, json or csv")->capture_default_str();
 
   auto add_stack_options = [](CLI::App* cmd, cli::StackArgs& s) {
-    cmd->add_option("file", s.file, "capture file")->required();
+    cmd->add_option("file", s.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
     cmd->add_option("--by", s.by, "weight: launches, calls, copied, allocated, blocked (ns), ioctls")
         ->capture_default_str();
     cmd->add_option("--kernel", s.kernel, "only launches of kernels whose name contains this");

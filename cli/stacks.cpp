@@ -26,8 +26,7 @@ struct Loaded {
 Result<Loaded> load(const StackArgs& a, bool all_stacks, size_t top) {
   auto m = parse_measure(a.by);
   if (!m) return m.error();
-  if (a.file.empty()) return make_error("no capture file given", "gpuobs stacks FILE", 2);
-  auto db = open_capture_readonly(a.file);
+  auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return db.error();
   StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api};
   auto leaves = weigh_stacks(*db, *m, f);

@@ -207,6 +207,27 @@ TEST(Reader, RejectsMissingForeignNewerAndTruncatedFiles) {
   EXPECT_EQ(trunc.error().exit_code, 2);
 }
 
+TEST(Reader, ALockedCaptureIsAClearErrorNotAHang) {
+  TempDir dir;
+  auto path = dir.file("locked.gpuobs");
+  {
+    auto w = new_writer(path);
+    w->stop();
+    ASSERT_TRUE(w->write_end(1, 0, {}).ok());  // journal_mode = DELETE: a writer's lock blocks readers
+  }
+  auto holder = Db::open(path, SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(holder.ok());
+  ASSERT_TRUE(holder->exec("BEGIN EXCLUSIVE").ok());
+  auto t = std::chrono::steady_clock::now();
+  auto db = open_capture_readonly(path);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.error().exit_code, 2);
+  EXPECT_NE(db.error().message.find("locked"), std::string::npos) << db.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(5));
+  ASSERT_TRUE(holder->exec("ROLLBACK").ok());
+  EXPECT_TRUE(open_capture_readonly(path).ok());
+}
+
 TEST(Reader, IsReadOnlyByConstruction) {
   TempDir dir;
   auto path = dir.file("ro.gpuobs");

@@ -54,8 +54,14 @@ Result<Db> open_capture_readonly(const std::string& path) {
   auto db = Db::open(path, SQLITE_OPEN_READONLY);
   if (!db) return make_error(db.error().message, "", 2);
   (void)db->exec("PRAGMA query_only = 1");
+  // A writer commits in milliseconds; a lock held longer is reported, not waited on forever.
+  sqlite3_busy_timeout(db->get(), 2000);
   auto app = db->scalar("PRAGMA application_id");
-  if (!app) return make_error(path + " is not a readable SQLite database: " + app.error().message, "", 2);
+  if (!app) {
+    if (sqlite3_errcode(db->get()) == SQLITE_BUSY)
+      return make_error(path + " is locked by another process", "retry when its writer has finished", 2);
+    return make_error(path + " is not a readable SQLite database: " + app.error().message, "", 2);
+  }
   if (*app != kApplicationId)
     return make_error(path + " is not a gpuobs capture (application_id " + std::to_string(*app) + ")", "", 2);
   auto ver = db->scalar("PRAGMA user_version");
