@@ -37,7 +37,10 @@ echo
 echo "== gpuobs report launches $out"
 build/cli/gpuobs report launches "$out"
 echo
-echo "== gpuobs report calls $out"
-build/cli/gpuobs report calls "$out"
+echo "== gpuobs report api_sum $out"
+build/cli/gpuobs report api_sum "$out"
 echo
-echo "(also: gpuobs report memory|ioctls|probes $out, or plain SQL: sqlite3 $out)"
+echo "== gpuobs stacks $out --top 1   (where the launches came from)"
+build/cli/gpuobs stacks "$out" --top 1
+echo
+echo "(also: gpuobs report --list; gpuobs sql \"SELECT ...\" $out; gpuobs export folded $out)"
