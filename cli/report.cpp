@@ -39,6 +39,14 @@ int run_report(const ReportArgs& a) {
   if (!a.process.empty()) params["process"] = a.process;
   if (a.since_s >= 0) params["since_s"] = a.since_s;
   if (a.until_s >= 0) params["until_s"] = a.until_s;
+  // Each report says which filters it takes (schema/reports/NAME.sql header).
+  const std::pair<const char*, const char*> flags[] = {
+      {"pid", "--pid"}, {"process", "--process"}, {"since_s", "--since"}, {"until_s", "--until"}};
+  for (auto [param, flag] : flags)
+    if (params.count(param) && sql->find(std::string(":") + param) == std::string_view::npos) {
+      print_error("gpuobs report", make_error("report " + a.name + " does not take " + flag, "", 2));
+      return 2;
+    }
   auto res = run_query(*db, *sql, params);
   if (!res) { print_error("gpuobs report", res.error()); return res.error().exit_code; }
   print_result(*res, *fmt, std::cout);

@@ -24,6 +24,11 @@ ranked AS (
   SELECT api, d, row_number() OVER (PARTITION BY api ORDER BY d) AS rn, count(*) OVER (PARTITION BY api) AS n
   FROM calls WHERE d IS NOT NULL),
 med AS (SELECT api, avg(d) AS median_ns FROM ranked WHERE rn IN ((n + 1) / 2, (n + 2) / 2) GROUP BY api),
+-- Two passes: the mean first, then the squared deviations (one pass loses
+-- every digit when durations are large and close together).
+mean AS (SELECT api, avg(d) AS m FROM calls WHERE d IS NOT NULL GROUP BY api),
+dev AS (SELECT calls.api, sum((d - mean.m) * (d - mean.m)) AS ss FROM calls JOIN mean ON mean.api = calls.api
+        WHERE d IS NOT NULL GROUP BY calls.api),
 total AS (SELECT total(d) AS t FROM calls)
 SELECT calls.api                                  AS api,
        count(*)                                   AS calls,
@@ -33,10 +38,10 @@ SELECT calls.api                                  AS api,
        med.median_ns                              AS median_ns,
        min(d)                                     AS min_ns,
        max(d)                                     AS max_ns,
-       CASE WHEN count(d) > 1 THEN round(sqrt(max(total(d * 1.0 * d) - total(d) * total(d) / count(d), 0) / (count(d) - 1)), 1) END
+       CASE WHEN count(d) > 1 THEN round(sqrt(dev.ss / (count(d) - 1)), 1) END
                                                   AS stddev_ns,
        CASE WHEN total.t > 0 THEN round(100.0 * total(d) / total.t, 2) ELSE 0.0 END AS time_pct
-FROM calls LEFT JOIN med ON med.api = calls.api, total
+FROM calls LEFT JOIN med ON med.api = calls.api LEFT JOIN dev ON dev.api = calls.api, total
 GROUP BY calls.api
 UNION ALL
 SELECT api, sum(n), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0.0 FROM launch_calls GROUP BY api

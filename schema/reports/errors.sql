@@ -1,4 +1,5 @@
--- errors: every failed driver API call (result != 0) and failed GPU ioctl
+-- errors: every failed driver API call (result != 0; CUDA_ERROR_NOT_READY from
+-- cuStreamQuery/cuEventQuery is an answer, not a failure) and failed GPU ioctl
 -- (negative return), in time order, with the call's stack (innermost four
 -- frames; the whole stack: gpuobs stacks, or the stack_symbols view).
 -- Columns: time_s (after capture start), pid, process, tid, layer (api or
@@ -8,6 +9,8 @@ WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
 e AS (
   SELECT ts_mono_ns, process_id, tgid, tid, 'api' AS layer, api AS call, result, stack_id
   FROM api_calls WHERE result IS NOT NULL AND result != 0
+    -- CUDA_ERROR_NOT_READY is a query's ordinary answer while work is pending
+    AND NOT (result = 600 AND api IN ('cuStreamQuery', 'cuStreamQuery_ptsz', 'cuEventQuery'))
   UNION ALL
   SELECT ts_mono_ns, process_id, tgid, tid, 'ioctl', printf('ioctl %d:%d 0x%08x', dev_major, dev_minor, cmd), ret, stack_id
   FROM ioctls WHERE ret < 0)

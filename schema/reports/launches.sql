@@ -3,6 +3,7 @@
 --   "(unknown: handle 0x...)" when no lookup of that handle was seen), launches,
 --   streams (distinct), first_s / last_s (seconds since capture start).
 -- Reads the writer's launch_agg (schema/migrations/005): no launch row is scanned.
+-- Filters: :pid, :process.
 SELECT p.tgid                                        AS pid,
        p.comm                                        AS process,
        l.api                                         AS api,
@@ -14,5 +15,6 @@ SELECT p.tgid                                        AS pid,
 FROM launch_agg l
 JOIN processes p ON p.id = l.process_id
 CROSS JOIN capture c
-GROUP BY l.process_id, l.api, l.function
+WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
+GROUP BY l.process_id, l.api, kernel
 ORDER BY launches DESC, pid, kernel;

@@ -7,7 +7,7 @@ SELECT x.api                                                 AS api,
        sum(x.result IS NULL OR x.result = 0)                 AS memsets,
        sum(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.bytes ELSE 0 END) AS bytes,
        round(avg(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.bytes END), 1) AS avg_bytes,
-       coalesce(sum(x.duration_ns), 0)                       AS host_ns,
+       coalesce(sum(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.duration_ns END), 0) AS host_ns,
        sum(x.result IS NOT NULL AND x.result != 0)           AS failed
 FROM copies x JOIN processes p ON p.id = x.process_id, c
 WHERE x.kind = 'memset'

@@ -2,7 +2,8 @@
 -- Columns: pid, process, api_calls (every probed driver call, launches
 --   included), kernels, copy_bytes (successful copies), device_mem_peak
 --   (bytes live at once: kinds device, pitch, async, pool, physical),
---   ioctls (GPU driver ioctls), errors (failed API calls + failed ioctls),
+--   ioctls (GPU driver ioctls), errors (failed API calls, not counting NOT_READY
+--   from stream/event queries, + failed ioctls),
 --   first_s / last_s (first and last activity, seconds after capture start).
 -- Filters: :pid, :process (:since_s/:until_s do not apply: it sums whole processes).
 -- Launches are counted from the writer's launch_agg.
@@ -24,7 +25,8 @@ SELECT p.tgid AS pid, p.comm AS process,
             AND m.op IN ('alloc', 'free', 'create', 'release') AND m.bytes IS NOT NULL
             AND m.kind IN ('device', 'pitch', 'async', 'pool', 'physical')))                    AS device_mem_peak,
        (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id)                                 AS ioctls,
-       (SELECT count(*) FROM api_calls_timed a WHERE a.process_id = p.id AND a.result IS NOT NULL AND a.result != 0) +
+       (SELECT count(*) FROM api_calls_timed a WHERE a.process_id = p.id AND a.result IS NOT NULL AND a.result != 0
+          AND NOT (a.result = 600 AND a.api IN ('cuStreamQuery', 'cuStreamQuery_ptsz', 'cuEventQuery'))) +
        (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id AND i.ret < 0)                   AS errors,
        round((span.first_ns - c.t0) / 1e9, 6)                                                   AS first_s,
        round((span.last_ns - c.t0) / 1e9, 6)                                                    AS last_s

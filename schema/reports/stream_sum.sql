@@ -22,7 +22,7 @@ ops AS (
       AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi)
 SELECT p.tgid AS pid, p.comm AS process, o.stream AS stream,
        sum(o.n)                                          AS ops,
-       sum(CASE WHEN o.what = 'kernel' THEN o.n END)     AS kernels,
+       sum(CASE WHEN o.what = 'kernel' THEN o.n ELSE 0 END) AS kernels,
        sum(o.what = 'copy')                              AS copies,
        sum(o.what = 'memset')                            AS memsets,
        sum(o.bytes)                                      AS bytes,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 #include "decode/cuda_api.h"
@@ -77,6 +78,8 @@ class Reports : public ::testing::Test {
     push(call(100, kT0 + s / 2 + 11, "cuMemcpyHtoDAsync_v2", {0xA0, 0x5000, 4000, 0x10}, 0, 10));
     push(call(100, kT0 + s / 2 + 12, "cuMemcpyHtoD_v2", {0xA0, 0x5000, 77}, 1, 5));  // failed
     push(call(100, kT0 + s / 2 + 13, "cuMemsetD8_v2", {0xA0, 7, 256}, 0, 7));
+    // A stream query answering CUDA_ERROR_NOT_READY: not a failure.
+    push(call(100, kT0 + s / 2 + 14, "cuStreamQuery", {0x10}, 600, 0));
     push(call(100, kT0 + s / 2 + 20, "cuMemAlloc_v2", {0, 1 << 20}, 0, 20, 0xA0));
     push(call(100, kT0 + s / 2 + 21, "cuMemAlloc_v2", {0, 2 << 20}, 0, 30, 0xB0));
     push(call(100, kT0 + s / 2 + 22, "cuMemFree_v2", {0xA0}, 0, 8));
@@ -129,7 +132,7 @@ TEST_F(Reports, ApiSumHasExactStatistics) {
   EXPECT_EQ(sync["min_ns"], 100);
   EXPECT_EQ(sync["max_ns"], 1000);
   EXPECT_DOUBLE_EQ(sync["stddev_ns"].get<double>(), 408.2);  // sqrt(500000 / 3)
-  // All timed host time: 1600 + 40 + 50 + 10 + 5 + 7 + 20 + 30 + 8 + 9 = 1779 ns.
+  // All timed host time: 1600 + 40 + 50 + 10 + 5 + 7 + 0 + 20 + 30 + 8 + 9 = 1779 ns.
   EXPECT_DOUBLE_EQ(sync["time_pct"].get<double>(), 89.94);
   EXPECT_EQ(r[0]["api"], "cuStreamSynchronize");  // most time first
   const json& launch = row(r, "api", "cuLaunchKernel");
@@ -163,7 +166,7 @@ TEST_F(Reports, CopyAndMemsetSums) {
   EXPECT_EQ(sync["direction"], "HtoD");
   EXPECT_EQ(sync["copies"], 1);
   EXPECT_EQ(sync["bytes"], 1000);
-  EXPECT_EQ(sync["host_ns"], 55);  // the failed call's time counts as host time
+  EXPECT_EQ(sync["host_ns"], 50);  // successful calls only, like every other column
   EXPECT_EQ(sync["failed"], 1);
   const json& async = row(c, "mode", "async");
   EXPECT_EQ(async["bytes"], 4000);
@@ -196,7 +199,7 @@ TEST_F(Reports, SyncStreamProcIoctlSums) {
   const json& trainer = row(p, "pid", 100);
   EXPECT_EQ(trainer["process"], "trainer");
   EXPECT_EQ(trainer["kernels"], 3);
-  EXPECT_EQ(trainer["api_calls"], 3 + 1 + 3 + 4 + 3);  // launches, lookup, syncs, copies+memset, allocs+free
+  EXPECT_EQ(trainer["api_calls"], 3 + 1 + 3 + 4 + 1 + 3);  // launches, lookup, syncs, copies+memset, query, allocs+free
   EXPECT_EQ(trainer["copy_bytes"], 5000);
   EXPECT_EQ(trainer["device_mem_peak"], 3 << 20);
   EXPECT_EQ(trainer["ioctls"], 2);
@@ -265,9 +268,22 @@ TEST_F(Reports, SqlIsReadOnlyByConstructionAndBindsParameters) {
   std::string before = gpuobs::testing::file_bytes(path_);
   auto db = open_capture_readonly(path_);
   ASSERT_TRUE(db.ok());
-  for (const char* q : {"DELETE FROM kernel_launches", "CREATE TABLE x (a)", "PRAGMA user_version = 99",
-                        "UPDATE processes SET comm = 'x'", "VACUUM", "SELECT 1; DELETE FROM kernel_launches"})
+  std::string into = dir_.file("copy.db");
+  for (std::string q : std::vector<std::string>{"DELETE FROM kernel_launches", "CREATE TABLE x (a)", "PRAGMA user_version = 99",
+                        "UPDATE processes SET comm = 'x'", "VACUUM", "SELECT 1; DELETE FROM kernel_launches",
+                        "VACUUM INTO '" + into + "'", "-- only a comment"})
     EXPECT_FALSE(run_query(*db, q).ok()) << q;
+  EXPECT_FALSE(std::filesystem::exists(into));  // refused before it ran (PRAGMA query_only = 0 is accepted and harmless: the connection itself is read-only)
+  EXPECT_TRUE(run_query(*db, "SELECT 1; -- a note").ok());
+  // A parameter the query does not name is an error, not a silent no-op.
+  EXPECT_FALSE(run_query(*db, "SELECT count(*) FROM kernel_launches", {{"pid", int64_t{100}}}).ok());
+  EXPECT_EQ(std::get<int64_t>(parse_param_value("0x10")), 16);
+  // Repeated column names all reach the JSON.
+  std::ostringstream out;
+  print_result(*run_query(*db, "SELECT 1 AS id, 2 AS id"), OutputFormat::json, out);
+  auto j = json::parse(out.str());
+  EXPECT_EQ(j[0]["id"], 1);
+  EXPECT_EQ(j[0]["id:1"], 2);
   auto r = run_query(*db, "SELECT count(*) AS n FROM kernel_launches WHERE tgid = :pid AND grid_x >= $g",
                      {{"pid", int64_t{100}}, {"g", parse_param_value("4")}});
   ASSERT_TRUE(r.ok());

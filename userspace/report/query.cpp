@@ -55,34 +55,48 @@ Result<OutputFormat> parse_format(std::string_view s) {
 Cell parse_param_value(const std::string& v) {
   char* end = nullptr;
   errno = 0;
-  long long i = std::strtoll(v.c_str(), &end, 10);
+  // Handles are written in hex: 0x... stays an exact integer.
+  bool hex = v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+  long long i = std::strtoll(v.c_str(), &end, hex ? 16 : 10);
   if (!v.empty() && *end == '\0' && errno == 0) return int64_t{i};
-  double d = std::strtod(v.c_str(), &end);
-  if (!v.empty() && *end == '\0') return d;
+  if (!hex) {
+    double d = std::strtod(v.c_str(), &end);
+    if (!v.empty() && *end == '\0' && std::isfinite(d)) return d;
+  }
   return v;
 }
 
 Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params) {
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
-  if (sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK || !raw) {
+  if (sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK) {
     sqlite3_finalize(raw);
     return make_error("query failed: " + db.errmsg(), "", 2);
   }
+  if (!raw) return make_error("the query is empty", "", 2);
   Stmt st(raw);
-  // One statement only: what follows it would silently not run.
-  for (const char* t = tail; t && t < sql.data() + sql.size(); ++t)
-    if (!std::isspace(static_cast<unsigned char>(*t)) && *t != ';')
-      return make_error("only one SQL statement can run at a time", "split the statements", 2);
-  for (int i = 1; i <= sqlite3_bind_parameter_count(raw); ++i) {
-    const char* name = sqlite3_bind_parameter_name(raw, i);
-    if (!name) continue;  // "?" parameters stay NULL
-    auto it = params.find(name + 1);
-    if (it == params.end()) continue;
-    const Cell& c = it->second;
-    if (auto* v = std::get_if<int64_t>(&c)) sqlite3_bind_int64(raw, i, *v);
-    else if (auto* d = std::get_if<double>(&c)) sqlite3_bind_double(raw, i, *d);
-    else if (auto* t = std::get_if<std::string>(&c)) sqlite3_bind_text(raw, i, t->c_str(), -1, SQLITE_TRANSIENT);
+  // One statement only: what follows it would silently not run. (Comments
+  // and semicolons after it prepare to nothing.)
+  if (tail && tail < sql.data() + sql.size()) {
+    sqlite3_stmt* next = nullptr;
+    sqlite3_prepare_v2(db.get(), tail, static_cast<int>(sql.data() + sql.size() - tail), &next, nullptr);
+    bool more = next != nullptr;
+    sqlite3_finalize(next);
+    if (more) return make_error("only one SQL statement can run at a time", "split the statements", 2);
+  }
+  // Read-only by construction, twice: the connection is read-only, and a
+  // statement that would write (VACUUM INTO, PRAGMA query_only = 0) is refused
+  // before it runs.
+  if (!sqlite3_stmt_readonly(raw))
+    return make_error("only statements that read can run", "this is a read-only view of the capture", 2);
+  for (const auto& [name, value] : params) {
+    int i = 0;
+    for (const char* prefix : {":", "@", "$"})
+      if (!i) i = sqlite3_bind_parameter_index(raw, (prefix + name).c_str());
+    if (!i) return make_error("the query has no parameter :" + name, "", 2);
+    if (auto* v = std::get_if<int64_t>(&value)) sqlite3_bind_int64(raw, i, *v);
+    else if (auto* d = std::get_if<double>(&value)) sqlite3_bind_double(raw, i, *d);
+    else if (auto* t = std::get_if<std::string>(&value)) sqlite3_bind_text(raw, i, t->c_str(), -1, SQLITE_TRANSIENT);
   }
   QueryResult r;
   int n = sqlite3_column_count(st.get());
@@ -108,16 +122,23 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
 
 void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   if (f == OutputFormat::json) {
-    // Raw numbers: integers stay integers, NULL is null.
+    // Raw numbers: integers stay integers, NULL is null. A repeated column
+    // name (SELECT a.id, b.id) gets a suffix rather than hiding the first.
+    std::vector<std::string> keys;
+    for (const auto& c : r.columns) {
+      std::string k = c;
+      for (int n = 1; std::find(keys.begin(), keys.end(), k) != keys.end(); ++n) k = c + ":" + std::to_string(n);
+      keys.push_back(k);
+    }
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& row : r.rows) {
       nlohmann::json o = nlohmann::json::object();
       for (size_t i = 0; i < row.size(); ++i) {
         const Cell& c = row[i];
-        if (std::holds_alternative<std::monostate>(c)) o[r.columns[i]] = nullptr;
-        else if (auto* v = std::get_if<int64_t>(&c)) o[r.columns[i]] = *v;
-        else if (auto* d = std::get_if<double>(&c)) o[r.columns[i]] = *d;
-        else o[r.columns[i]] = std::get<std::string>(c);
+        if (std::holds_alternative<std::monostate>(c)) o[keys[i]] = nullptr;
+        else if (auto* v = std::get_if<int64_t>(&c)) o[keys[i]] = *v;
+        else if (auto* d = std::get_if<double>(&c)) o[keys[i]] = *d;
+        else o[keys[i]] = std::get<std::string>(c);
       }
       arr.push_back(std::move(o));
     }

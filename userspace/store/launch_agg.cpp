@@ -41,7 +41,10 @@ int LaunchAggregator::flush() {
         .bind(13, s.block_min).bind(14, s.block_max).bind(15, s.shmem_sum).bind(16, s.cooperative)
         .bind(17, s.first_ns).bind(18, s.last_ns);
     int rc = upsert_.exec();
-    if (rc != SQLITE_DONE) return rc;
+    if (rc != SQLITE_DONE) {
+      pending_.clear();  // the writer rolls the batch back
+      return rc;
+    }
   }
   pending_.clear();
   return SQLITE_DONE;

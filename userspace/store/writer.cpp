@@ -203,7 +203,12 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
       check(stacks_.write_stack(*st));
     }
   }
-  if (!batch_rolled_back_) check(api_.aggregates().flush());
+  // The aggregates must match the launches: a batch whose aggregates cannot
+  // be stored is rolled back whole.
+  if (!batch_rolled_back_ && api_.aggregates().flush() != SQLITE_DONE) {
+    (void)db_.exec("ROLLBACK");
+    batch_rolled_back_ = true;
+  }
   if (!batch_rolled_back_) {
     if (auto s = db_.exec("COMMIT"); !s) {
       (void)db_.exec("ROLLBACK");
