@@ -22,8 +22,7 @@ SELECT round((e.ts_mono_ns - c.t0) / 1e9, 6)                AS time_s,
        e.call                                                AS call,
        e.result                                              AS result,
        e.stack_id                                            AS stack_id,
-       (SELECT group_concat(f, ' <- ') FROM (SELECT coalesce(s.symbol, '?') AS f FROM stack_symbols s
-          WHERE s.stack_id = e.stack_id ORDER BY s.position LIMIT 4)) AS stack
+       (SELECT h.stack FROM stack_heads h WHERE h.stack_id = e.stack_id) AS stack
 FROM e JOIN processes p ON p.id = e.process_id, c
 WHERE (:pid IS NULL OR e.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
   AND (:since_s IS NULL OR e.ts_mono_ns >= c.t0 + :since_s * 1e9)

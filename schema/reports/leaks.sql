@@ -12,8 +12,7 @@ SELECT round((l.ts_mono_ns - c.t0) / 1e9, 6)                AS time_s,
        l.address                                             AS address,
        l.bytes                                               AS bytes,
        l.stack_id                                            AS stack_id,
-       (SELECT group_concat(f, ' <- ') FROM (SELECT coalesce(s.symbol, '?') AS f FROM stack_symbols s
-          WHERE s.stack_id = l.stack_id ORDER BY s.position LIMIT 4)) AS stack
+       (SELECT h.stack FROM stack_heads h WHERE h.stack_id = l.stack_id) AS stack
 FROM leaks l JOIN processes p ON p.id = l.process_id, c
 WHERE (:pid IS NULL OR l.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
   AND (:since_s IS NULL OR l.ts_mono_ns >= c.t0 + :since_s * 1e9)

@@ -31,8 +31,7 @@ SELECT s.id                          AS stack_id,
        coalesce(bl.t, 0)             AS blocked_ns,
        s.depth                       AS depth,
        s.end_reason                  AS end_reason,
-       (SELECT group_concat(f, ' <- ') FROM (SELECT coalesce(ss.symbol, '?') AS f FROM stack_symbols ss
-          WHERE ss.stack_id = s.id ORDER BY ss.position LIMIT 4)) AS stack
+       (SELECT h.stack FROM stack_heads h WHERE h.stack_id = s.id) AS stack
 FROM calls JOIN stacks s ON s.id = calls.stack_id
 LEFT JOIN cp ON cp.stack_id = s.id LEFT JOIN al ON al.stack_id = s.id LEFT JOIN bl ON bl.stack_id = s.id
 ORDER BY launches DESC, calls DESC, stack_id
