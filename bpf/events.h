@@ -19,7 +19,7 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 3
+#define GPUOBS_ABI_VERSION 4
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -173,7 +173,43 @@ struct gpuobs_launch {
 /* The stack slots holding arguments 7..11 could not be read. */
 #define GPUOBS_LAUNCH_F_STACK_ARGS_MISSING 1u
 
-/* One ioctl on a watched character device, emitted at syscall exit. */
+/* Which driver a watched device belongs to: the value of watched_devs,
+ * copied into every ioctl record; selects the argument rules and the
+ * user-space decoder (userspace/decode/driver_ioctl.h). */
+#define GPUOBS_DRV_OTHER 0      /* a device given by the user without a driver */
+#define GPUOBS_DRV_NVIDIA 1     /* /dev/nvidiactl, /dev/nvidiaN (RM escapes, 'F') */
+#define GPUOBS_DRV_NVIDIA_UVM 2 /* /dev/nvidia-uvm(-tools): raw command numbers */
+#define GPUOBS_DRV_KFD 3        /* /dev/kfd ('K') */
+
+/*
+ * What the ioctl exit copies from the process, per (driver, command): a rule
+ * in the ioctl_rules map, filled by user space from its decoder tables.
+ * cmd_key is cmd & 0xffff (type and number) for NVIDIA and KFD, whose
+ * argument sizes change across versions; the whole cmd otherwise.
+ * Without a rule: head = _IOC_SIZE(cmd) bytes (none for UVM), no aux.
+ */
+#define GPUOBS_IOCTL_HEAD_MAX 256
+#define GPUOBS_IOCTL_AUX_MAX 256
+#define GPUOBS_IOCTL_AUX_NONE 0
+#define GPUOBS_IOCTL_AUX_PTR 1 /* aux from the u64 pointer at head[aux_off] */
+#define GPUOBS_IOCTL_AUX_ARG 2 /* aux from arg + aux_off (a field past the head) */
+struct gpuobs_ioctl_rule_key {
+	__u32 driver;  /* GPUOBS_DRV_* */
+	__u32 cmd_key;
+};
+struct gpuobs_ioctl_rule {
+	__u16 head_len;    /* bytes of *arg; 0: _IOC_SIZE(cmd) */
+	__u16 aux_off;
+	__u16 aux_len;     /* bytes of aux (at most GPUOBS_IOCTL_AUX_MAX) */
+	__u8 aux_mode;     /* GPUOBS_IOCTL_AUX_* */
+	/* Nonzero: the aux length is the u32 at head[aux_len_field - 1],
+	 * capped by aux_len (NV_ESC_IOCTL_XFER_CMD's size). */
+	__u8 aux_len_field;
+};
+
+/* One ioctl on a watched character device, emitted at syscall exit. The
+ * argument struct is copied there: it holds the inputs, which the drivers
+ * leave in place, and the outputs (status, new handles). */
 struct gpuobs_ioctl {
 	struct gpuobs_hdr hdr; /* ts_ns = syscall entry */
 	__u64 latency_ns;      /* exit - entry */
@@ -183,7 +219,17 @@ struct gpuobs_ioctl {
 	__u32 dev_major;
 	__u32 dev_minor;
 	__s32 fd;
+	__u32 driver;          /* GPUOBS_DRV_* */
+	__u16 head_len;        /* valid bytes of head */
+	__u16 aux_len;         /* valid bytes of aux */
+	__u32 flags;           /* GPUOBS_IOCTL_F_* */
+	__u32 pad0;
+	__u8 head[GPUOBS_IOCTL_HEAD_MAX]; /* *arg */
+	__u8 aux[GPUOBS_IOCTL_AUX_MAX];   /* what the rule's aux points to */
 };
+#define GPUOBS_IOCTL_F_HEAD_FAULT 1u   /* *arg (or part of it) unreadable */
+#define GPUOBS_IOCTL_F_AUX_FAULT 2u    /* the aux copy (or part of it) unreadable */
+#define GPUOBS_IOCTL_F_HEAD_CUT 4u     /* the argument is larger than head */
 
 /* Process lifecycle. fork: hdr.tgid = child; exec: filename set; exit: exit_code. */
 struct gpuobs_proc {

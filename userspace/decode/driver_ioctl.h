@@ -1,0 +1,99 @@
+// GPU driver ioctls decoded: NVIDIA RM escapes (/dev/nvidiactl, /dev/nvidiaN),
+// NVIDIA UVM (/dev/nvidia-uvm) and AMD KFD (/dev/kfd). Input: what the BPF
+// ioctl exit copied (the argument struct, and the block one of its pointers
+// names); output: the request's name, its fields, the driver's own status,
+// and the driver object it created or destroyed. Pure functions over bytes,
+// so every layout is unit-tested on recorded argument images.
+// Numbers, layouts and version boundaries: shared/abi-reference.md §1-§3.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "events.h"
+
+namespace gpuobs {
+
+// The NVIDIA kernel module's version, from /proc/driver/nvidia/version
+// ("580.159.04"); zero fields when unknown (then the newest layouts apply).
+struct NvidiaVersion {
+  int major = 0, minor = 0, patch = 0;
+  bool known() const { return major != 0; }
+  // Is this version at least a.b.c? Unknown counts as the newest.
+  bool at_least(int a, int b, int c) const;
+};
+// Parses "NVRM version: NVIDIA UNIX ... Kernel Module  580.159.04  Tue ..." or
+// a bare "580.159.04"; unknown (all zero) when there is no version in it.
+NvidiaVersion parse_nvidia_version(std::string_view text);
+
+struct IoctlCapture {
+  uint32_t driver = GPUOBS_DRV_OTHER;  // GPUOBS_DRV_*
+  uint32_t cmd = 0;
+  uint32_t dev_minor = 0;
+  int64_t ret = 0;           // syscall return (negative errno)
+  std::string_view head;     // the argument struct as copied (may be shorter than the struct)
+  std::string_view aux;      // what the rule's aux pointed to (empty if none)
+  NvidiaVersion nvidia;      // for layouts that moved between driver versions
+};
+
+// A driver object created or destroyed by one call: RM objects (NVIDIA),
+// GPU memory and queues (KFD). alloc and free pair up on (client, handle)
+// for NVIDIA (a free names hObjectOld under hRoot) and on handle (KFD memory
+// handle, queue id) for KFD, within a process.
+struct DriverObject {
+  std::string op;               // "alloc" or "free"
+  std::string kind;             // memory, channel, engine, channel_group, context_share, vaspace, device,
+                                // subdevice, client, event, usermode, queue, other
+  uint64_t client = 0;          // NVIDIA hRoot/hClient; 0 for KFD
+  uint64_t parent = 0;          // NVIDIA hObjectParent; KFD: gpu_id
+  uint64_t handle = 0;          // NVIDIA object handle; KFD memory handle or queue id
+  std::optional<uint32_t> object_class;  // NVIDIA class number (alloc only)
+  std::string class_name;       // "HOPPER_CHANNEL_GPFIFO_A"; "" when not known
+  std::optional<uint64_t> bytes;   // memory size (alloc of a memory class / KFD alloc)
+  std::optional<uint64_t> flags;   // NV memory attr/flags, KFD alloc flags or queue type
+  std::optional<uint64_t> address; // KFD va_addr; NVIDIA: none
+};
+
+struct DecodedIoctl {
+  std::string request;          // "NV_ESC_RM_ALLOC", "UVM_REGISTER_GPU", "AMDKFD_IOC_CREATE_QUEUE";
+                                // "" when the command is not known for its driver
+  std::optional<int64_t> status;  // the driver's status field (NV_STATUS / rmStatus); KFD: wait_result
+  std::string status_name;      // "NV_OK", "NV_ERR_NO_MEMORY", "KFD_IOC_WAIT_RESULT_TIMEOUT", hex if unknown
+  std::optional<uint32_t> object_class;  // RM alloc: hClass; RM control: the interface class (cmd >> 16)
+  std::string class_name;
+  std::optional<uint32_t> control;       // RM control command
+  std::string control_name;              // "NV2080_CTRL_CMD_GPU_GET_INFO_V2"; "" when not in the table
+  nlohmann::json fields = nlohmann::json::object();  // every decoded field, named as in the driver headers
+  std::optional<DriverObject> object;
+  // The call failed: ret < 0, or a status that is an error (NV_WARN_* and
+  // NV_OK are not; a KFD wait that timed out is not a failure either).
+  bool failed = false;
+};
+
+DecodedIoctl decode_ioctl(const IoctlCapture& c);
+
+// What BPF must copy for each known request of each driver (the ioctl_rules
+// map), for this driver version.
+struct IoctlRuleEntry {
+  gpuobs_ioctl_rule_key key;
+  gpuobs_ioctl_rule rule;
+};
+std::vector<IoctlRuleEntry> ioctl_rules(const NvidiaVersion& v);
+
+// The key BPF computes for a command of a driver (events.h).
+uint32_t ioctl_cmd_key(uint32_t driver, uint32_t cmd);
+// Driver kind of a /proc/devices name ("nvidia", "nvidiactl", "nvidia-uvm",
+// "kfd") or of a user's spec prefix; GPUOBS_DRV_OTHER if none.
+uint32_t driver_from_name(std::string_view name);
+std::string_view driver_name(uint32_t driver);  // "nvidia", "nvidia-uvm", "kfd", "other"
+
+// Names of NVIDIA RM classes and NV_STATUS codes ("" / hex when unknown).
+std::string nv_class_name(uint32_t cls);
+std::string nv_status_name(uint32_t status);
+
+}  // namespace gpuobs
