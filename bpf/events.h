@@ -228,7 +228,7 @@ struct gpuobs_ioctl {
 	__u8 aux[GPUOBS_IOCTL_AUX_MAX];   /* what the rule's aux points to */
 };
 #define GPUOBS_IOCTL_F_HEAD_FAULT 1u   /* *arg (or part of it) unreadable */
-#define GPUOBS_IOCTL_F_AUX_FAULT 2u    /* the aux copy (or part of it) unreadable */
+#define GPUOBS_IOCTL_F_AUX_FAULT 2u    /* nothing of the aux block was readable */
 #define GPUOBS_IOCTL_F_HEAD_CUT 4u     /* the argument is larger than head */
 
 /* Process lifecycle. fork: hdr.tgid = child; exec: filename set; exit: exit_code. */

@@ -15,7 +15,17 @@ struct ioctl_entry {
 	__u32 major;
 	__u32 minor;
 	__s32 fd;
+	__u32 driver;
+	__u32 pad;
 };
+
+/* (driver, command) -> what to copy of its argument (events.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct gpuobs_ioctl_rule_key);
+	__type(value, struct gpuobs_ioctl_rule);
+} ioctl_rules SEC(".maps");
 
 /* tid -> call in flight. Deleted at exit on every path. */
 struct {
@@ -44,13 +54,90 @@ static __always_inline __u32 fd__chrdev(int fd)
 	return BPF_CORE_READ(inode, i_rdev);
 }
 
+/* The driver of a watched device, or -1 when the device is not watched. */
 static __always_inline int dev__watched(__u32 major, __u32 minor)
 {
 	__u64 key = ((__u64)major << 32) | minor;
-	if (bpf_map_lookup_elem(&watched_devs, &key))
-		return 1;
-	key = ((__u64)major << 32) | GPUOBS_ANY_MINOR;
-	return bpf_map_lookup_elem(&watched_devs, &key) != 0;
+	__u32 *drv = bpf_map_lookup_elem(&watched_devs, &key);
+	if (!drv) {
+		key = ((__u64)major << 32) | GPUOBS_ANY_MINOR;
+		drv = bpf_map_lookup_elem(&watched_devs, &key);
+	}
+	return drv ? (int)*drv : -1;
+}
+
+#define GPUOBS_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fff)
+#define GPUOBS_PAGE 4096
+
+/* Copies up to GPUOBS_IOCTL_HEAD_MAX bytes from user memory. A struct that
+ * ends just before an unmapped page fails as one read, so then only the part
+ * in the first page is kept. Returns the bytes copied. */
+static __always_inline __u32 user__copy(__u8 *dst, __u32 len, __u64 src)
+{
+	if (len > GPUOBS_IOCTL_HEAD_MAX)
+		len = GPUOBS_IOCTL_HEAD_MAX;
+	/* The compiler may clamp a copy of len and pass the original; the mask
+	 * bounds the register the call uses (head and aux are 256 bytes each,
+	 * the record has room for 511). */
+	barrier_var(len);
+	len &= 2 * GPUOBS_IOCTL_HEAD_MAX - 1;
+	if (!len || !src)
+		return 0;
+	if (bpf_probe_read_user(dst, len, (void *)src) == 0)
+		return len;
+	__u32 first = GPUOBS_PAGE - (src & (GPUOBS_PAGE - 1));
+	if (first >= len || first > GPUOBS_IOCTL_HEAD_MAX)
+		return 0;
+	barrier_var(first);
+	first &= 2 * GPUOBS_IOCTL_HEAD_MAX - 1;
+	if (bpf_probe_read_user(dst, first, (void *)src))
+		return 0;
+	return first;
+}
+
+/* The argument struct and, by the rule, the block one of its fields names. */
+static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e)
+{
+	struct gpuobs_ioctl_rule_key key = {
+		.driver = e->driver,
+		.cmd_key = (e->driver == GPUOBS_DRV_NVIDIA || e->driver == GPUOBS_DRV_KFD) ? (e->cmd & 0xffff) : e->cmd,
+	};
+	struct gpuobs_ioctl_rule *rule = bpf_map_lookup_elem(&ioctl_rules, &key);
+	__u32 want = 0;
+	if (rule && rule->head_len)
+		want = rule->head_len;
+	else if (e->driver != GPUOBS_DRV_NVIDIA_UVM) /* UVM numbers carry no size */
+		want = GPUOBS_IOC_SIZE(e->cmd);
+	if (want > GPUOBS_IOCTL_HEAD_MAX)
+		e->flags |= GPUOBS_IOCTL_F_HEAD_CUT;
+	__u32 got = user__copy(e->head, want, e->arg);
+	e->head_len = got;
+	if (got < want && got < GPUOBS_IOCTL_HEAD_MAX)
+		e->flags |= GPUOBS_IOCTL_F_HEAD_FAULT;
+	if (!rule || rule->aux_mode == GPUOBS_IOCTL_AUX_NONE)
+		return;
+	__u64 src = 0;
+	__u32 len = rule->aux_len;
+	__u32 off = rule->aux_off;
+	if (rule->aux_mode == GPUOBS_IOCTL_AUX_PTR) {
+		if (off > GPUOBS_IOCTL_HEAD_MAX - 8 || off + 8 > got)
+			return;
+		src = *(__u64 *)&e->head[off & (GPUOBS_IOCTL_HEAD_MAX - 1)];
+	} else {
+		src = e->arg + off;
+	}
+	__u32 lf = rule->aux_len_field;
+	if (lf && lf <= GPUOBS_IOCTL_HEAD_MAX - 4 && lf - 1 + 4 <= got) {
+		__u32 n = *(__u32 *)&e->head[(lf - 1) & (GPUOBS_IOCTL_HEAD_MAX - 1)];
+		if (n < len)
+			len = n;
+	}
+	/* aux_len is an upper bound (class parameter blocks differ in size):
+	 * only an aux of which nothing could be read is a fault. */
+	__u32 copied = user__copy(e->aux, len, src);
+	e->aux_len = copied;
+	if (len && !copied)
+		e->flags |= GPUOBS_IOCTL_F_AUX_FAULT;
 }
 
 SEC("tracepoint/syscalls/sys_enter_ioctl")
@@ -64,7 +151,8 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!dev)
 		return 0;
 	__u32 major = GPUOBS_MAJOR(dev), minor = GPUOBS_MINOR(dev);
-	if (!dev__watched(major, minor))
+	int driver = dev__watched(major, minor);
+	if (driver < 0)
 		return 0;
 
 	struct ioctl_entry ent = {
@@ -74,6 +162,7 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		.major = major,
 		.minor = minor,
 		.fd = fd,
+		.driver = (__u32)driver,
 	};
 	inflight__store(&ioctl_inflight, (__u32)pid_tgid, &ent, GPUOBS_CNT_IOCTL_STALE, GPUOBS_CNT_IOCTL_ENTRY_FULL);
 	return 0;
@@ -104,7 +193,13 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	e->dev_major = ent->major;
 	e->dev_minor = ent->minor;
 	e->fd = ent->fd;
+	e->driver = ent->driver;
+	e->head_len = 0;
+	e->aux_len = 0;
+	e->flags = 0;
+	e->pad0 = 0;
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
+	ioctl__copy_args(e);
 	/* The syscall's user registers: the thread is in ioctl(2) itself. */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	stack__fill(ctx, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp), (__u8 *)(e + 1),

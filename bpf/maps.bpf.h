@@ -36,7 +36,7 @@ struct {
 } tracked SEC(".maps");
 
 /* Watched character devices: key (major << 32 | minor); minor 0xffffffff
- * watches every minor of the major. Value: reserved (1). */
+ * watches every minor of the major. Value: the driver (GPUOBS_DRV_*). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);

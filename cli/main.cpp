@@ -19,8 +19,11 @@ int main(int argc, char** argv) {
   record->add_flag("-f,--force", rec.session.force, "overwrite an existing output file");
   record->add_option("--libcuda", rec.session.libcuda_paths,
                      "libcuda file to probe (repeatable; default: the system's libcuda.so.1)");
+  record->add_option("--libhip", rec.session.libhip_paths,
+                     "HIP runtime file to probe (repeatable; default: the system's libamdhip64.so)");
   record->add_option("--watch-dev", rec.session.device_specs,
-                     "also watch ioctls on this character device: MAJOR, MAJOR:MINOR or /dev/PATH (repeatable)");
+                     "also watch ioctls on this character device: MAJOR, MAJOR:MINOR or /dev/PATH, optionally "
+                     "DRIVER=... to decode its ioctls as nvidia, nvidia-uvm or kfd (repeatable)");
   record->add_flag("!--no-gpu-devices", rec.session.gpu_devices,
                    "do not watch the GPU drivers' devices found in /proc/devices");
   uint32_t ring_mb = 16;

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   uint32_t ring_mb = 16;
   app.add_option("--db", opts.output, "capture database to write")->required();
   app.add_option("--libcuda", opts.libcuda_paths, "libcuda file to probe (repeatable; default: discover)");
+  app.add_option("--libhip", opts.libhip_paths, "HIP runtime file to probe (repeatable; default: discover)");
   app.add_option("--watch-dev", opts.device_specs, "also watch this character device (repeatable)");
   app.add_flag("!--no-gpu-devices", opts.gpu_devices, "do not watch GPU drivers' devices from /proc/devices");
   app.add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();

@@ -26,8 +26,9 @@ SELECT p.tgid AS pid, p.comm AS process,
             AND m.kind IN ('device', 'pitch', 'async', 'pool', 'physical')))                    AS device_mem_peak,
        (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id)                                 AS ioctls,
        (SELECT count(*) FROM api_calls_timed a WHERE a.process_id = p.id AND a.result IS NOT NULL AND a.result != 0
-          AND NOT (a.result = 600 AND a.api IN ('cuStreamQuery', 'cuStreamQuery_ptsz', 'cuEventQuery'))) +
-       (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id AND i.ret < 0)                   AS errors,
+          AND NOT (a.result = 600 AND a.api IN ('cuStreamQuery', 'cuStreamQuery_ptsz', 'cuEventQuery', 'hipStreamQuery',
+                                                'hipStreamQuery_spt', 'hipEventQuery'))) +
+       (SELECT count(*) FROM ioctls i WHERE i.process_id = p.id AND coalesce(i.failed, i.ret < 0)) AS errors,
        round((span.first_ns - c.t0) / 1e9, 6)                                                   AS first_s,
        round((span.last_ns - c.t0) / 1e9, 6)                                                    AS last_s
 FROM processes p JOIN span ON span.process_id = p.id LEFT JOIN kern ON kern.process_id = p.id, c

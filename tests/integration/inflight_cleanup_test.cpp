@@ -19,7 +19,7 @@ TEST(InflightCleanup, ThreadsDyingInsideACallLeaveNoEntries) {
   ASSERT_TRUE(engine.ok()) << engine.error().message;
   auto lib = library_file(FAKE_LIBCUDA);
   ASSERT_TRUE(lib.ok());
-  for (auto& r : (*engine)->attach_libcuda(*lib)) ASSERT_EQ(r.status, "attached") << r.symbol;
+  for (auto& r : (*engine)->attach_api(*lib, cuda_api_table())) ASSERT_EQ(r.status, "attached") << r.symbol;
   ASSERT_TRUE((*engine)->start([](const void*, size_t) {}).ok());
 
   // Every sync blocks 5 s: exit() finds all 6 workers inside cuStreamSynchronize.

@@ -14,13 +14,13 @@ TEST(CudaApiTable, IdsAreDenseOrderedAndSymbolsUnique) {
   std::set<std::string_view> symbols;
   uint32_t expect = 1;
   for (const ApiSpec& s : cuda_api_table()) {
-    EXPECT_EQ(s.id, expect++) << s.symbol;  // cuda_api_by_id indexes directly
+    EXPECT_EQ(s.id, expect++) << s.symbol;  // api_by_id indexes directly
     EXPECT_TRUE(symbols.insert(s.symbol).second) << "duplicate " << s.symbol;
-    EXPECT_EQ(cuda_api_by_id(s.id), &s);
+    EXPECT_EQ(api_by_id(s.id), &s);
     EXPECT_LT(s.id, 1u << 16) << "the cookie holds 16 bits of API number";
   }
-  EXPECT_EQ(cuda_api_by_id(9999), nullptr);
-  EXPECT_EQ(cuda_api_name(9999), "unknown");
+  EXPECT_EQ(api_by_id(9999), nullptr);
+  EXPECT_EQ(api_name(9999), "unknown");
 }
 
 TEST(CudaApiTable, ProbeShapesFitThePrograms) {

@@ -37,7 +37,7 @@ TEST(Decoder, DecodesALaunchFieldForField) {
   EXPECT_EQ(got->grid_x, 7u);
   EXPECT_EQ(got->block_z, 0x80000000u);
   EXPECT_EQ(got->stream, 2u);
-  EXPECT_EQ(cuda_api_name(got->api), "cuLaunchKernel_ptsz");
+  EXPECT_EQ(api_name(got->api), "cuLaunchKernel_ptsz");
   EXPECT_EQ(d.stats().decoded, 1u);
 }
 

@@ -83,9 +83,14 @@ class Reports : public ::testing::Test {
     push(call(100, kT0 + s / 2 + 20, "cuMemAlloc_v2", {0, 1 << 20}, 0, 20, 0xA0));
     push(call(100, kT0 + s / 2 + 21, "cuMemAlloc_v2", {0, 2 << 20}, 0, 30, 0xB0));
     push(call(100, kT0 + s / 2 + 22, "cuMemFree_v2", {0xA0}, 0, 8));
-    gpuobs_ioctl io{hdr(GPUOBS_EV_IOCTL, 100, kT0 + s / 2 + 30), 1000, 0, 0, 0xc0104600, 195, 0, 5};
+    // Three NV_ESC_RM_FREE: fine, refused by the kernel (-EINVAL), refused by RM (a status).
+    IoctlEvent io{hdr(GPUOBS_EV_IOCTL, 100, kT0 + s / 2 + 30), 1000, 0, 0, 0xC0104629, 195, 0, 5,
+                  GPUOBS_DRV_NVIDIA, 0, std::string(16, '\0'), {}};
     push(io);
     io.hdr.ts_ns += 1, io.latency_ns = 3000, io.ret = -22;
+    push(io);
+    io.hdr.ts_ns += 1, io.latency_ns = 500, io.ret = 0;
+    io.head[12] = 0x33;  // NVOS00 status: NV_ERR_INVALID_OBJECT_HANDLE
     push(io);
     // infer (pid 200), after two seconds: an unnamed kernel, a long sync, a failed alloc.
     push(launch(200, kT0 + 2 * s + 1, 0xF2, 1, 64, 0));
@@ -202,8 +207,8 @@ TEST_F(Reports, SyncStreamProcIoctlSums) {
   EXPECT_EQ(trainer["api_calls"], 3 + 1 + 3 + 4 + 1 + 3);  // launches, lookup, syncs, copies+memset, query, allocs+free
   EXPECT_EQ(trainer["copy_bytes"], 5000);
   EXPECT_EQ(trainer["device_mem_peak"], 3 << 20);
-  EXPECT_EQ(trainer["ioctls"], 2);
-  EXPECT_EQ(trainer["errors"], 2);  // the failed copy, the failed ioctl
+  EXPECT_EQ(trainer["ioctls"], 3);
+  EXPECT_EQ(trainer["errors"], 3);  // the failed copy, the two failed ioctls
   EXPECT_DOUBLE_EQ(trainer["first_s"].get<double>(), 0.1);
   const json& infer = row(p, "pid", 200);
   EXPECT_EQ(infer["errors"], 1);
@@ -211,23 +216,26 @@ TEST_F(Reports, SyncStreamProcIoctlSums) {
 
   json io = report("ioctl_sum");
   ASSERT_EQ(io.size(), 1u);
-  EXPECT_EQ(io[0]["device"], "nvidia");
-  EXPECT_EQ(io[0]["cmd"], "0xc0104600");
-  EXPECT_EQ(io[0]["calls"], 2);
-  EXPECT_EQ(io[0]["total_ns"], 4000);
-  EXPECT_EQ(io[0]["failed"], 1);
+  EXPECT_EQ(io[0]["driver"], "nvidia");
+  EXPECT_EQ(io[0]["request"], "NV_ESC_RM_FREE");
+  EXPECT_EQ(io[0]["calls"], 3);
+  EXPECT_EQ(io[0]["total_ns"], 4500);
+  EXPECT_EQ(io[0]["failed"], 2);
 }
 
 TEST_F(Reports, ErrorsInTimeOrder) {
   json e = report("errors");
-  ASSERT_EQ(e.size(), 3u);
+  ASSERT_EQ(e.size(), 4u);
   EXPECT_EQ(e[0]["call"], "cuMemcpyHtoD_v2");
   EXPECT_EQ(e[0]["result"], 1);
   EXPECT_EQ(e[1]["layer"], "ioctl");
+  EXPECT_EQ(e[1]["call"], "NV_ESC_RM_FREE");
   EXPECT_EQ(e[1]["result"], -22);
-  EXPECT_EQ(e[2]["pid"], 200);
-  EXPECT_EQ(e[2]["call"], "cuMemAlloc_v2");
-  EXPECT_EQ(e[2]["result"], 2);
+  EXPECT_EQ(e[2]["result"], 0x33);
+  EXPECT_EQ(e[2]["status"], "NV_ERR_INVALID_OBJECT_HANDLE");
+  EXPECT_EQ(e[3]["pid"], 200);
+  EXPECT_EQ(e[3]["call"], "cuMemAlloc_v2");
+  EXPECT_EQ(e[3]["result"], 2);
 }
 
 TEST_F(Reports, FiltersByPidProcessAndTime) {
@@ -236,7 +244,7 @@ TEST_F(Reports, FiltersByPidProcessAndTime) {
   // From second 1.5: only infer's activity.
   json late = report("api_sum", {{"since_s", 1.5}});
   EXPECT_EQ(row(late, "api", "cuStreamSynchronize")["calls"], 1);
-  EXPECT_EQ(report("errors", {{"until_s", 1.0}}).size(), 2u);
+  EXPECT_EQ(report("errors", {{"until_s", 1.0}}).size(), 3u);
   EXPECT_EQ(report("proc_sum", {{"process", std::string("infer")}}).size(), 1u);
 }
 

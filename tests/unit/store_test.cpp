@@ -66,7 +66,7 @@ TEST(Writer, StoresSyntheticEventsWithExactTotals) {
   w->start();
   w->push(proc(GPUOBS_EV_PROC_FORK, 100, 10, 5000, "trainer"));
   for (int i = 0; i < 20000; ++i) w->push(launch(100, 100 + i % 4, 20 + i, 0xa0 + i % 3));
-  gpuobs_ioctl io{};
+  IoctlEvent io{};
   io.hdr = {GPUOBS_EV_IOCTL, sizeof io, 30, 100, 101};
   io.cmd = 0xC030462B;
   io.ret = -25;

@@ -34,7 +34,7 @@ TEST(WireLayout, Launch) {
 }
 
 TEST(WireLayout, Ioctl) {
-  EXPECT_EQ(sizeof(gpuobs_ioctl), 64u);
+  EXPECT_EQ(sizeof(gpuobs_ioctl), 592u);
   EXPECT_EQ(offsetof(gpuobs_ioctl, latency_ns), 24u);
   EXPECT_EQ(offsetof(gpuobs_ioctl, arg), 32u);
   EXPECT_EQ(offsetof(gpuobs_ioctl, ret), 40u);
@@ -42,6 +42,16 @@ TEST(WireLayout, Ioctl) {
   EXPECT_EQ(offsetof(gpuobs_ioctl, dev_major), 52u);
   EXPECT_EQ(offsetof(gpuobs_ioctl, dev_minor), 56u);
   EXPECT_EQ(offsetof(gpuobs_ioctl, fd), 60u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl, driver), 64u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl, head_len), 68u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl, aux_len), 70u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl, flags), 72u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl, head), 80u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl, aux), 336u);
+  EXPECT_EQ(sizeof(gpuobs_ioctl_rule_key), 8u);
+  EXPECT_EQ(sizeof(gpuobs_ioctl_rule), 8u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl_rule, aux_mode), 6u);
+  EXPECT_EQ(offsetof(gpuobs_ioctl_rule, aux_len_field), 7u);
 }
 
 TEST(WireLayout, Proc) {
@@ -68,5 +78,5 @@ TEST(WireLayout, StackTrailer) {
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, nr), 8u);
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, cap), 10u);
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, flags), 12u);
-  EXPECT_EQ(GPUOBS_ABI_VERSION, 3);
+  EXPECT_EQ(GPUOBS_ABI_VERSION, 4);
 }

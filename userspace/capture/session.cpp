@@ -101,7 +101,7 @@ void Session::on_record(const void* data, size_t size) {
   int64_t stack_id = 0;
   const gpuobs_hdr* hdr = nullptr;
   if (auto* l = std::get_if<gpuobs_launch>(&ev)) hdr = &l->hdr;
-  else if (auto* i = std::get_if<gpuobs_ioctl>(&ev)) hdr = &i->hdr;
+  else if (auto* i = std::get_if<IoctlEvent>(&ev)) hdr = &i->hdr;
   else if (auto* c = std::get_if<ApiCallEvent>(&ev)) hdr = &c->hdr;
   if (hdr) stack_id = stacks_->resolve(hdr->tgid, raw, hdr->ts_ns);
   if (auto* p = std::get_if<ProcEvent>(&ev)) {
@@ -113,30 +113,43 @@ void Session::on_record(const void* data, size_t size) {
 }
 
 Status Session::attach_plan(const SessionOptions& opts) {
-  std::vector<LibraryFile> libs;
-  for (const auto& p : opts.libcuda_paths) {
-    auto f = library_file(p);
-    if (!f) return make_error(f.error().message, "pass the path of libcuda.so.1 with --libcuda", 2);
-    add_unique(libs, *f);
-  }
-  if (opts.libcuda_paths.empty()) libs = discover_libcuda();
-  if (libs.empty())
+  std::vector<ProbeRow> rows;
+  // One vendor's runtime: the paths given, or the ones found on the host.
+  auto attach_vendor = [&](const std::vector<std::string>& paths, std::vector<LibraryFile> (*discover)(),
+                           std::span<const ApiSpec> table, const char* soname, const char* flag) -> Result<int> {
+    std::vector<LibraryFile> libs;
+    for (const auto& p : paths) {
+      auto f = library_file(p);
+      if (!f) return make_error(f.error().message, std::string("pass the path of ") + soname + " with " + flag, 2);
+      add_unique(libs, *f);
+    }
+    if (paths.empty()) libs = discover();
+    for (const auto& lib : libs) {
+      for (auto& r : engine_->attach_api(lib, table)) {
+        if (r.status == "failed" || (r.status == "missing" && table.data() == cuda_api_table().data()))
+          spdlog::warn("probe {} on {}: {} ({})", r.symbol, lib.realpath, r.status, r.error);
+        rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
+                                r.error});
+        probes_.push_back(std::move(r));
+      }
+    }
+    return static_cast<int>(libs.size());
+  };
+  auto ncuda = attach_vendor(opts.libcuda_paths, discover_libcuda, cuda_api_table(), "libcuda.so.1", "--libcuda");
+  if (!ncuda) return ncuda.error();
+  if (*ncuda == 0) {
     spdlog::warn("libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
                  "cuLaunchKernel among them); pass --libcuda PATH", cuda_api_table().size());
-
-  std::vector<ProbeRow> rows;
-  for (const auto& lib : libs) {
-    for (auto& r : engine_->attach_libcuda(lib)) {
-      if (r.status != "attached")
-        spdlog::warn("probe {} on {}: {} ({})", r.symbol, lib.realpath, r.status, r.error);
-      rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
-                              r.error});
-      probes_.push_back(std::move(r));
-    }
-  }
-  if (libs.empty())
     for (const ApiSpec& spec : cuda_api_table())
       rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", "missing", "library not found"});
+  }
+  // HIP is optional on most hosts: its absence is one row, not 73.
+  auto nhip = attach_vendor(opts.libhip_paths, discover_libhip, hip_api_table(), "libamdhip64.so", "--libhip");
+  if (!nhip) return nhip.error();
+  if (*nhip == 0) {
+    spdlog::info("libamdhip64.so not found: HIP calls will not be captured (pass --libhip PATH)");
+    rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", "missing", "library not found"});
+  }
   if (auto st = writer_->write_probes(rows); !st) return st;
 
   std::vector<DeviceMatch> devs;
@@ -148,12 +161,14 @@ Status Session::attach_plan(const SessionOptions& opts) {
   }
   for (const auto& d : devs) {
     if (auto st = engine_->watch_device(d); !st) return st;
-    if (auto st = writer_->write_watched_device(d.major, d.minor, d.name); !st) return st;
+    if (auto st = writer_->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return st;
   }
+  if (auto st = engine_->set_ioctl_rules(ioctl_rules(parse_nvidia_version(read_host_info().nvidia_driver))); !st)
+    return st;
   int attached = 0;
   for (auto& p : probes_) attached += p.status == "attached";
-  spdlog::info("attached {}/{} library probes on {} file(s); watching {} device major(s)", attached,
-               probes_.size(), libs.size(), devs.size());
+  spdlog::info("attached {}/{} library probes on {} file(s); watching {} device(s)", attached, probes_.size(),
+               *ncuda + *nhip, devs.size());
   return {};
 }
 

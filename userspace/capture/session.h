@@ -24,6 +24,7 @@ struct SessionOptions {
   std::string command;   // record: shell-quoted command line
   bool only_tracked = false;
   std::vector<std::string> libcuda_paths;   // empty: discover the system's libcuda.so.1
+  std::vector<std::string> libhip_paths;    // empty: discover the system's libamdhip64.so
   std::vector<std::string> device_specs;    // extra watched devices ("MAJOR[:MINOR]" or /dev path)
   bool gpu_devices = true;                  // watch GPU drivers' majors from /proc/devices
   uint32_t ring_bytes = 16u << 20;

@@ -147,15 +147,19 @@ constexpr ApiSpec kTable[] = {
 
 std::span<const ApiSpec> cuda_api_table() { return kTable; }
 
-const ApiSpec* cuda_api_by_id(uint32_t id) {
-  // Ids are dense and ordered: index directly, check, fall back to a scan.
-  if (id >= 1 && id <= std::size(kTable) && kTable[id - 1].id == id) return &kTable[id - 1];
-  auto it = std::find_if(std::begin(kTable), std::end(kTable), [&](const ApiSpec& s) { return s.id == id; });
-  return it == std::end(kTable) ? nullptr : &*it;
+const ApiSpec* api_by_id(uint32_t id) {
+  // Ids are dense and ordered in each table (CUDA from 1, HIP from 1001):
+  // index directly, check, fall back to a scan.
+  auto find = [](std::span<const ApiSpec> t, uint32_t first, uint32_t id) -> const ApiSpec* {
+    if (id >= first && id - first < t.size() && t[id - first].id == id) return &t[id - first];
+    auto it = std::find_if(t.begin(), t.end(), [&](const ApiSpec& s) { return s.id == id; });
+    return it == t.end() ? nullptr : &*it;
+  };
+  return id > 1000 ? find(hip_api_table(), 1001, id) : find(kTable, 1, id);
 }
 
-std::string_view cuda_api_name(uint32_t id) {
-  const ApiSpec* s = cuda_api_by_id(id);
+std::string_view api_name(uint32_t id) {
+  const ApiSpec* s = api_by_id(id);
   return s ? s->symbol : std::string_view("unknown");
 }
 

@@ -15,7 +15,8 @@ enum class ProbeKind : uint8_t {
   launch,       // cu_launch_kernel: 11-argument launch, entry only
   launch_ex,    // cu_launch_kernel_ex: CUlaunchConfig, entry only
   entry,        // cu_call: entry only (launch-like, hot path)
-  entry_return  // cu_call_enter + cu_call_exit: result, blocked time, out-value
+  entry_return,  // cu_call_enter + cu_call_exit: result, blocked time, out-value
+  launch_dim3    // cu_call: a launch taking dim3 by value (hipLaunchKernel: grid and block in 2 registers each)
 };
 
 // Argument positions are 1-based; 0 = the call has no such argument.
@@ -41,10 +42,16 @@ struct ApiSpec {
   uint8_t value = 0;      // memset value, stream priority
   uint8_t elem = 1;       // memset element size in bytes
   bool per_thread = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread stream
+  uint8_t dir_arg = 0;    // the argument holding a copy direction (hipMemcpyKind)
+  bool no_result = false; // returns void: the return probe's eax means nothing
+  std::string_view vendor = "cuda";  // "cuda" (libcuda.so) or "hip" (libamdhip64.so)
 };
 
+// The CUDA driver API table (libcuda.so.1) and the HIP runtime table
+// (libamdhip64.so, decode/hip_api.cpp; ids from 1001). Ids are unique across both.
 std::span<const ApiSpec> cuda_api_table();
-const ApiSpec* cuda_api_by_id(uint32_t id);
-std::string_view cuda_api_name(uint32_t id);  // "unknown" when not in the table
+std::span<const ApiSpec> hip_api_table();
+const ApiSpec* api_by_id(uint32_t id);
+std::string_view api_name(uint32_t id);  // "unknown" when in neither table
 
 }  // namespace gpuobs

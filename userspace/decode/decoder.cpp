@@ -1,5 +1,7 @@
 #include "decode/decoder.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <optional>
 
@@ -80,8 +82,12 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
     case GPUOBS_EV_IOCTL: {
       if (!need(sizeof(gpuobs_ioctl))) return {};
       if (!read_stack(rec, hdr.size, sizeof(gpuobs_ioctl), stack)) ++stats_.bad_stacks;
-      gpuobs_ioctl e;
-      std::memcpy(&e, data, sizeof e);
+      gpuobs_ioctl raw;
+      std::memcpy(&raw, data, sizeof raw);
+      IoctlEvent e{raw.hdr, raw.latency_ns, raw.arg, raw.ret, raw.cmd, raw.dev_major, raw.dev_minor, raw.fd,
+                   raw.driver, raw.flags, {}, {}};
+      e.head.assign(reinterpret_cast<const char*>(raw.head), std::min<size_t>(raw.head_len, sizeof raw.head));
+      e.aux.assign(reinterpret_cast<const char*>(raw.aux), std::min<size_t>(raw.aux_len, sizeof raw.aux));
       ++stats_.decoded;
       return e;
     }

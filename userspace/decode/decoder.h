@@ -23,6 +23,23 @@ struct ProcEvent {
   std::string filename;
 };
 
+// One ioctl on a watched device; head and aux are the argument bytes BPF
+// copied (bpf/events.h struct gpuobs_ioctl), only the valid ones.
+struct IoctlEvent {
+  gpuobs_hdr hdr;
+  uint64_t latency_ns = 0;
+  uint64_t arg = 0;
+  int64_t ret = 0;
+  uint32_t cmd = 0;
+  uint32_t dev_major = 0;
+  uint32_t dev_minor = 0;
+  int32_t fd = 0;
+  uint32_t driver = GPUOBS_DRV_OTHER;
+  uint32_t flags = 0;  // GPUOBS_IOCTL_F_*
+  std::string head;
+  std::string aux;
+};
+
 // Any probed call other than cuLaunchKernel(_ptsz); the blob is the string or
 // struct the cookie asked for (empty if none).
 struct ApiCallEvent {
@@ -39,7 +56,7 @@ struct ApiCallEvent {
 
 // Records from the ring, and the stack definitions the resolver adds before
 // the first record that uses them.
-using Event = std::variant<std::monostate, gpuobs_launch, gpuobs_ioctl, ProcEvent, ApiCallEvent, ModuleDef,
+using Event = std::variant<std::monostate, gpuobs_launch, IoctlEvent, ProcEvent, ApiCallEvent, ModuleDef,
                            FrameDef, StackDef>;
 
 struct DecodeStats {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "decode/driver_ioctl.h"
+
 namespace gpuobs {
 namespace {
 
@@ -43,11 +45,13 @@ std::vector<DeviceMatch> gpu_devices_from_proc_devices(std::string_view text) {
       if (name != want) continue;
       bool seen = false;
       for (auto& d : out) seen |= d.major == major;
-      if (!seen) out.push_back(DeviceMatch{major, std::nullopt, name});
+      if (!seen) out.push_back(DeviceMatch{major, std::nullopt, name, driver_from_name(name)});
     }
   }
   return out;
 }
+
+static Result<DeviceMatch> parse_plain_spec(std::string_view spec);
 
 std::vector<DeviceMatch> gpu_devices_on_host() {
   std::ifstream f("/proc/devices");
@@ -56,7 +60,26 @@ std::vector<DeviceMatch> gpu_devices_on_host() {
   return gpu_devices_from_proc_devices(ss.str());
 }
 
-Result<DeviceMatch> parse_device_spec(std::string_view spec) {
+Result<DeviceMatch> parse_device_spec(std::string_view full) {
+  std::string_view spec = full;
+  uint32_t driver = GPUOBS_DRV_OTHER;
+  if (auto eq = spec.find('='); eq != std::string_view::npos) {
+    driver = driver_from_name(spec.substr(0, eq));
+    if (driver == GPUOBS_DRV_OTHER)
+      return make_error("unknown driver '" + std::string(spec.substr(0, eq)) + "' in device spec '" +
+                            std::string(full) + "'",
+                        "use nvidia=, nvidia-uvm= or kfd= before the device", 2);
+    spec = spec.substr(eq + 1);
+  }
+  auto m = parse_plain_spec(spec);
+  if (m) {
+    m->driver = driver;
+    m->name = std::string(full);
+  }
+  return m;
+}
+
+static Result<DeviceMatch> parse_plain_spec(std::string_view spec) {
   if (!spec.empty() && spec.front() == '/') {
     struct stat st{};
     std::string path(spec);

@@ -16,6 +16,7 @@ struct DeviceMatch {
   uint32_t major = 0;
   std::optional<uint32_t> minor;  // empty: every minor of the major
   std::string name;               // driver name or the spec given
+  uint32_t driver = 0;            // GPUOBS_DRV_*: how its ioctls are decoded
 };
 
 // GPU driver majors in the "Character devices:" section of /proc/devices
@@ -23,6 +24,8 @@ struct DeviceMatch {
 std::vector<DeviceMatch> gpu_devices_from_proc_devices(std::string_view text);
 // Reads /proc/devices; an unreadable file yields no devices.
 std::vector<DeviceMatch> gpu_devices_on_host();
+// "MAJOR", "MAJOR:MINOR" or "/dev/x", optionally prefixed by the driver the
+// device stands for: "kfd=/dev/null" decodes its ioctls as KFD's.
 Result<DeviceMatch> parse_device_spec(std::string_view spec);
 
 }  // namespace gpuobs

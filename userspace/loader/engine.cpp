@@ -184,23 +184,24 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
   return {};
 }
 
-std::vector<ProbeResult> Engine::attach_libcuda(const LibraryFile& lib) {
+std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<const ApiSpec> table) {
   std::vector<ProbeResult> out;
   std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
-  for (const ApiSpec& spec : cuda_api_table()) {
+  for (const ApiSpec& spec : table) {
     ProbeResult r{lib, std::string(spec.symbol), "", "attached", ""};
     Site site{out.size(), 0, GPUOBS_COOKIE(spec.id, spec.out_arg, spec.blob_arg, spec.blob_kind, spec.blob_len), {}};
     switch (spec.probe) {
       case ProbeKind::launch: site.progs = {{skel_->progs.cu_launch_kernel, false}}; break;
       case ProbeKind::launch_ex: site.progs = {{skel_->progs.cu_launch_kernel_ex, false}}; break;
-      case ProbeKind::entry: site.progs = {{skel_->progs.cu_call, false}}; break;
+      case ProbeKind::entry:
+      case ProbeKind::launch_dim3: site.progs = {{skel_->progs.cu_call, false}}; break;
       case ProbeKind::entry_return:
         site.progs = {{skel_->progs.cu_call_enter, false}, {skel_->progs.cu_call_exit, true}};
         break;
     }
     for (auto& [p, ret] : site.progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
-    if (spec.probe == ProbeKind::entry && spec.blob_kind != GPUOBS_BLOB_NONE) {
+    if ((spec.probe == ProbeKind::entry || spec.probe == ProbeKind::launch_dim3) && spec.blob_kind != GPUOBS_BLOB_NONE) {
       // cu_call records are the fixed part only (bpf/api.bpf.h): a blob
       // needs a return probe or a program of its own.
       r.status = "failed";
@@ -301,9 +302,16 @@ std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib, con
 
 Status Engine::watch_device(const DeviceMatch& dev) {
   uint64_t key = (static_cast<uint64_t>(dev.major) << 32) | (dev.minor ? *dev.minor : 0xffffffffu);
-  uint32_t one = 1;
-  if (bpf_map__update_elem(skel_->maps.watched_devs, &key, sizeof key, &one, sizeof one, BPF_ANY))
+  uint32_t driver = dev.driver;
+  if (bpf_map__update_elem(skel_->maps.watched_devs, &key, sizeof key, &driver, sizeof driver, BPF_ANY))
     return make_error("cannot watch device " + dev.name + ": " + std::strerror(errno));
+  return {};
+}
+
+Status Engine::set_ioctl_rules(const std::vector<IoctlRuleEntry>& rules) {
+  for (const auto& r : rules)
+    if (bpf_map__update_elem(skel_->maps.ioctl_rules, &r.key, sizeof r.key, &r.rule, sizeof r.rule, BPF_ANY))
+      return make_error(std::string("cannot load the ioctl argument rules: ") + std::strerror(errno));
   return {};
 }
 

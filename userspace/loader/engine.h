@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/result.h"
 #include "events.h"
+#include "decode/cuda_api.h"
+#include "decode/driver_ioctl.h"
 #include "loader/devices.h"
 #include "loader/libraries.h"
 
@@ -62,13 +65,15 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Every libcuda symbol of the API table (decode/cuda_api.cpp) on one file.
-  std::vector<ProbeResult> attach_libcuda(const LibraryFile& lib);
+  // Every symbol of an API table (decode/cuda_api.cpp, decode/hip_api.cpp) on one library file.
+  std::vector<ProbeResult> attach_api(const LibraryFile& lib, std::span<const ApiSpec> table);
   // Benchmarks only: do-nothing probes on these symbols (entry, and return
   // too when with_return), the cost floor of a probe there.
   std::vector<ProbeResult> attach_empty_probes(const LibraryFile& lib, const std::vector<std::string>& symbols,
                                                bool with_return = false);
   Status watch_device(const DeviceMatch& dev);
+  // What the ioctl exit copies of each known driver request.
+  Status set_ioctl_rules(const std::vector<IoctlRuleEntry>& rules);
   Status track(uint32_t tgid);
 
   Status start(RecordHandler handler);

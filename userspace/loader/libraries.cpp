@@ -44,6 +44,13 @@ std::vector<std::string> ldconfig_paths(const char* soname) {
   return out;
 }
 
+// ROCm installs (/opt/rocm is a symlink to the versioned directory) and
+// distribution packages (Debian/Ubuntu's libamdhip64-5, -6).
+constexpr const char* kLibhipDirs[] = {"/opt/rocm/lib", "/opt/rocm/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                                       "/usr/lib"};
+constexpr const char* kLibhipNames[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
+                                        "libamdhip64.so.5"};
+
 }  // namespace
 
 Result<LibraryFile> library_file(const std::string& path) {
@@ -77,6 +84,27 @@ std::vector<LibraryFile> discover_libcuda() {
     if (auto f = library_file(p)) add_unique(out, *f);
   for (const char* dir : kLibcudaDirs)
     if (auto f = library_file(std::string(dir) + "/libcuda.so.1")) add_unique(out, *f);
+  return out;
+}
+
+}  // namespace gpuobs
+
+namespace gpuobs {
+
+std::vector<LibraryFile> discover_libhip() {
+  std::vector<LibraryFile> out;
+  auto scan_dir = [&](const std::string& dir) {
+    for (const char* name : kLibhipNames)
+      if (auto f = library_file(dir + "/" + name)) add_unique(out, *f);
+  };
+  if (const char* env = std::getenv("GPUOBS_LIBHIP_SEARCH_PATH")) {
+    for (const auto& dir : split_list(env))
+      if (!dir.empty()) scan_dir(dir);
+    return out;
+  }
+  for (auto& p : ldconfig_paths("libamdhip64.so"))
+    if (auto f = library_file(p)) add_unique(out, *f);
+  for (const char* dir : kLibhipDirs) scan_dir(dir);
   return out;
 }
 

@@ -21,6 +21,9 @@ Result<LibraryFile> library_file(const std::string& path);
 // The system's libcuda.so.1: the dynamic linker cache first, then the usual
 // driver directories. Deduplicated by (dev, inode).
 std::vector<LibraryFile> discover_libcuda();
+// The HIP runtime (libamdhip64.so.N): the linker cache, then ROCm's
+// directories. GPUOBS_LIBHIP_SEARCH_PATH replaces both.
+std::vector<LibraryFile> discover_libhip();
 // Appends f unless a file with the same (dev, inode) is already there.
 void add_unique(std::vector<LibraryFile>& files, LibraryFile f);
 

@@ -67,6 +67,19 @@ uint64_t desc_address(const std::string& blob, size_t type_off, size_t host_off)
   }
 }
 
+// hipMemcpyKind (driver_types.h): what the caller declared.
+std::string hip_copy_direction(uint64_t kind) {
+  switch (kind) {
+    case 0: return "HtoH";
+    case 1: return "HtoD";
+    case 2: return "DtoH";
+    case 3: return "DtoD";
+    case 4: return "default";
+    case 1024: return "DtoD";  // hipMemcpyDeviceToDeviceNoCU
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 Status ApiRowWriter::prepare(sqlite3* db) {
@@ -75,20 +88,20 @@ Status ApiRowWriter::prepare(sqlite3* db) {
   launch_ = stmt(
       "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
       " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name,"
-      " cooperative, cluster_x, cluster_y, cluster_z, per_thread_stream, attributes, stack_id)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+      " cooperative, cluster_x, cluster_y, cluster_z, per_thread_stream, attributes, stack_id, vendor)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   memory_ = stmt(std::string("INSERT INTO memory_ops (") + kCommon +
-                 ", op, kind, address, bytes, stream, handle, flags, alloc_id, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+                 ", op, kind, address, bytes, stream, handle, flags, alloc_id, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   copy_ = stmt(std::string("INSERT INTO copies (") + kCommon +
-               ", kind, direction, dst, src, bytes, value, stream, async, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+               ", kind, direction, dst, src, bytes, value, stream, async, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   stream_ = stmt(std::string("INSERT INTO stream_ops (") + kCommon +
-                 ", op, stream, event, handle, flags, priority, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+                 ", op, stream, event, handle, flags, priority, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   sync_ = stmt(std::string("INSERT INTO syncs (") + kCommon +
-               ", target, stream, event, context, blocked_ns, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
+               ", target, stream, event, context, blocked_ns, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   module_ = stmt("INSERT INTO gpu_modules (ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, op, kind,"
-                 " handle, source, path, name, stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40)");
-  name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id)"
-               " VALUES (?,?,?,?,?,?,?,?,?40)");
+                 " handle, source, path, name, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
+  name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id,"
+               " vendor) VALUES (?,?,?,?,?,?,?,?,?40,?41)");
   for (auto* s : {&launch_, &memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
   if (auto st = agg_.prepare(db); !st) return st;
@@ -105,11 +118,20 @@ const std::string* ApiRowWriter::name_of(int64_t pid, uint64_t handle) const {
   return it == names_.end() ? nullptr : &it->second.second;
 }
 
-int ApiRowWriter::write_launch(const gpuobs_launch& l, int64_t pid) {
-  const ApiSpec* s = cuda_api_by_id(l.api);
+int ApiRowWriter::write_launch(const gpuobs_launch& raw, int64_t pid) {
+  const ApiSpec* s = api_by_id(raw.api);
+  vendor_ = s ? s->vendor : std::string_view("cuda");
+  gpuobs_launch l = raw;
+  if (s && s->kind == "global_size") {
+    // hipExtModuleLaunchKernel takes work sizes in threads: blocks = global / local.
+    auto blocks = [](uint32_t global, uint32_t local) { return local ? global / local : global; };
+    l.grid_x = blocks(raw.grid_x, raw.block_x);
+    l.grid_y = blocks(raw.grid_y, raw.block_y);
+    l.grid_z = blocks(raw.grid_z, raw.block_z);
+  }
   bool coop = s && s->kind == "cooperative";
   launch_.bind(1, l.hdr.ts_ns).bind(2, pid).bind(3, l.hdr.tgid).bind(4, l.hdr.tid)
-      .bind(5, cuda_api_name(l.api)).bind(6, l.function)
+      .bind(5, api_name(l.api)).bind(6, l.function)
       .bind(7, l.grid_x).bind(8, l.grid_y).bind(9, l.grid_z)
       .bind(10, l.block_x).bind(11, l.block_y).bind(12, l.block_z)
       .bind(13, l.shared_mem_bytes).bind(14, l.stream).bind(15, l.kernel_params)
@@ -120,17 +142,19 @@ int ApiRowWriter::write_launch(const gpuobs_launch& l, int64_t pid) {
       .bind(23, int64_t{s && s->per_thread}).bind(24, int64_t{0});
   int rc = run(launch_);
   if (rc == SQLITE_DONE)
-    agg_.add(pid, cuda_api_name(l.api), l.function, name_of(pid, l.function), l.stream, stack_id_, l.hdr.ts_ns,
+    agg_.add(pid, api_name(l.api), l.function, name_of(pid, l.function), l.stream, stack_id_, l.hdr.ts_ns,
              uint64_t{l.grid_x} * l.grid_y * l.grid_z, uint64_t{l.block_x} * l.block_y * l.block_z,
              l.shared_mem_bytes, coop);
   return rc;
 }
 
 int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
-  const ApiSpec* s = cuda_api_by_id(e.api);
+  const ApiSpec* s = api_by_id(e.api);
   if (!s) return SQLITE_MISMATCH;
+  vendor_ = s->vendor;
   switch (s->family) {
-    case Family::launch: return write_launch_ex(e, *s, pid);
+    case Family::launch:
+      return s->probe == ProbeKind::launch_dim3 ? write_launch_dim3(e, *s, pid) : write_launch_ex(e, *s, pid);
     case Family::memory: return write_memory(e, *s, pid);
     case Family::copy:
     case Family::memset: return write_copy(e, *s, pid);
@@ -147,8 +171,34 @@ void ApiRowWriter::bind_common(Stmt& st, const ApiCallEvent& e, const ApiSpec& s
   st.bind(1, e.hdr.ts_ns);
   if (returned) st.bind(2, e.duration_ns); else st.bind_null(2);
   st.bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid).bind(6, s.symbol);
-  if (returned) st.bind(7, e.ret); else st.bind_null(7);
+  if (returned && !s.no_result) st.bind(7, e.ret); else st.bind_null(7);
   st.bind(8, int64_t{s.per_thread});
+}
+
+// hipLaunchKernel(f, dim3 grid, dim3 block, void** args, size_t shmem, hipStream_t stream): a
+// by-value dim3 is two registers, x | y << 32 then z (abi-reference §5.1), so
+// the 8 integer arguments are f, grid.xy, grid.z, block.xy, block.z, args, shmem, stream.
+int ApiRowWriter::write_launch_dim3(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
+  uint32_t gx = static_cast<uint32_t>(e.args[1]), gy = static_cast<uint32_t>(e.args[1] >> 32);
+  uint32_t gz = static_cast<uint32_t>(e.args[2]);
+  uint32_t bx = static_cast<uint32_t>(e.args[3]), by = static_cast<uint32_t>(e.args[3] >> 32);
+  uint32_t bz = static_cast<uint32_t>(e.args[4]);
+  // hipLaunchCooperativeKernel's shared memory is an unsigned int; hipLaunchKernel's a size_t.
+  uint64_t shmem = s.kind == "cooperative" ? e.args[6] & 0xffffffffu : e.args[6];
+  uint64_t function = e.args[0], stream = e.args[7];
+  bool complete = !(e.flags & GPUOBS_CALL_F_STACK_ARGS_MISSING);
+  bool coop = s.kind == "cooperative";
+  launch_.bind(1, e.hdr.ts_ns).bind(2, pid).bind(3, e.hdr.tgid).bind(4, e.hdr.tid).bind(5, s.symbol)
+      .bind(6, function).bind(7, gx).bind(8, gy).bind(9, gz).bind(10, bx).bind(11, by).bind(12, bz)
+      .bind(13, shmem).bind(14, stream).bind(15, e.args[5]).bind(16, uint64_t{0}).bind(17, int64_t{complete});
+  if (auto* n = name_of(pid, function)) launch_.bind(18, *n); else launch_.bind_null(18);
+  launch_.bind(19, int64_t{coop}).bind_null(20).bind_null(21).bind_null(22)
+      .bind(23, int64_t{s.per_thread}).bind(24, int64_t{0});
+  int rc = run(launch_);
+  if (rc == SQLITE_DONE)
+    agg_.add(pid, s.symbol, function, name_of(pid, function), stream, stack_id_, e.hdr.ts_ns,
+             uint64_t{gx} * gy * gz, uint64_t{bx} * by * bz, static_cast<uint32_t>(shmem), coop);
+  return rc;
 }
 
 // cuLaunchKernelEx: the blob is CUlaunchConfig (grid @0, block @12, shared
@@ -247,6 +297,7 @@ int ApiRowWriter::write_copy(const ApiCallEvent& e, const ApiSpec& s, int64_t pi
   } else {
     bytes = arg(e, s.bytes);
   }
+  if (s.dir_arg) direction = hip_copy_direction(arg32(e, s.dir_arg));
   bind_common(copy_, e, s, pid);
   copy_.bind(9, std::string_view(memset ? "memset" : "copy"));
   if (memset) copy_.bind_null(10); else copy_.bind(10, direction);
@@ -288,16 +339,19 @@ int ApiRowWriter::write_sync(const ApiCallEvent& e, const ApiSpec& s, int64_t pi
 
 int ApiRowWriter::write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
   bool returned = e.flags & GPUOBS_CALL_F_RETURNED;
-  bool out_ok = (e.flags & GPUOBS_CALL_F_OUT_READ) && ok(e);
+  // __hipRegisterFunction returns nothing: the handle it names is an argument.
+  bool registers = s.op == "register_function";
+  bool out_ok = registers || ((e.flags & GPUOBS_CALL_F_OUT_READ) && ok(e));
+  uint64_t made = registers ? arg(e, s.handle) : e.out_value;
   bool is_load = s.op == "load";
   std::string text = s.blob_kind == GPUOBS_BLOB_STRING ? blob_string(e) : std::string();
   module_.bind(1, e.hdr.ts_ns);
   if (returned) module_.bind(2, e.duration_ns); else module_.bind_null(2);
   module_.bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid).bind(6, s.symbol);
-  if (returned) module_.bind(7, e.ret); else module_.bind_null(7);
+  if (returned && !s.no_result) module_.bind(7, e.ret); else module_.bind_null(7);
   module_.bind(8, s.op).bind(9, s.kind);
-  if (out_ok) module_.bind(10, e.out_value); else module_.bind_null(10);
-  if (s.handle) module_.bind(11, arg(e, s.handle)); else module_.bind_null(11);
+  if (out_ok) module_.bind(10, made); else module_.bind_null(10);
+  if (s.handle && !registers) module_.bind(11, arg(e, s.handle)); else module_.bind_null(11);
   if (is_load && !text.empty()) module_.bind(12, text); else module_.bind_null(12);
   if (!is_load && !text.empty()) module_.bind(13, text); else module_.bind_null(13);
   int rc = run(module_);
@@ -317,9 +371,10 @@ int ApiRowWriter::write_module(const ApiCallEvent& e, const ApiSpec& s, int64_t 
     name = text;
     pretty = demangle(name);
   }
-  names_[{pid, e.out_value}] = {name, pretty};
-  name_.bind(1, e.hdr.ts_ns).bind(2, pid).bind(3, e.out_value).bind(4, s.kind).bind(5, name).bind(6, pretty)
-      .bind(7, s.symbol).bind(8, arg(e, s.handle));
+  names_[{pid, made}] = {name, pretty};
+  name_.bind(1, e.hdr.ts_ns).bind(2, pid).bind(3, made).bind(4, s.kind).bind(5, name).bind(6, pretty)
+      .bind(7, s.symbol);
+  if (registers) name_.bind_null(8); else name_.bind(8, arg(e, s.handle));
   int rc2 = run(name_);
   return rc != SQLITE_DONE ? rc : rc2;
 }

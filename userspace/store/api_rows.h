@@ -39,6 +39,7 @@ class ApiRowWriter {
 
  private:
   int write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
+  int write_launch_dim3(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
   int write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
   int write_copy(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
   int write_stream(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
@@ -47,14 +48,16 @@ class ApiRowWriter {
   void bind_common(Stmt& st, const ApiCallEvent& e, const ApiSpec& s, int64_t pid);
   const std::string* name_of(int64_t pid, uint64_t handle) const;
 
-  // Binds the current stack (parameter ?40 of every insert), runs, resets.
+  // Binds the current stack and vendor (parameters ?40 and ?41 of every insert), runs, resets.
   int run(Stmt& st) {
     if (stack_id_) st.bind(40, stack_id_); else st.bind_null(40);
+    st.bind(41, vendor_);
     return st.exec();
   }
 
   sqlite3* db_ = nullptr;
   int64_t stack_id_ = 0;
+  std::string_view vendor_ = "cuda";
   LaunchAggregator agg_;
   uint64_t unreadable_names_ = 0;
   Stmt launch_, memory_, copy_, stream_, sync_, module_, name_;

@@ -38,9 +38,6 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
     return make_error("cannot create the schema in " + path + ": " + s.error().message, "", 2);
 
   sqlite3* d = w->db_.get();
-  w->ins_ioctl_ = Stmt(d,
-      "INSERT INTO ioctls (ts_mono_ns, latency_ns, process_id, tgid, tid, fd, dev_major, dev_minor, cmd, arg, ret,"
-      " stack_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   w->ins_process_ = Stmt(d,
       "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id)"
       " VALUES (?,?,?,?,?,?,?,?)");
@@ -49,7 +46,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
   if (auto st = w->api_.prepare(d); !st) return st.error();
   if (auto st = w->stacks_.prepare(d); !st) return st.error();
-  for (auto* s : {&w->ins_ioctl_, &w->ins_process_, &w->ins_thread_, &w->upd_exec_,
+  if (auto st = w->driver_.prepare(d); !st) return st.error();
+  for (auto* s : {&w->ins_process_, &w->ins_thread_, &w->upd_exec_,
                   &w->upd_exit_})
     if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
   return w;
@@ -67,6 +65,7 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
   if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
   st.bind(8, m.start_mono_ns).bind(9, m.clock_offset_ns).bind(10, m.ring_buffer_bytes);
   api_.aggregates().set_capture_start(static_cast<uint64_t>(m.start_mono_ns));
+  driver_.set_nvidia_version(parse_nvidia_version(m.nvidia_driver));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write capture metadata: " + db_.errmsg());
   return {};
 }
@@ -83,11 +82,11 @@ Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
 }
 
 Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
-                                           const std::string& name) {
-  Stmt st(db_.get(), "INSERT OR IGNORE INTO watched_devices (major, minor, name) VALUES (?,?,?)");
+                                           const std::string& name, uint32_t driver) {
+  Stmt st(db_.get(), "INSERT OR IGNORE INTO watched_devices (major, minor, name, driver) VALUES (?,?,?,?)");
   st.bind(1, major);
   if (minor) st.bind(2, *minor); else st.bind_null(2);
-  st.bind(3, name);
+  st.bind(3, name).bind(4, driver_name(driver));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write watched devices: " + db_.errmsg());
   return {};
 }
@@ -155,6 +154,7 @@ void CaptureWriter::forget_batch_state() {
   for (uint32_t tgid : created_in_batch_) live_.erase(tgid);
   threads_.clear();
   api_.forget_allocations();
+  driver_.forget_allocations();
 }
 
 void CaptureWriter::write_batch(std::vector<Item>& batch) {
@@ -180,17 +180,13 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
     } else if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
       int64_t pid = process_for(c->hdr.tgid);
       note_thread(pid, c->hdr.tid, c->hdr.ts_ns);
-      const ApiSpec* spec = cuda_api_by_id(c->api);
+      const ApiSpec* spec = api_by_id(c->api);
       check(api_.write_call(*c, pid));
       if (spec && spec->family == Family::launch) ++launches; else ++calls;
-    } else if (auto* i = std::get_if<gpuobs_ioctl>(&ev)) {
+    } else if (auto* i = std::get_if<IoctlEvent>(&ev)) {
       int64_t pid = process_for(i->hdr.tgid);
       note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
-      ins_ioctl_.bind(1, i->hdr.ts_ns).bind(2, i->latency_ns).bind(3, pid).bind(4, i->hdr.tgid)
-          .bind(5, i->hdr.tid).bind(6, i->fd).bind(7, i->dev_major).bind(8, i->dev_minor)
-          .bind(9, i->cmd).bind(10, i->arg).bind(11, static_cast<int64_t>(i->ret));
-      if (item.stack_id) ins_ioctl_.bind(12, item.stack_id); else ins_ioctl_.bind_null(12);
-      check(ins_ioctl_.exec());
+      check(driver_.write(*i, pid, item.stack_id));
       ++ioctls;
     } else if (auto* p = std::get_if<ProcEvent>(&ev)) {
       on_proc(*p);
@@ -292,6 +288,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
       int64_t id = process_for(tgid);
       check(upd_exit_.bind(1, e.hdr.ts_ns).bind(2, e.exit_code).bind(3, id).exec());
       api_.forget_process(id);
+      driver_.forget_process(id);
       live_.erase(tgid);
       break;
     }

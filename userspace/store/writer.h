@@ -20,6 +20,7 @@
 #include "decode/decoder.h"
 #include "store/api_rows.h"
 #include "store/db.h"
+#include "store/driver_rows.h"
 #include "store/stack_rows.h"
 
 namespace gpuobs {
@@ -71,7 +72,8 @@ class CaptureWriter {
 
   Status write_meta(const CaptureMeta& meta);
   Status write_probes(const std::vector<ProbeRow>& probes);
-  Status write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name);
+  Status write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name,
+                              uint32_t driver = GPUOBS_DRV_OTHER);
   // The command `gpuobs record` started (it has no fork event of its own).
   Status add_root_process(uint32_t tgid);
 
@@ -118,7 +120,8 @@ class CaptureWriter {
   ApiRowWriter api_;
   StackRowWriter stacks_;
   std::atomic<uint64_t> definitions_lost_{0};
-  Stmt ins_ioctl_, ins_process_, ins_thread_, upd_exec_, upd_exit_;
+  DriverRowWriter driver_;
+  Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
   // processes.id comes from here, not from SQLite's rowid: a failed or

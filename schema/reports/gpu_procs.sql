@@ -1,0 +1,50 @@
+-- gpu_procs: who used the GPUs, seen from the drivers: every process that
+-- issued GPU driver ioctls, what it created there and how much memory the
+-- driver allocated for it. NVIDIA: contexts are channel groups (TSGs,
+-- KEPLER_CHANNEL_GROUP_A), channels are GPFIFO channel objects; AMD: queues
+-- (AMDKFD_IOC_CREATE_QUEUE). Driver memory is what RM / KFD allocated
+-- (memory classes, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU), which includes the
+-- runtime's pools and internal buffers, not only the application's
+-- cudaMalloc/hipMalloc (those: mem).
+-- Columns: pid, process, drivers, devices (major:minor used), first_s /
+--   last_s (first and last ioctl, after capture start), ioctls, failed,
+--   contexts, channels, queues, mem_allocs, mem_alloc_bytes, mem_freed_bytes,
+--   mem_peak_bytes (most live at once), mem_live_bytes (not freed by an ioctl
+--   at the end; the driver frees the rest when the process closes its fds).
+-- Filters: :pid, :process.
+WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
+io AS (SELECT process_id, group_concat(DISTINCT coalesce(driver, 'other')) AS drivers,
+              group_concat(DISTINCT dev_major || ':' || dev_minor) AS devices,
+              min(ts_mono_ns) AS first_ns, max(ts_mono_ns) AS last_ns, count(*) AS n,
+              sum(coalesce(failed, ret < 0)) AS failed
+       FROM ioctls GROUP BY process_id),
+obj AS (SELECT process_id,
+               sum(op = 'alloc' AND kind = 'channel_group') AS contexts,
+               sum(op = 'alloc' AND kind = 'channel') AS channels,
+               sum(op = 'alloc' AND kind = 'queue') AS queues,
+               sum(op = 'alloc' AND kind = 'memory') AS mem_allocs,
+               sum(CASE WHEN op = 'alloc' AND kind = 'memory' THEN bytes ELSE 0 END) AS alloc_bytes,
+               sum(CASE WHEN op = 'free' AND kind = 'memory' THEN bytes ELSE 0 END) AS freed_bytes
+        FROM driver_objects GROUP BY process_id),
+peak AS (SELECT process_id, max(live_bytes) AS peak FROM driver_memory_timeline GROUP BY process_id)
+SELECT p.tgid                                                AS pid,
+       p.comm                                                AS process,
+       io.drivers                                            AS drivers,
+       io.devices                                            AS devices,
+       round((io.first_ns - c.t0) / 1e9, 6)                  AS first_s,
+       round((io.last_ns - c.t0) / 1e9, 6)                   AS last_s,
+       io.n                                                  AS ioctls,
+       io.failed                                             AS failed,
+       coalesce(obj.contexts, 0)                             AS contexts,
+       coalesce(obj.channels, 0)                             AS channels,
+       coalesce(obj.queues, 0)                               AS queues,
+       coalesce(obj.mem_allocs, 0)                           AS mem_allocs,
+       coalesce(obj.alloc_bytes, 0)                          AS mem_alloc_bytes,
+       coalesce(obj.freed_bytes, 0)                          AS mem_freed_bytes,
+       coalesce(peak.peak, 0)                                AS mem_peak_bytes,
+       coalesce(obj.alloc_bytes, 0) - coalesce(obj.freed_bytes, 0) AS mem_live_bytes
+FROM io JOIN processes p ON p.id = io.process_id
+LEFT JOIN obj ON obj.process_id = io.process_id
+LEFT JOIN peak ON peak.process_id = io.process_id, c
+WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
+ORDER BY ioctls DESC, pid;

@@ -1,0 +1,194 @@
+#include "decode/driver_ioctl.h"
+
+#include <cctype>
+#include <cstdio>
+#include <optional>
+#include <tuple>
+
+#include "decode/driver_ioctl_internal.h"
+
+namespace gpuobs {
+
+namespace ioctl_detail {
+
+std::optional<uint64_t> read_le(std::string_view bytes, size_t off, size_t width) {
+  if (off > bytes.size() || bytes.size() - off < width) return std::nullopt;
+  uint64_t v = 0;
+  for (size_t i = 0; i < width; ++i) v |= uint64_t(uint8_t(bytes[off + i])) << (8 * i);
+  return v;
+}
+
+std::optional<uint8_t> FieldReader::u8(const char* name, size_t off) {
+  auto v = read_le(bytes_, off, 1);
+  if (!v) return std::nullopt;
+  out_[name] = *v;
+  return uint8_t(*v);
+}
+
+std::optional<uint16_t> FieldReader::u16(const char* name, size_t off) {
+  auto v = read_le(bytes_, off, 2);
+  if (!v) return std::nullopt;
+  out_[name] = *v;
+  return uint16_t(*v);
+}
+
+std::optional<uint32_t> FieldReader::u32(const char* name, size_t off) {
+  auto v = read_le(bytes_, off, 4);
+  if (!v) return std::nullopt;
+  out_[name] = *v;
+  return uint32_t(*v);
+}
+
+std::optional<int32_t> FieldReader::s32(const char* name, size_t off) {
+  auto v = read_le(bytes_, off, 4);
+  if (!v) return std::nullopt;
+  int32_t s = int32_t(uint32_t(*v));
+  out_[name] = s;
+  return s;
+}
+
+std::optional<uint64_t> FieldReader::u64(const char* name, size_t off) {
+  auto v = read_le(bytes_, off, 8);
+  if (!v) return std::nullopt;
+  out_[name] = *v;
+  return v;
+}
+
+std::optional<bool> FieldReader::nv_bool(const char* name, size_t off) {
+  auto v = read_le(bytes_, off, 1);
+  if (!v) return std::nullopt;
+  out_[name] = *v != 0;
+  return *v != 0;
+}
+
+std::optional<std::string> FieldReader::cstr(const char* name, size_t off, size_t max) {
+  if (off >= bytes_.size()) return std::nullopt;
+  std::string_view s = bytes_.substr(off, max);
+  s = s.substr(0, s.find('\0'));
+  std::string str(s);
+  // The process wrote it: keep the JSON valid whatever the bytes are.
+  for (char& ch : str)
+    if (uint8_t(ch) < 0x20 || uint8_t(ch) >= 0x7f) ch = '?';
+  out_[name] = str;
+  return str;
+}
+
+std::optional<std::string> FieldReader::uuid(const char* name, size_t off) {
+  if (off > bytes_.size() || bytes_.size() - off < 16) return std::nullopt;
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < 16; ++i) {
+    uint8_t b = uint8_t(bytes_[off + i]);
+    s += kDigits[b >> 4];
+    s += kDigits[b & 0xf];
+  }
+  out_[name] = s;
+  return s;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+bool nv_status_is_error(uint32_t status) { return status != 0 && (status & 0x10000u) == 0; }
+
+void set_nv_status(DecodedIoctl& d, std::optional<uint32_t> status) {
+  if (!status) return;
+  d.status = *status;
+  d.status_name = nv_status_name(*status);
+}
+
+}  // namespace ioctl_detail
+
+bool NvidiaVersion::at_least(int a, int b, int c) const {
+  if (!known()) return true;
+  return std::tie(major, minor, patch) >= std::tie(a, b, c);
+}
+
+namespace {
+
+// A whole token "N.N" or "N.N.N" (NVIDIA versions have two or three parts).
+std::optional<NvidiaVersion> version_token(std::string_view t) {
+  int parts[3] = {0, 0, 0};
+  int n = 0;
+  size_t i = 0;
+  for (;;) {
+    size_t start = i;
+    int v = 0;
+    while (i < t.size() && std::isdigit(uint8_t(t[i])) && i - start < 6) v = v * 10 + (t[i++] - '0');
+    if (i == start || n == 3) return std::nullopt;
+    parts[n++] = v;
+    if (i == t.size()) break;
+    if (t[i] != '.') return std::nullopt;
+    ++i;
+  }
+  if (n < 2 || parts[0] == 0) return std::nullopt;
+  return NvidiaVersion{parts[0], parts[1], parts[2]};
+}
+
+}  // namespace
+
+NvidiaVersion parse_nvidia_version(std::string_view text) {
+  // The first token made of digits and dots, standing on its own (digits
+  // inside "x86_64" or a build host name do not count): in
+  // /proc/driver/nvidia/version that is the kernel module's version.
+  auto in_token = [](char ch) { return std::isalnum(uint8_t(ch)) || ch == '.' || ch == '_' || ch == '-' || ch == '@'; };
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!in_token(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && in_token(text[end])) ++end;
+    if (auto v = version_token(text.substr(i, end - i))) return *v;
+    i = end;
+  }
+  return {};
+}
+
+DecodedIoctl decode_ioctl(const IoctlCapture& c) {
+  DecodedIoctl d;
+  switch (c.driver) {
+    case GPUOBS_DRV_NVIDIA: ioctl_detail::decode_nvidia(c, d); break;
+    case GPUOBS_DRV_NVIDIA_UVM: ioctl_detail::decode_uvm(c, d); break;
+    case GPUOBS_DRV_KFD: ioctl_detail::decode_kfd(c, d); break;
+    default: d.failed = c.ret < 0; break;  // a device without a decoder: the return value is all we know
+  }
+  return d;
+}
+
+std::vector<IoctlRuleEntry> ioctl_rules(const NvidiaVersion& v) {
+  std::vector<IoctlRuleEntry> rules;
+  ioctl_detail::add_nvidia_rules(v, rules);
+  ioctl_detail::add_uvm_rules(v, rules);
+  // KFD needs none: its structs fit in the default _IOC_SIZE copy.
+  return rules;
+}
+
+uint32_t ioctl_cmd_key(uint32_t driver, uint32_t cmd) {
+  // NVIDIA and KFD accept one request with several sizes: the key drops the
+  // direction and size bits (must match the BPF ioctl exit, events.h).
+  if (driver == GPUOBS_DRV_NVIDIA || driver == GPUOBS_DRV_KFD) return cmd & 0xffffu;
+  return cmd;
+}
+
+uint32_t driver_from_name(std::string_view name) {
+  if (name == "nvidia" || name == "nvidiactl" || name == "nvidia-modeset") return GPUOBS_DRV_NVIDIA;
+  if (name == "nvidia-uvm" || name == "nvidia-uvm-tools") return GPUOBS_DRV_NVIDIA_UVM;
+  if (name == "kfd") return GPUOBS_DRV_KFD;
+  return GPUOBS_DRV_OTHER;
+}
+
+std::string_view driver_name(uint32_t driver) {
+  switch (driver) {
+    case GPUOBS_DRV_NVIDIA: return "nvidia";
+    case GPUOBS_DRV_NVIDIA_UVM: return "nvidia-uvm";
+    case GPUOBS_DRV_KFD: return "kfd";
+    default: return "other";
+  }
+}
+
+}  // namespace gpuobs
