@@ -30,8 +30,9 @@ CREATE TABLE driver_objects (
   tid INTEGER NOT NULL,
   driver TEXT NOT NULL,      -- nvidia, kfd
   op TEXT NOT NULL,          -- alloc, free
-  kind TEXT NOT NULL,        -- memory, channel, engine, channel_group, context_share, vaspace, device, subdevice,
-                             -- client, event, usermode, queue, other
+  kind TEXT NOT NULL,        -- memory (video memory), sysmem (system memory the GPU maps), virtual (an address
+                             -- range, no memory), channel, engine, channel_group, context_share, vaspace, device,
+                             -- subdevice, client, event, usermode, queue, other; a free not paired: unknown
   client INTEGER,            -- NVIDIA client handle (hRoot)
   parent INTEGER,            -- NVIDIA parent handle; KFD gpu_id
   handle INTEGER NOT NULL,   -- NVIDIA object handle; KFD memory handle or queue id
@@ -46,8 +47,9 @@ CREATE TABLE driver_objects (
 CREATE INDEX driver_objects_process ON driver_objects (process_id, ts_mono_ns);
 CREATE INDEX driver_objects_alloc ON driver_objects (alloc_id);
 
--- Driver-allocated memory per process over time (every successful alloc or
--- free of a memory object), with the live total after it.
+-- Device memory the drivers allocated, per process over time (every
+-- successful alloc or free of video memory: NVIDIA local memory classes,
+-- KFD VRAM), with the live total after it.
 CREATE VIEW driver_memory_timeline AS
   SELECT process_id, driver, ts_mono_ns, op, handle, class_name, bytes,
          sum(CASE op WHEN 'alloc' THEN bytes ELSE -bytes END)

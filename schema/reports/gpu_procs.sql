@@ -1,16 +1,20 @@
 -- gpu_procs: who used the GPUs, seen from the drivers: every process that
 -- issued GPU driver ioctls, what it created there and how much memory the
--- driver allocated for it. NVIDIA: contexts are channel groups (TSGs,
--- KEPLER_CHANNEL_GROUP_A), channels are GPFIFO channel objects; AMD: queues
--- (AMDKFD_IOC_CREATE_QUEUE). Driver memory is what RM / KFD allocated
--- (memory classes, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU), which includes the
--- runtime's pools and internal buffers, not only the application's
--- cudaMalloc/hipMalloc (those: mem).
+-- driver allocated for it. NVIDIA: devices (NV01_DEVICE_0 objects: a GPU
+-- opened by an RM client), channel groups (TSGs, KEPLER_CHANNEL_GROUP_A:
+-- a CUDA 13 context on an H100 creates 4) and channels (GPFIFO channel
+-- objects: 20 per H100 context); AMD: queues (AMDKFD_IOC_CREATE_QUEUE). Driver memory is what RM / KFD allocated
+-- (video memory: NVIDIA local memory classes, KFD VRAM; system memory the
+-- GPU maps is sysmem), which includes the runtime's pools and internal
+-- buffers, not only the application's cudaMalloc/hipMalloc (those: mem).
+-- Address-space reservations (NV50_MEMORY_VIRTUAL) hold no memory and are
+-- not counted.
 -- Columns: pid, process, drivers, devices (major:minor used), first_s /
 --   last_s (first and last ioctl, after capture start), ioctls, failed,
---   contexts, channels, queues, mem_allocs, mem_alloc_bytes, mem_freed_bytes,
+--   gpu_devices, channel_groups, channels, queues, mem_allocs, mem_alloc_bytes, mem_freed_bytes,
 --   mem_peak_bytes (most live at once), mem_live_bytes (not freed by an ioctl
---   at the end; the driver frees the rest when the process closes its fds).
+--   at the end; the driver frees the rest when the process closes its fds),
+--   sysmem_alloc_bytes, sysmem_live_bytes.
 -- Filters: :pid, :process.
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
 io AS (SELECT process_id, group_concat(DISTINCT coalesce(driver, 'other')) AS drivers,
@@ -19,12 +23,15 @@ io AS (SELECT process_id, group_concat(DISTINCT coalesce(driver, 'other')) AS dr
               sum(coalesce(failed, ret < 0)) AS failed
        FROM ioctls GROUP BY process_id),
 obj AS (SELECT process_id,
-               sum(op = 'alloc' AND kind = 'channel_group') AS contexts,
+               sum(op = 'alloc' AND kind = 'device') AS devices,
+               sum(op = 'alloc' AND kind = 'channel_group') AS channel_groups,
                sum(op = 'alloc' AND kind = 'channel') AS channels,
                sum(op = 'alloc' AND kind = 'queue') AS queues,
                sum(op = 'alloc' AND kind = 'memory') AS mem_allocs,
                sum(CASE WHEN op = 'alloc' AND kind = 'memory' THEN bytes ELSE 0 END) AS alloc_bytes,
-               sum(CASE WHEN op = 'free' AND kind = 'memory' THEN bytes ELSE 0 END) AS freed_bytes
+               sum(CASE WHEN op = 'free' AND kind = 'memory' THEN bytes ELSE 0 END) AS freed_bytes,
+               sum(CASE WHEN op = 'alloc' AND kind = 'sysmem' THEN bytes ELSE 0 END) AS sys_alloc,
+               sum(CASE WHEN op = 'free' AND kind = 'sysmem' THEN bytes ELSE 0 END) AS sys_freed
         FROM driver_objects GROUP BY process_id),
 peak AS (SELECT process_id, max(live_bytes) AS peak FROM driver_memory_timeline GROUP BY process_id)
 SELECT p.tgid                                                AS pid,
@@ -35,14 +42,17 @@ SELECT p.tgid                                                AS pid,
        round((io.last_ns - c.t0) / 1e9, 6)                   AS last_s,
        io.n                                                  AS ioctls,
        io.failed                                             AS failed,
-       coalesce(obj.contexts, 0)                             AS contexts,
+       coalesce(obj.devices, 0)                              AS gpu_devices,
+       coalesce(obj.channel_groups, 0)                       AS channel_groups,
        coalesce(obj.channels, 0)                             AS channels,
        coalesce(obj.queues, 0)                               AS queues,
        coalesce(obj.mem_allocs, 0)                           AS mem_allocs,
        coalesce(obj.alloc_bytes, 0)                          AS mem_alloc_bytes,
        coalesce(obj.freed_bytes, 0)                          AS mem_freed_bytes,
        coalesce(peak.peak, 0)                                AS mem_peak_bytes,
-       coalesce(obj.alloc_bytes, 0) - coalesce(obj.freed_bytes, 0) AS mem_live_bytes
+       coalesce(obj.alloc_bytes, 0) - coalesce(obj.freed_bytes, 0) AS mem_live_bytes,
+       coalesce(obj.sys_alloc, 0)                            AS sysmem_alloc_bytes,
+       coalesce(obj.sys_alloc, 0) - coalesce(obj.sys_freed, 0) AS sysmem_live_bytes
 FROM io JOIN processes p ON p.id = io.process_id
 LEFT JOIN obj ON obj.process_id = io.process_id
 LEFT JOIN peak ON peak.process_id = io.process_id, c

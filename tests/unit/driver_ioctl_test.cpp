@@ -133,7 +133,7 @@ TEST(NvidiaIoctl, RmAllocLocalMemoryTakesSizeFromParams) {
 TEST(NvidiaIoctl, RmAllocMemoryWithoutParamsHasNoSize) {
   auto d = nv(0xC030462B, rm_alloc48(0x3E, 0).b);
   ASSERT_TRUE(d.object);
-  EXPECT_EQ(d.object->kind, "memory");
+  EXPECT_EQ(d.object->kind, "sysmem");
   EXPECT_EQ(d.object->class_name, "NV01_MEMORY_SYSTEM");
   EXPECT_FALSE(d.object->bytes);
   EXPECT_FALSE(d.fields.contains("size"));
@@ -216,7 +216,10 @@ TEST(NvidiaIoctl, ClassKinds) {
   EXPECT_EQ(kind(0x0), "client");
   EXPECT_EQ(kind(0x79), "event");
   EXPECT_EQ(kind(0xC661), "usermode");
-  EXPECT_EQ(kind(0x50A0), "memory");
+  EXPECT_EQ(kind(0x50A0), "virtual") << "an address range holds no memory";
+  EXPECT_EQ(kind(0x40), "memory");
+  EXPECT_EQ(kind(0x3E), "sysmem");
+  EXPECT_EQ(kind(0x71), "sysmem");
   EXPECT_EQ(kind(0xC2), "memory");
   EXPECT_EQ(kind(0x503C), "other");
   EXPECT_EQ(kind(0x1234), "other");
@@ -243,7 +246,7 @@ TEST(NvidiaIoctl, RmAllocMemoryEscape) {
   EXPECT_EQ(d.status_name, "NV_OK");
   EXPECT_EQ(d.fields["fd"], 12);
   ASSERT_TRUE(d.object);
-  EXPECT_EQ(d.object->kind, "memory");
+  EXPECT_EQ(d.object->kind, "sysmem");
   EXPECT_EQ(d.object->bytes, 0x100000u);
   EXPECT_EQ(d.object->handle, 0x5c000040u);
   EXPECT_EQ(d.object->class_name, "NV01_MEMORY_SYSTEM");
@@ -551,7 +554,7 @@ TEST(KfdIoctl, AllocAndFreeMemory) {
   EXPECT_EQ(f.request, "AMDKFD_IOC_FREE_MEMORY_OF_GPU");
   ASSERT_TRUE(f.object);
   EXPECT_EQ(f.object->op, "free");
-  EXPECT_EQ(f.object->kind, "memory");
+  EXPECT_EQ(f.object->kind, "") << "a free names a handle; its kind is the allocation's";
   EXPECT_EQ(f.object->handle, 0xd00000001u);
 
   auto q = kfd(0xC0084B03, Image(8).u32(0, 3).b);

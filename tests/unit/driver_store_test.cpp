@@ -152,7 +152,7 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   for (const auto& row : rows) {
     if (row["pid"] == 10) {
       ++seen;
-      EXPECT_EQ(row["contexts"], 1);
+      EXPECT_EQ(row["channel_groups"], 1);
       EXPECT_EQ(row["channels"], 2);
       EXPECT_EQ(row["mem_alloc_bytes"], 6291456);
       EXPECT_EQ(row["mem_peak_bytes"], 6291456);

@@ -194,7 +194,11 @@ void decode_args(uint32_t nr, std::string_view head, DecodedIoctl& d) {
       auto flags = r.u32("flags", 36);
       if (flags) d.fields["flag_names"] = alloc_flag_names(*flags);
       if (handle) {
-        d.object = ioctl_detail::driver_object("alloc", "memory", *handle);
+        // VRAM is device memory; GTT and userptr are system memory the GPU
+        // maps; doorbell and MMIO pages are not memory at all.
+        uint32_t f = flags.value_or(0);
+        std::string kind = (f & 1u) ? "memory" : (f & 6u) ? "sysmem" : "other";
+        d.object = ioctl_detail::driver_object("alloc", kind, *handle);
         d.object->parent = gpu_id.value_or(0);
         d.object->bytes = size;
         d.object->flags = flags;
@@ -203,7 +207,8 @@ void decode_args(uint32_t nr, std::string_view head, DecodedIoctl& d) {
       break;
     }
     case kFreeMemoryOfGpu:
-      if (auto handle = r.u64("handle", 0)) d.object = ioctl_detail::driver_object("free", "memory", *handle);
+      // The kind is the allocation's (the writer pairs the free with it).
+      if (auto handle = r.u64("handle", 0)) d.object = ioctl_detail::driver_object("free", "", *handle);
       break;
     case kMapMemoryToGpu:
     case kUnmapMemoryFromGpu:

@@ -192,8 +192,13 @@ constexpr Named kStatuses[] = {
 constexpr uint32_t kClientClasses[] = {0x0000, 0x0001, 0x0041};
 constexpr uint32_t kEventClasses[] = {0x0005, 0x0078, 0x0079, 0x007E};
 constexpr uint32_t kVaspaceClasses[] = {0x90F1, 0x00F2, 0x00FC};
-constexpr uint32_t kMemoryClasses[] = {0x003E, 0x003F, 0x0040, 0x0070, 0x0071, 0x0081, 0x0082, 0x00B1, 0x00C2,
-                                       0x00E0, 0x00F8, 0x00F9, 0x00FB, 0x00FD, 0x00FE, 0x50A0, 0x90CE};
+// Memory objects by where the memory is: video memory ("memory"), system
+// memory the GPU maps ("sysmem"), and address-space reservations that hold
+// no memory ("virtual": NV50_MEMORY_VIRTUAL reserves GiBs of VA per context).
+constexpr uint32_t kMemoryClasses[] = {0x003F, 0x0040, 0x0082, 0x00B1, 0x00C2, 0x00E0,
+                                       0x00F8, 0x00F9, 0x00FB, 0x00FD, 0x00FE, 0x90CE};
+constexpr uint32_t kSysmemClasses[] = {0x003E, 0x0071, 0x0081};
+constexpr uint32_t kVirtualClasses[] = {0x0070, 0x50A0};
 
 template <size_t N>
 bool contains(const uint32_t (&set)[N], uint32_t v) {
@@ -205,6 +210,8 @@ std::string_view class_kind(uint32_t cls) {
   if (contains(kEventClasses, cls)) return "event";
   if (contains(kVaspaceClasses, cls)) return "vaspace";
   if (contains(kMemoryClasses, cls)) return "memory";
+  if (contains(kSysmemClasses, cls)) return "sysmem";
+  if (contains(kVirtualClasses, cls)) return "virtual";
   switch (cls) {
     case 0x0080: return "device";
     case 0x2080: return "subdevice";
@@ -344,7 +351,8 @@ void decode_rm_alloc(const Escape& e, DecodedIoctl& d) {
   d.object_class = *cls;
   d.class_name = nv_class_name(*cls);
   DriverObject obj = ioctl_detail::driver_object("alloc", std::string(class_kind(*cls)), handle.value_or(0));
-  obj.client = client.value_or(0);
+  // A client is its own root: its RM_FREE names it under itself.
+  obj.client = obj.kind == "client" ? handle.value_or(0) : client.value_or(0);
   obj.parent = parent.value_or(0);
   obj.object_class = *cls;
   obj.class_name = d.class_name;
@@ -399,7 +407,7 @@ void decode_escape(const Escape& e, DecodedIoctl& d) {
       if (!cls) break;
       d.object_class = *cls;
       d.class_name = nv_class_name(*cls);
-      d.object = ioctl_detail::driver_object("alloc", "memory", handle.value_or(0));
+      d.object = ioctl_detail::driver_object("alloc", std::string(class_kind(*cls)), handle.value_or(0));
       d.object->client = client.value_or(0);
       d.object->parent = parent.value_or(0);
       d.object->object_class = *cls;

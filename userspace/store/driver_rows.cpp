@@ -50,13 +50,15 @@ int DriverRowWriter::write(const IoctlEvent& e, int64_t pid, int64_t stack_id) {
   auto key = std::make_tuple(pid, e.driver, o.client, o.handle);
   std::optional<int64_t> alloc_id;
   std::optional<uint64_t> bytes = o.bytes;
-  std::string kind = o.kind, class_name = o.class_name;
+  std::string kind = o.kind.empty() ? "unknown" : o.kind, class_name = o.class_name;
   std::optional<uint32_t> object_class = o.object_class;
   if (o.op == "free") {
     if (auto it = live_.find(key); it != live_.end()) {
       alloc_id = it->second.id;
       if (!bytes) bytes = it->second.bytes;
-      kind = it->second.kind;  // an RM free names only the handle
+      kind = it->second.kind;  // a free names only the handle
+      if (class_name.empty()) class_name = it->second.class_name;
+      if (!object_class) object_class = it->second.object_class;
       live_.erase(it);
     }
   }
@@ -72,7 +74,8 @@ int DriverRowWriter::write(const IoctlEvent& e, int64_t pid, int64_t stack_id) {
   if (alloc_id) object_.bind(17, *alloc_id); else object_.bind_null(17);
   if (stack_id) object_.bind(18, stack_id); else object_.bind_null(18);
   int rc2 = object_.exec();
-  if (rc2 == SQLITE_DONE && o.op == "alloc") live_[key] = Live{sqlite3_last_insert_rowid(db_), o.bytes, o.kind};
+  if (rc2 == SQLITE_DONE && o.op == "alloc")
+    live_[key] = Live{sqlite3_last_insert_rowid(db_), o.bytes, kind, class_name, object_class};
   return rc2;
 }
 

@@ -37,6 +37,8 @@ class DriverRowWriter {
     int64_t id;  // driver_objects.id of the alloc
     std::optional<uint64_t> bytes;
     std::string kind;
+    std::string class_name;
+    std::optional<uint32_t> object_class;
   };
   // (process_id, driver, client, handle) -> the live object
   std::map<std::tuple<int64_t, uint32_t, uint64_t, uint64_t>, Live> live_;
