@@ -19,7 +19,8 @@ e AS (
   UNION ALL
   SELECT ts_mono_ns, process_id, tgid, tid, 'ioctl',
          coalesce(request || CASE WHEN control IS NOT NULL THEN ' ' || coalesce(control_name, printf('0x%08x', control))
-                                  WHEN class_name IS NOT NULL THEN ' ' || class_name ELSE '' END,
+                                  WHEN object_class IS NOT NULL THEN ' ' || coalesce(class_name, printf('0x%x', object_class))
+                                  ELSE '' END,
                   printf('ioctl %d:%d 0x%08x', dev_major, dev_minor, cmd)),
          CASE WHEN ret < 0 THEN ret ELSE status END, status_name, stack_id
   FROM ioctls WHERE coalesce(failed, ret < 0))
