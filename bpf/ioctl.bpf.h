@@ -126,6 +126,8 @@ static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e)
 	} else {
 		src = e->arg + off;
 	}
+	if (!src)
+		return; /* a NULL pointer field (a class without parameters): nothing to read */
 	__u32 lf = rule->aux_len_field;
 	if (lf && lf <= GPUOBS_IOCTL_HEAD_MAX - 4 && lf - 1 + 4 <= got) {
 		__u32 n = *(__u32 *)&e->head[(lf - 1) & (GPUOBS_IOCTL_HEAD_MAX - 1)];

@@ -9,7 +9,8 @@ FROM (
   SELECT a.process_id, a.family, a.api,
          count(*)                                           AS calls,
          sum(a.result IS NOT NULL AND a.result != 0
-             AND NOT (a.result = 600 AND a.api IN ('cuStreamQuery', 'cuStreamQuery_ptsz', 'cuEventQuery'))) AS failures,
+             AND NOT (a.result = 600 AND a.api IN ('cuStreamQuery', 'cuStreamQuery_ptsz', 'cuEventQuery', 'hipStreamQuery',
+                                                 'hipStreamQuery_spt', 'hipEventQuery'))) AS failures,
          round(coalesce(sum(a.duration_ns), 0) / 1e6, 3)    AS total_ms,
          round(coalesce(avg(a.duration_ns), 0) / 1e3, 3)    AS avg_us
   FROM api_calls_timed a GROUP BY a.process_id, a.api

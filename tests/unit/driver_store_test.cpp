@@ -46,9 +46,10 @@ IoctlEvent ioctl_ev(uint32_t tgid, uint32_t driver, uint32_t cmd, std::string he
 
 constexpr uint32_t kClient = 0xc1d00040;
 
-IoctlEvent rm_alloc(uint32_t tgid, uint32_t handle, uint32_t cls, uint64_t bytes = 0, uint32_t status = 0) {
+IoctlEvent rm_alloc(uint32_t tgid, uint32_t handle, uint32_t cls, uint64_t bytes = 0, uint32_t status = 0,
+                    uint32_t parent = kClient) {
   Bytes h(48);
-  h.put<uint32_t>(0, kClient).put<uint32_t>(4, kClient).put<uint32_t>(8, handle).put<uint32_t>(12, cls)
+  h.put<uint32_t>(0, kClient).put<uint32_t>(4, parent).put<uint32_t>(8, handle).put<uint32_t>(12, cls)
       .put<uint32_t>(40, status);
   Bytes params(128);
   params.put<uint64_t>(64, bytes);
@@ -87,6 +88,11 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   (*w)->push(rm_alloc(10, 0x5c000020, 0x40, 1ull << 40, 0x51));
   (*w)->push(rm_free(10, 0x5c000010));
   (*w)->push(rm_free(10, 0x5c000011));
+  (*w)->push(rm_free(10, 0x5c000011));  // freed twice: the second pairs with nothing
+  // A device with 8 MiB under it, freed whole: RM frees the children too.
+  (*w)->push(rm_alloc(10, 0x5c000050, 0x80));
+  (*w)->push(rm_alloc(10, 0x5c000051, 0x40, 8u << 20, 0, 0x5c000050));
+  (*w)->push(rm_free(10, 0x5c000050));
   // The same handle in another process is another object.
   (*w)->push(rm_alloc(30, 0x5c000010, 0x40, 4u << 20));
   // KFD, process 20: a queue and 1 GiB of VRAM, both destroyed; a failed alloc.
@@ -119,6 +125,9 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   EXPECT_EQ(q10("op = 'alloc' AND kind = 'channel' AND class_name = 'HOPPER_CHANNEL_GPFIFO_A'"), 2);
   EXPECT_EQ(q10("op = 'alloc' AND kind = 'memory' AND bytes = 2097152"), 3);  // the failed one is not an object
   EXPECT_EQ(q10("op = 'free' AND alloc_id IS NOT NULL AND bytes = 2097152 AND kind = 'memory'"), 2);
+  EXPECT_EQ(q10("op = 'free' AND alloc_id IS NULL AND kind = 'unknown' AND handle = 0x5c000011"), 1);
+  EXPECT_EQ(q10("op = 'free' AND alloc_id IS NOT NULL AND kind = 'memory' AND bytes = 8388608"
+                " AND handle = 0x5c000051"), 1) << "freed with its device";
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM ioctls WHERE failed = 1 AND status_name = 'NV_ERR_NO_MEMORY'"), 1);
   // Each free points at its own process's alloc of that handle.
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM driver_objects f JOIN driver_objects a ON a.id = f.alloc_id"
@@ -126,7 +135,7 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
             0);
   EXPECT_EQ(scalar(*db, "SELECT max(live_bytes) FROM driver_memory_timeline t JOIN processes p ON"
                         " p.id = t.process_id WHERE p.tgid = 10"),
-            6 << 20);
+            10 << 20);  // 3 x 2 MiB, two freed, then the device's 8 MiB
   EXPECT_EQ(scalar(*db, "SELECT live_bytes FROM driver_memory_timeline t JOIN processes p ON p.id = t.process_id"
                         " WHERE p.tgid = 10 ORDER BY ts_mono_ns DESC LIMIT 1"),
             2 << 20);
@@ -154,8 +163,8 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
       ++seen;
       EXPECT_EQ(row["channel_groups"], 1);
       EXPECT_EQ(row["channels"], 2);
-      EXPECT_EQ(row["mem_alloc_bytes"], 6291456);
-      EXPECT_EQ(row["mem_peak_bytes"], 6291456);
+      EXPECT_EQ(row["mem_alloc_bytes"], 14680064);
+      EXPECT_EQ(row["mem_peak_bytes"], 10485760);
       EXPECT_EQ(row["mem_live_bytes"], 2097152);
       EXPECT_EQ(row["failed"], 1);
       EXPECT_EQ(row["process"], "cudaprog");

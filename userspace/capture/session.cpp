@@ -154,9 +154,15 @@ Status Session::attach_plan(const SessionOptions& opts) {
 
   std::vector<DeviceMatch> devs;
   if (opts.gpu_devices) devs = gpu_devices_on_host();
+  std::vector<DeviceMatch> host = gpu_devices_on_host();
   for (const auto& spec : opts.device_specs) {
     auto d = parse_device_spec(spec);
     if (!d) return make_error(d.error().message, d.error().hint, 2);
+    // "--watch-dev /dev/nvidia0" must not turn a GPU node into an undecoded
+    // one: a spec without DRIVER= takes its major's driver.
+    if (d->driver == GPUOBS_DRV_OTHER)
+      for (const auto& h : host)
+        if (h.major == d->major) d->driver = h.driver;
     devs.push_back(*d);
   }
   for (const auto& d : devs) {

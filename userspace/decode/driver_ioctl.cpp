@@ -157,6 +157,13 @@ DecodedIoctl decode_ioctl(const IoctlCapture& c) {
     case GPUOBS_DRV_KFD: ioctl_detail::decode_kfd(c, d); break;
     default: d.failed = c.ret < 0; break;  // a device without a decoder: the return value is all we know
   }
+  if (c.ret < 0) {
+    // The kernel refused the call before the driver wrote its reply: the
+    // status bytes are still the caller's input, not an answer.
+    d.status.reset();
+    d.status_name.clear();
+    d.failed = true;
+  }
   return d;
 }
 

@@ -123,8 +123,11 @@ int ApiRowWriter::write_launch(const gpuobs_launch& raw, int64_t pid) {
   vendor_ = s ? s->vendor : std::string_view("cuda");
   gpuobs_launch l = raw;
   if (s && s->kind == "global_size") {
-    // hipExtModuleLaunchKernel takes work sizes in threads: blocks = global / local.
-    auto blocks = [](uint32_t global, uint32_t local) { return local ? global / local : global; };
+    // hipExtModuleLaunchKernel takes work sizes in threads; a partial last
+    // workgroup is allowed, so blocks = ceil(global / local).
+    auto blocks = [](uint32_t global, uint32_t local) {
+      return local ? static_cast<uint32_t>((uint64_t{global} + local - 1) / local) : global;
+    };
     l.grid_x = blocks(raw.grid_x, raw.block_x);
     l.grid_y = blocks(raw.grid_y, raw.block_y);
     l.grid_z = blocks(raw.grid_z, raw.block_z);

@@ -1,5 +1,8 @@
 #include "store/driver_rows.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace gpuobs {
 
 Status DriverRowWriter::prepare(sqlite3* db) {
@@ -75,8 +78,50 @@ int DriverRowWriter::write(const IoctlEvent& e, int64_t pid, int64_t stack_id) {
   if (stack_id) object_.bind(18, stack_id); else object_.bind_null(18);
   int rc2 = object_.exec();
   if (rc2 == SQLITE_DONE && o.op == "alloc")
-    live_[key] = Live{sqlite3_last_insert_rowid(db_), o.bytes, kind, class_name, object_class};
+    live_[key] = Live{sqlite3_last_insert_rowid(db_), o.bytes, kind, class_name, object_class, o.parent};
+  if (rc2 == SQLITE_DONE && alloc_id && e.driver == GPUOBS_DRV_NVIDIA)
+    rc2 = free_descendants(e, pid, stack_id, ioctl_id, o.client, o.handle, kind == "client");
   return rc2;
+}
+
+// RM frees an object's children with it (a client: everything it made), so
+// each live descendant gets its free row too, from the same ioctl: driver
+// memory per process then goes down when a device or client is freed.
+int DriverRowWriter::free_descendants(const IoctlEvent& e, int64_t pid, int64_t stack_id, int64_t ioctl_id,
+                                      uint64_t client, uint64_t handle, bool whole_client) {
+  auto lo = live_.lower_bound({pid, e.driver, client, 0});
+  auto hi = live_.upper_bound({pid, e.driver, client, UINT64_MAX});
+  std::vector<uint64_t> gone{handle};
+  std::vector<std::pair<uint64_t, Live>> ended;
+  // Parents precede children in no particular handle order: sweep until no
+  // live object has a parent that is gone.
+  for (bool more = true; more;) {
+    more = false;
+    for (auto it = lo; it != hi;) {
+      bool child = whole_client || std::find(gone.begin(), gone.end(), it->second.parent) != gone.end();
+      if (!child) { ++it; continue; }
+      uint64_t h = std::get<3>(it->first);
+      gone.push_back(h);
+      ended.emplace_back(h, it->second);
+      it = live_.erase(it);
+      more = !whole_client;
+    }
+    lo = live_.lower_bound({pid, e.driver, client, 0});
+    hi = live_.upper_bound({pid, e.driver, client, UINT64_MAX});
+  }
+  int rc = SQLITE_DONE;
+  for (const auto& [h, live] : ended) {
+    object_.bind(1, ioctl_id).bind(2, e.hdr.ts_ns).bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid)
+        .bind(6, driver_name(e.driver)).bind(7, std::string_view("free")).bind(8, live.kind).bind(9, client)
+        .bind(10, live.parent).bind(11, h);
+    if (live.object_class) object_.bind(12, *live.object_class); else object_.bind_null(12);
+    if (live.class_name.empty()) object_.bind_null(13); else object_.bind(13, live.class_name);
+    if (live.bytes) object_.bind(14, *live.bytes); else object_.bind_null(14);
+    object_.bind_null(15).bind_null(16).bind(17, live.id);
+    if (stack_id) object_.bind(18, stack_id); else object_.bind_null(18);
+    if (int r = object_.exec(); r != SQLITE_DONE) rc = r;
+  }
+  return rc;
 }
 
 }  // namespace gpuobs

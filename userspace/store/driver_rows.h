@@ -39,7 +39,10 @@ class DriverRowWriter {
     std::string kind;
     std::string class_name;
     std::optional<uint32_t> object_class;
+    uint64_t parent = 0;
   };
+  int free_descendants(const IoctlEvent& e, int64_t pid, int64_t stack_id, int64_t ioctl_id, uint64_t client,
+                       uint64_t handle, bool whole_client);
   // (process_id, driver, client, handle) -> the live object
   std::map<std::tuple<int64_t, uint32_t, uint64_t, uint64_t>, Live> live_;
 };
