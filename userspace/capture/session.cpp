@@ -65,7 +65,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   CaptureMeta meta{GPUOBS_VERSION, opts.mode, opts.command, host.host, host.kernel, host.nvidia_driver,
                    mono_now_ns(), realtime_offset_ns(), s->engine_->ring_bytes()};
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
-  if (auto st = s->attach_plan(opts); !st) return fail(st.error());
+  if (auto st = s->attach_plan(opts, parse_nvidia_version(host.nvidia_driver)); !st) return fail(st.error());
 
   Session* self = s.get();
   CaptureWriter* w = s->writer_.get();
@@ -112,7 +112,7 @@ void Session::on_record(const void* data, size_t size) {
   writer_->push(std::move(ev), stack_id);
 }
 
-Status Session::attach_plan(const SessionOptions& opts) {
+Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvidia) {
   std::vector<ProbeRow> rows;
   // One vendor's runtime: the paths given, or the ones found on the host.
   auto attach_vendor = [&](const std::vector<std::string>& paths, std::vector<LibraryFile> (*discover)(),
@@ -153,8 +153,8 @@ Status Session::attach_plan(const SessionOptions& opts) {
   if (auto st = writer_->write_probes(rows); !st) return st;
 
   std::vector<DeviceMatch> devs;
-  if (opts.gpu_devices) devs = gpu_devices_on_host();
   std::vector<DeviceMatch> host = gpu_devices_on_host();
+  if (opts.gpu_devices) devs = host;
   for (const auto& spec : opts.device_specs) {
     auto d = parse_device_spec(spec);
     if (!d) return make_error(d.error().message, d.error().hint, 2);
@@ -169,7 +169,7 @@ Status Session::attach_plan(const SessionOptions& opts) {
     if (auto st = engine_->watch_device(d); !st) return st;
     if (auto st = writer_->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return st;
   }
-  if (auto st = engine_->set_ioctl_rules(ioctl_rules(parse_nvidia_version(read_host_info().nvidia_driver))); !st)
+  if (auto st = engine_->set_ioctl_rules(ioctl_rules(nvidia)); !st)
     return st;
   int attached = 0;
   for (auto& p : probes_) attached += p.status == "attached";

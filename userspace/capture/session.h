@@ -63,7 +63,8 @@ class Session {
 
  private:
   Session() = default;
-  Status attach_plan(const SessionOptions& opts);
+  // nvidia: the loaded driver's version, which selects the ioctl argument rules.
+  Status attach_plan(const SessionOptions& opts, const NvidiaVersion& nvidia);
   // The capture thread's path for every ring record.
   void on_record(const void* data, size_t size);
 

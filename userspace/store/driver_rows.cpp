@@ -65,23 +65,31 @@ int DriverRowWriter::write(const IoctlEvent& e, int64_t pid, int64_t stack_id) {
       live_.erase(it);
     }
   }
-  object_.bind(1, ioctl_id).bind(2, e.hdr.ts_ns).bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid)
-      .bind(6, driver_name(e.driver)).bind(7, o.op).bind(8, kind);
-  if (e.driver == GPUOBS_DRV_NVIDIA) object_.bind(9, o.client); else object_.bind_null(9);
-  object_.bind(10, o.parent).bind(11, o.handle);
-  if (object_class) object_.bind(12, *object_class); else object_.bind_null(12);
-  if (class_name.empty()) object_.bind_null(13); else object_.bind(13, class_name);
-  if (bytes) object_.bind(14, *bytes); else object_.bind_null(14);
-  if (o.flags) object_.bind(15, *o.flags); else object_.bind_null(15);
-  if (o.address) object_.bind(16, *o.address); else object_.bind_null(16);
-  if (alloc_id) object_.bind(17, *alloc_id); else object_.bind_null(17);
-  if (stack_id) object_.bind(18, stack_id); else object_.bind_null(18);
-  int rc2 = object_.exec();
+  int rc2 = insert_object(e, pid, stack_id, ioctl_id, o.op,
+                          Object{kind, e.driver == GPUOBS_DRV_NVIDIA ? std::optional<uint64_t>(o.client) : std::nullopt,
+                                 o.parent, o.handle, object_class, class_name, bytes, o.flags, o.address},
+                          alloc_id);
   if (rc2 == SQLITE_DONE && o.op == "alloc")
     live_[key] = Live{sqlite3_last_insert_rowid(db_), o.bytes, kind, class_name, object_class, o.parent};
   if (rc2 == SQLITE_DONE && alloc_id && e.driver == GPUOBS_DRV_NVIDIA)
     rc2 = free_descendants(e, pid, stack_id, ioctl_id, o.client, o.handle, kind == "client");
   return rc2;
+}
+
+int DriverRowWriter::insert_object(const IoctlEvent& e, int64_t pid, int64_t stack_id, int64_t ioctl_id,
+                                   std::string_view op, const Object& o, std::optional<int64_t> alloc_id) {
+  object_.bind(1, ioctl_id).bind(2, e.hdr.ts_ns).bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid)
+      .bind(6, driver_name(e.driver)).bind(7, op).bind(8, o.kind);
+  if (o.client) object_.bind(9, *o.client); else object_.bind_null(9);
+  object_.bind(10, o.parent).bind(11, o.handle);
+  if (o.object_class) object_.bind(12, *o.object_class); else object_.bind_null(12);
+  if (o.class_name.empty()) object_.bind_null(13); else object_.bind(13, o.class_name);
+  if (o.bytes) object_.bind(14, *o.bytes); else object_.bind_null(14);
+  if (o.flags) object_.bind(15, *o.flags); else object_.bind_null(15);
+  if (o.address) object_.bind(16, *o.address); else object_.bind_null(16);
+  if (alloc_id) object_.bind(17, *alloc_id); else object_.bind_null(17);
+  if (stack_id) object_.bind(18, stack_id); else object_.bind_null(18);
+  return object_.exec();
 }
 
 // RM frees an object's children with it (a client: everything it made), so
@@ -110,17 +118,13 @@ int DriverRowWriter::free_descendants(const IoctlEvent& e, int64_t pid, int64_t 
     hi = live_.upper_bound({pid, e.driver, client, UINT64_MAX});
   }
   int rc = SQLITE_DONE;
-  for (const auto& [h, live] : ended) {
-    object_.bind(1, ioctl_id).bind(2, e.hdr.ts_ns).bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid)
-        .bind(6, driver_name(e.driver)).bind(7, std::string_view("free")).bind(8, live.kind).bind(9, client)
-        .bind(10, live.parent).bind(11, h);
-    if (live.object_class) object_.bind(12, *live.object_class); else object_.bind_null(12);
-    if (live.class_name.empty()) object_.bind_null(13); else object_.bind(13, live.class_name);
-    if (live.bytes) object_.bind(14, *live.bytes); else object_.bind_null(14);
-    object_.bind_null(15).bind_null(16).bind(17, live.id);
-    if (stack_id) object_.bind(18, stack_id); else object_.bind_null(18);
-    if (int r = object_.exec(); r != SQLITE_DONE) rc = r;
-  }
+  for (const auto& [h, live] : ended)
+    if (int r = insert_object(e, pid, stack_id, ioctl_id, "free",
+                              Object{live.kind, client, live.parent, h, live.object_class, live.class_name, live.bytes,
+                                     std::nullopt, std::nullopt},
+                              live.id);
+        r != SQLITE_DONE)
+      rc = r;
   return rc;
 }
 

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 #include "decode/decoder.h"
@@ -41,6 +44,17 @@ class DriverRowWriter {
     std::optional<uint32_t> object_class;
     uint64_t parent = 0;
   };
+  // One driver_objects row (columns of schema/migrations/007).
+  struct Object {
+    std::string_view kind;
+    std::optional<uint64_t> client;
+    uint64_t parent, handle;
+    std::optional<uint32_t> object_class;
+    std::string_view class_name;
+    std::optional<uint64_t> bytes, flags, address;
+  };
+  int insert_object(const IoctlEvent& e, int64_t pid, int64_t stack_id, int64_t ioctl_id, std::string_view op,
+                    const Object& o, std::optional<int64_t> alloc_id);
   int free_descendants(const IoctlEvent& e, int64_t pid, int64_t stack_id, int64_t ioctl_id, uint64_t client,
                        uint64_t handle, bool whole_client);
   // (process_id, driver, client, handle) -> the live object
