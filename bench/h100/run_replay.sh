@@ -26,8 +26,8 @@ for variant in none all; do
   echo "--- ops never proven complete"
   Q "SELECT count(*) FROM replay_ops WHERE latest_end_ns IS NULL" $f
   echo "--- hazards with the top frames of their stacks"
-  Q "SELECT h.kind, h.detail, (SELECT group_concat(symbol, ' <- ') FROM (SELECT symbol FROM stack_frames sf
-       WHERE sf.stack_id = h.stack_id ORDER BY position LIMIT 4)) AS stack FROM replay_hazards h ORDER BY h.id" $f
+  Q "SELECT h.kind, h.detail, (SELECT group_concat(symbol, ' <- ') FROM (SELECT symbol FROM stack_symbols ss
+       WHERE ss.stack_id = h.stack_id ORDER BY position LIMIT 5)) AS stack FROM replay_hazards h ORDER BY h.id" $f
   for fmt in perfetto chrome pprof folded; do
     o=$OUT/replay-$variant.$fmt
     /usr/bin/time -f "export $fmt: %e s, %M KiB peak" $B/gpuobs export $fmt $f -o $o 2>&1 | tail -1
