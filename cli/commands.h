@@ -56,4 +56,11 @@ struct StackArgs {
 int run_stacks(const StackArgs& args);
 int run_export_folded(const StackArgs& args);
 
+struct ReplayArgs {
+  std::string file;
+  std::string format = "table";  // table or json
+  bool no_write = false;         // print only; leave the capture untouched
+};
+int run_replay(const ReplayArgs& args);
+
 }  // namespace gpuobs::cli

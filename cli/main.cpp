@@ -77,6 +77,13 @@ int main(int argc, char** argv) {
   add_stack_options(folded, fold);
   folded->add_option("-o,--output", fold.output, "file to write (default: standard output)");
 
+  cli::ReplayArgs rpl;
+  auto* replay = app.add_subcommand("replay", "rebuild the GPU queues, their ordering and hazards from a capture "
+                                              "(writes the replay_* tables; docs/replay.md)");
+  replay->add_option("file", rpl.file, "capture file")->required();
+  replay->add_option("--format", rpl.format, "table or json")->capture_default_str();
+  replay->add_flag("--no-write", rpl.no_write, "only print: do not write the replay tables into the capture");
+
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -96,5 +103,6 @@ int main(int argc, char** argv) {
   if (stacks->parsed()) return cli::run_stacks(stk);
   if (sql->parsed()) return cli::run_sql(sq);
   if (folded->parsed()) return cli::run_export_folded(fold);
+  if (replay->parsed()) return cli::run_replay(rpl);
   return cli::run_report(rep);
 }
