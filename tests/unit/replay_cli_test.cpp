@@ -79,3 +79,35 @@ TEST(ReplayCli, BadInputIsAClearError) {
   auto [rc2, out2] = run_gpuobs("replay --format xml " + file);
   EXPECT_EQ(rc2, 2) << out2;
 }
+
+// The replay reports read the tables `gpuobs replay` wrote.
+TEST(ReplayCli, ReportsOverTheReplayTables) {
+  ReplayCapture c;
+  buggy_program(c);
+  const std::string& file = c.finish(1000);
+  ASSERT_EQ(run_gpuobs("replay " + file).first, 0);
+  auto report = [&](const std::string& name) {
+    auto [rc, out] = run_gpuobs("report " + name + " " + file + " --format json");
+    EXPECT_EQ(rc, 0) << out;
+    return nlohmann::json::parse(out);
+  };
+  auto blocked = report("replay_blocked");
+  ASSERT_EQ(blocked.size(), 1u) << blocked.dump();
+  EXPECT_EQ(blocked[0]["tid"], 100);
+  EXPECT_EQ(blocked[0]["kind"], "stream_sync");
+  EXPECT_EQ(blocked[0]["target"], "created 0xa");
+  EXPECT_EQ(blocked[0]["blocked_ns"], 30);
+  EXPECT_EQ(blocked[0]["ops_proven"], 2);
+  auto queues = report("replay_queues");
+  ASSERT_EQ(queues.size(), 1u);
+  EXPECT_EQ(queues[0]["ops"], 3);
+  EXPECT_EQ(queues[0]["max_depth"], 2);
+  EXPECT_EQ(queues[0]["never_proven"], 1);
+  EXPECT_EQ(queues[0]["deps_in"], 0);
+  auto hazards = report("replay_hazards");
+  ASSERT_EQ(hazards.size(), 1u);
+  EXPECT_EQ(hazards[0]["kind"], "wait_unrecorded_event");
+  EXPECT_EQ(hazards[0]["op"], 2);
+  EXPECT_EQ(hazards[0]["api"], "cuStreamWaitEvent");
+  EXPECT_EQ(hazards[0]["stack"], "?");  // one frame in a pseudo-module: no symbol
+}
