@@ -8,6 +8,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include "export/trace_layout.h"
 #include "perfetto_trace_subset.pb.h"
 #include "pprof_profile.pb.h"
+#include "replay/replay.h"
 #include "store/schema.h"
 #include "store/writer.h"
 #include "test_util.h"
@@ -499,6 +501,86 @@ TEST(ExportErrors, NotACaptureIsAnError) {
   auto t = exporter::load_timeline(*db);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().message.find("cannot read"), std::string::npos);
+}
+
+}  // namespace
+
+// The real engine on the same capture, then the CLI: what a user runs.
+namespace {
+
+TEST_F(Export, EndToEndWithTheReplayEngine) {
+  auto replayed = replay::run(db_);
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  const replay::Result& r = *replayed;
+  auto t = exporter::load_timeline(db_);
+  ASSERT_TRUE(t.ok());
+  std::ostringstream out;
+  ASSERT_TRUE(exporter::write_perfetto(exporter::build_layout(std::move(*t), r), out).ok());
+  Decoded d = decode_perfetto(out.str());
+
+  // One stream track per replayed queue, named after it, under its process.
+  auto streams = find(d, [&](auto& t) { return !t.has_counter() && d.tracks.count(t.parent_uuid()) &&
+                                               d.tracks[t.parent_uuid()].has_process(); });
+  std::set<std::string> names;
+  for (auto u : streams) names.insert(d.tracks[u].name());
+  EXPECT_EQ(streams.size(), r.queues.size());
+  EXPECT_TRUE(names.count("Stream 0x10 (pid 100)"));
+  EXPECT_TRUE(names.count("Stream 0x20 (pid 100)"));
+  // Every replayed operation is one slice on its stream's lanes, with a flow
+  // from the call that enqueued it.
+  size_t op_slices = 0;
+  for (auto& s : d.slices) op_slices += s.args.count("op_id");
+  EXPECT_EQ(op_slices, r.ops.size());
+  for (const replay::Op& op : r.ops) {
+    auto id = static_cast<uint64_t>(op.id);
+    ASSERT_EQ(d.flow_out[id].size(), 1u) << op.id;
+    ASSERT_EQ(d.flow_in[id].size(), 1u) << op.id;
+    EXPECT_EQ(d.slices[d.flow_out[id][0]].start, op.enqueue_ns);
+    EXPECT_EQ(d.slices[d.flow_in[id][0]].args["op_id"], std::to_string(op.id));
+  }
+  // The engine's event edge (cuEventRecord on 0x20 -> cuStreamWaitEvent on 0x10) is a flow.
+  size_t event_deps = 0;
+  for (size_t i = 0; i < r.deps.size(); ++i) {
+    if (r.deps[i].kind != "event") continue;
+    ++event_deps;
+    uint64_t f = exporter::kDependencyFlowBase + i;
+    ASSERT_EQ(d.flow_out[f].size(), 1u);
+    ASSERT_EQ(d.flow_in[f].size(), 1u);
+    EXPECT_EQ(d.slices[d.flow_out[f][0]].args["kind"], "event_record");
+    EXPECT_EQ(d.slices[d.flow_in[f][0]].args["kind"], "wait_event");
+  }
+  EXPECT_EQ(event_deps, 1u);
+}
+
+int run(const std::string& cmd) {
+  int rc = std::system((cmd + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST_F(Export, CliWritesFilesThatDecode) {
+  std::string bin = GPUOBS_BIN;
+  std::string pf = dir_.file("t.pftrace"), js = dir_.file("t.json"), pp = dir_.file("p.pb.gz");
+  ASSERT_EQ(run(bin + " export perfetto " + path_ + " -o " + pf), 0);
+  Decoded d = decode_perfetto(gpuobs::testing::file_bytes(pf));
+  EXPECT_EQ(find(d, [](auto& t) { return t.has_process(); }).size(), 2u);
+  EXPECT_EQ(find(d, [](auto& t) { return t.has_thread(); }).size(), 3u);
+  ASSERT_EQ(run(bin + " export chrome " + path_ + " -o " + js), 0);
+  json j = json::parse(gpuobs::testing::file_bytes(js));
+  size_t host = 0;
+  for (auto& e : j["traceEvents"]) host += e["ph"] == "X" && e["cat"] == "host";
+  EXPECT_EQ(host, 11u);
+  ASSERT_EQ(run(bin + " export pprof " + path_ + " --by launches -o " + pp), 0);
+  gpuobs::pprof::Profile p;
+  ASSERT_TRUE(p.ParseFromString(gunzip(gpuobs::testing::file_bytes(pp))));
+  EXPECT_EQ(p.string_table(static_cast<int>(p.default_sample_type())), "launches");
+  EXPECT_EQ(p.sample_size(), 3);
+  // Errors: exit status 2 and no file left behind.
+  std::string bad = dir_.file("bad.pftrace");
+  EXPECT_EQ(run(bin + " export perfetto " + dir_.file("missing.gpuobs") + " -o " + bad), 2);
+  EXPECT_FALSE(std::filesystem::exists(bad));
+  EXPECT_FALSE(std::filesystem::exists(bad + ".tmp"));
+  EXPECT_EQ(run(bin + " export pprof " + path_ + " --by nonsense -o " + bad), 2);
+  EXPECT_FALSE(std::filesystem::exists(bad));
 }
 
 }  // namespace
