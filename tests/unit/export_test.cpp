@@ -167,7 +167,7 @@ Decoded decode_perfetto(const std::string& bytes) {
   Decoded d;
   pb::Trace trace;
   EXPECT_TRUE(trace.ParseFromString(bytes));
-  std::map<uint64_t, std::string> names, arg_names;
+  std::map<uint64_t, std::string> names, arg_names, values;
   std::map<uint64_t, std::vector<size_t>> open;  // track -> stack of slice indices
   bool first_event = true;
   for (const pb::TracePacket& p : trace.packet()) {
@@ -176,6 +176,7 @@ Decoded decode_perfetto(const std::string& bytes) {
     if (p.has_timestamp() && p.timestamp_clock_id() != 3) ++d.no_clock;
     for (auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
     for (auto& n : p.interned_data().debug_annotation_names()) arg_names[n.iid()] = n.name();
+    for (auto& v : p.interned_data().debug_annotation_string_values()) values[v.iid()] = v.str();
     if (p.has_track_descriptor()) {
       d.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
       continue;
@@ -205,7 +206,9 @@ Decoded decode_perfetto(const std::string& bytes) {
         s.name = names[e.name_iid()];
         for (auto& a : e.debug_annotations()) {
           EXPECT_TRUE(arg_names.count(a.name_iid()));
-          s.args[arg_names[a.name_iid()]] = a.has_string_value() ? a.string_value() : std::to_string(a.int_value());
+          if (a.has_string_value_iid()) EXPECT_TRUE(values.count(a.string_value_iid())) << "value not interned before use";
+          s.args[arg_names[a.name_iid()]] =
+              a.has_string_value_iid() ? values[a.string_value_iid()] : std::to_string(a.int_value());
         }
         size_t i = d.slices.size();
         for (uint64_t f : e.flow_ids()) d.flow_out[f].push_back(i);

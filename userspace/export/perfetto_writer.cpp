@@ -96,7 +96,7 @@ Status write_perfetto(const TraceLayout& L, std::ostream& out) {
     describe(t, p.mutable_track_descriptor());
     w.write(p);
   }
-  std::vector<bool> name_sent(L.strings.size());
+  std::vector<bool> name_sent(L.strings.size()), value_sent(L.strings.size());
   std::map<const char*, uint64_t> arg_iid;  // keys are the layout's string constants
   bool first = true;
   for (const TraceEvent& e : ordered_events(L)) {
@@ -140,9 +140,18 @@ Status write_perfetto(const TraceLayout& L, std::ostream& out) {
       }
       auto* d = ev->add_debug_annotations();
       d->set_name_iid(it->second);
-      if (a.is_string)
-        d->set_string_value(L.strings[static_cast<size_t>(a.value)]);
-      else
+      if (a.is_string) {
+        // Interned like the names: the same texts (APIs, the bounds note)
+        // recur on every slice.
+        auto i = static_cast<size_t>(a.value);
+        if (!value_sent[i]) {
+          auto* v = p.mutable_interned_data()->add_debug_annotation_string_values();
+          v->set_iid(i + 1);
+          v->set_str(L.strings[i]);
+          value_sent[i] = true;
+        }
+        d->set_string_value_iid(i + 1);
+      } else
         d->set_int_value(a.value);
     }
     for (uint64_t f : s.flows_out) ev->add_flow_ids(f);

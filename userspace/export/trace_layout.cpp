@@ -124,7 +124,7 @@ class Builder {
         return a->id < b->id;
       });
       std::vector<std::pair<uint64_t, int64_t>> lanes;  // (track, last end)
-      const std::string& name = L_.tracks[stream_track[qi] - 1].name;
+      const std::string name = L_.tracks[stream_track[qi] - 1].name;  // a copy: add_track reallocates
       for (const replay::Op* op : ops) {
         Slice s;
         s.start_ns = op->earliest_start_ns;
