@@ -587,3 +587,39 @@ TEST_F(Export, CliWritesFilesThatDecode) {
 }
 
 }  // namespace
+
+namespace {
+
+// Many streams whose lanes are made while the track list grows: every lane
+// keeps its stream's name, and windows that overlap never share a lane.
+TEST(ExportLayout, LanesOfManyStreams) {
+  exporter::Timeline t;
+  t.processes = {{1, 100, "p"}};
+  replay::Result r;
+  r.end_ns = 1000;
+  for (int64_t q = 1; q <= 64; ++q) {
+    r.queues.push_back({q, 1, 100, "created", uint64_t(0x1000 + q), {}, false, {}, {}, 3, 3});
+    for (int64_t k = 0; k < 3; ++k) {
+      replay::Op o;
+      o.id = int64_t(r.ops.size()) + 1, o.queue_id = q, o.seq = k + 1, o.kind = "launch", o.name = "k";
+      o.api = "cuLaunchKernel", o.source_table = "kernel_launches", o.source_id = o.id;
+      o.earliest_start_ns = 10 * k, o.latest_end_ns = 100 + 10 * k;  // all three overlap
+      r.ops.push_back(o);
+    }
+  }
+  exporter::TraceLayout L = exporter::build_layout(std::move(t), r);
+  size_t lanes = 0;
+  std::map<uint64_t, int> slices_per_lane;
+  for (const exporter::Track& tr : L.tracks) {
+    if (tr.kind != exporter::TrackKind::lane) continue;
+    ++lanes;
+    EXPECT_EQ(tr.name, L.tracks[tr.parent - 1].name);
+    EXPECT_EQ(tr.name.rfind("Stream 0x10", 0), 0u) << tr.name;
+  }
+  EXPECT_EQ(lanes, 64u * 3);
+  for (const exporter::Slice& s : L.slices) ++slices_per_lane[s.track];
+  EXPECT_EQ(slices_per_lane.size(), 64u * 3);
+  for (auto& [lane, n] : slices_per_lane) EXPECT_EQ(n, 1) << lane;
+}
+
+}  // namespace
