@@ -131,10 +131,13 @@ replay::Result hand_replay(Db& db) {
   };
   r.ops = {op(1, 1, 1, "launch", "gemm()", "cuLaunchKernel", "kernel_launches", l1, 100, kT + 1000, kT + 4300),
            op(2, 1, 2, "launch", "gemm()", "cuLaunchKernel", "kernel_launches", l2, 100, kT + 1010, kT + 4300),
-           op(3, 2, 1, "event_record", "cuEventRecord", "cuEventRecord", "stream_ops", rec, 101, kT + 3050, {}),
+           op(3, 2, 1, "event_record", "cuEventRecord", "cuEventRecord", "stream_ops", rec, 101, kT + 3100, kT + 3200),
            op(4, 1, 3, "wait_event", "cuStreamWaitEvent", "cuStreamWaitEvent", "stream_ops", wait, 100, kT + 3100,
               kT + 4300),
            op(5, 3, 1, "launch", "function 0xf2", "cuLaunchKernel", "kernel_launches", l3, 200, kT + 6000, {})};
+  // Stream 0x20 was busy: the record's window starts at the wait's enqueue,
+  // the wait's at the same instant (it waits for the record), and it ends later.
+  r.ops[2].enqueue_ns = kT + 3050;
   r.ops[2].event = r.ops[3].event = 0xE1;
   r.deps = {{4, 3, "event"}, {2, 1, "legacy"}};  // a legacy edge draws no flow
   replay::Observation o;
@@ -212,7 +215,11 @@ Decoded decode_perfetto(const std::string& bytes) {
         }
         size_t i = d.slices.size();
         for (uint64_t f : e.flow_ids()) d.flow_out[f].push_back(i);
-        for (uint64_t f : e.terminating_flow_ids()) d.flow_in[f].push_back(i);
+        for (uint64_t f : e.terminating_flow_ids()) {
+          // Perfetto reads a flow's direction from the order: its source comes first.
+          EXPECT_TRUE(d.flow_out.count(f)) << "flow " << f << " ends before it starts";
+          d.flow_in[f].push_back(i);
+        }
         d.slices.push_back(std::move(s));
         if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(i);
         break;
@@ -342,7 +349,7 @@ TEST_F(Export, PerfettoTracksSlicesFlowsAndCounters) {
       EXPECT_EQ(s.end, kEnd) << s.name;
       EXPECT_EQ(s.args["open"], "never proven complete: drawn to the capture's end");
     }
-  EXPECT_EQ(open_ops, 2u);  // op 3 (the record) and op 5
+  EXPECT_EQ(open_ops, 1u);  // op 5
 
   // Flows: each enqueuing call to its operation; the event record to the wait.
   ASSERT_EQ(d.flow_out.size(), 6u);

@@ -172,6 +172,7 @@ class Builder {
           L_.slices[host->second].flows_out.push_back(static_cast<uint64_t>(op->id));
           s.flows_in.push_back(static_cast<uint64_t>(op->id));
         }
+        s.flow_rank = 1;
         op_slice_.emplace(op->id, static_cast<uint32_t>(L_.slices.size()));
         L_.slices.push_back(std::move(s));
       }
@@ -184,6 +185,17 @@ class Builder {
       if (from == op_slice_.end() || to == op_slice_.end()) continue;
       L_.slices[from->second].flows_out.push_back(kDependencyFlowBase + i);
       L_.slices[to->second].flows_in.push_back(kDependencyFlowBase + i);
+    }
+    // Ranks along the event edges (record -> wait -> ...), to a fixed point.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& d : r_.deps) {
+        if (d.kind != "event") continue;
+        auto from = op_slice_.find(d.on_op_id), to = op_slice_.find(d.op_id);
+        if (from == op_slice_.end() || to == op_slice_.end()) continue;
+        uint8_t want = static_cast<uint8_t>(std::min(255, L_.slices[from->second].flow_rank + 1));
+        if (L_.slices[to->second].flow_rank < want) L_.slices[to->second].flow_rank = want, changed = true;
+      }
     }
     std::unordered_map<int64_t, uint64_t> depth_track;
     for (auto& d : r_.depth) {
@@ -272,11 +284,18 @@ std::vector<TraceEvent> ordered_events(const TraceLayout& L) {
     }
   }
   for (uint32_t i = 0; i < L.counters.size(); ++i) ev.push_back(TraceEvent{L.counters[i].ts_ns, TraceEvent::counter, i});
-  // Slices are sorted outermost first: begins in index order, ends in reverse.
-  std::sort(ev.begin(), ev.end(), [](const TraceEvent& a, const TraceEvent& b) {
+  // Slices are sorted outermost first: begins in index order, ends in
+  // reverse. Instants and begins are one class: on one track either order
+  // nests, across tracks the flow rank decides. (On one track, begins at one
+  // instant have one rank: host calls are all 0, lanes hold disjoint windows.)
+  auto cls = [](TraceEvent::Phase p) { return p == TraceEvent::instant ? TraceEvent::begin : p; };
+  std::sort(ev.begin(), ev.end(), [&](const TraceEvent& a, const TraceEvent& b) {
     if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
-    if (a.phase != b.phase) return a.phase < b.phase;
-    return a.phase == TraceEvent::end ? a.index > b.index : a.index < b.index;
+    if (cls(a.phase) != cls(b.phase)) return cls(a.phase) < cls(b.phase);
+    if (a.phase == TraceEvent::end) return a.index > b.index;
+    if (a.phase == TraceEvent::counter) return a.index < b.index;
+    uint8_t ra = L.slices[a.index].flow_rank, rb = L.slices[b.index].flow_rank;
+    return ra != rb ? ra < rb : a.index < b.index;
   });
   return ev;
 }

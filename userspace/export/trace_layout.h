@@ -37,6 +37,7 @@ struct Slice {
   uint32_t name = 0;          // index into TraceLayout::strings
   std::vector<Arg> args;
   std::vector<uint64_t> flows_out, flows_in;  // flow ids this slice starts / ends
+  uint8_t flow_rank = 0;  // 0: host call; an operation: 1 + the highest rank of its flow sources
 };
 
 struct CounterPoint {
@@ -61,11 +62,14 @@ inline constexpr uint64_t kDependencyFlowBase = uint64_t{1} << 40;
 TraceLayout build_layout(Timeline timeline, const replay::Result& replay);
 
 // The order slices and counters are written in: by time; at one instant,
-// ends (innermost first) before instants, counters and begins (outermost
-// first). Perfetto needs the ends first so that a slice starting where
-// another ends on the same track is not nested in it.
+// ends (innermost first), then counters, then begins and instants: a flow's
+// source before its destination (flow_rank), then outermost first. Perfetto
+// needs the ends first so that a slice starting where another ends on the
+// same track is not nested in it, and a flow's source first because it reads
+// the direction from the order (a wait's window often starts exactly when the
+// record it waits for does).
 struct TraceEvent {
-  enum Phase : uint8_t { end = 0, instant = 1, counter = 2, begin = 3 };
+  enum Phase : uint8_t { end = 0, counter = 1, instant = 2, begin = 3 };
   int64_t ts_ns;
   Phase phase;
   uint32_t index;  // into slices or counters
