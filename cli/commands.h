@@ -56,4 +56,20 @@ struct StackArgs {
 int run_stacks(const StackArgs& args);
 int run_export_folded(const StackArgs& args);
 
+struct ReplayArgs {
+  std::string file;
+  std::string format = "table";  // table or json
+  bool no_write = false;         // print only; leave the capture untouched
+};
+int run_replay(const ReplayArgs& args);
+
+// gpuobs export perfetto / chrome / pprof (cli/export.cpp, docs/export.md).
+struct TimelineExportArgs {
+  std::string file;
+  std::string output;   // required
+  bool chrome = false;  // Chrome JSON instead of Perfetto protobuf
+};
+int run_export_timeline(const TimelineExportArgs& args);
+int run_export_pprof(const StackArgs& args);  // output: required; by: default_sample_type
+
 }  // namespace gpuobs::cli

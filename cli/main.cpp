@@ -77,6 +77,28 @@ int main(int argc, char** argv) {
   add_stack_options(folded, fold);
   folded->add_option("-o,--output", fold.output, "file to write (default: standard output)");
 
+  cli::TimelineExportArgs pft, chr;
+  auto* perfetto = exp->add_subcommand("perfetto", "Perfetto trace (ui.perfetto.dev): host calls per thread, replayed "
+                                                   "GPU streams, flows, device memory and queue depth counters");
+  perfetto->add_option("file", pft.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  perfetto->add_option("-o,--output", pft.output, "trace file to write (.pftrace)")->required();
+  auto* chrome = exp->add_subcommand("chrome", "the same timeline as Chrome JSON trace events");
+  chrome->add_option("file", chr.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  chrome->add_option("-o,--output", chr.output, "JSON file to write")->required();
+  chr.chrome = true;
+  cli::StackArgs ppf;
+  auto* pprof = exp->add_subcommand("pprof", "gzip-compressed pprof profile of the stacks, one sample type per measure "
+                                             "(--by picks the default)");
+  add_stack_options(pprof, ppf);
+  pprof->add_option("-o,--output", ppf.output, "profile file to write (.pb.gz)")->required();
+
+  cli::ReplayArgs rpl;
+  auto* replay = app.add_subcommand("replay", "rebuild the GPU queues, their ordering and hazards from a capture "
+                                              "(writes the replay_* tables; docs/replay.md)");
+  replay->add_option("file", rpl.file, "capture file")->required();
+  replay->add_option("--format", rpl.format, "table or json")->capture_default_str();
+  replay->add_flag("--no-write", rpl.no_write, "only print: do not write the replay tables into the capture");
+
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -96,5 +118,9 @@ int main(int argc, char** argv) {
   if (stacks->parsed()) return cli::run_stacks(stk);
   if (sql->parsed()) return cli::run_sql(sq);
   if (folded->parsed()) return cli::run_export_folded(fold);
+  if (perfetto->parsed()) return cli::run_export_timeline(pft);
+  if (chrome->parsed()) return cli::run_export_timeline(chr);
+  if (pprof->parsed()) return cli::run_export_pprof(ppf);
+  if (replay->parsed()) return cli::run_replay(rpl);
   return cli::run_report(rep);
 }

@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev
   util-linux
+  libprotobuf-dev protobuf-compiler  # the exporters (Perfetto, pprof): static libprotobuf.a and protoc
   libamdhip64-5  # a real HIP runtime for the HIP probe tests (no GPU needed)
 )
 missing=()

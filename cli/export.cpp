@@ -1,0 +1,87 @@
+// gpuobs export perfetto|chrome FILE -o OUT: the capture's host calls, the
+// replayed GPU queues (gpuobs replay's model, computed here, not read from
+// the replay tables: the capture stays untouched), flows and counters as a
+// timeline. gpuobs export pprof FILE -o OUT: the stacks of `gpuobs stacks`
+// as a pprof profile. (export folded is in stacks.cpp, next to the stacks
+// command it shares its loading with.)
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "common/log.h"
+#include "export/chrome_writer.h"
+#include "export/perfetto_writer.h"
+#include "export/pprof_writer.h"
+#include "export/timeline_source.h"
+#include "export/trace_layout.h"
+#include "replay/replay.h"
+#include "store/schema.h"
+
+namespace gpuobs::cli {
+namespace {
+
+Result<exporter::TraceLayout> timeline_layout(const std::string& file) {
+  auto db = open_capture_readonly(file.empty() ? std::string(kDaemonCapture) : file);
+  if (!db) return db.error();
+  auto timeline = exporter::load_timeline(*db);
+  if (!timeline) return timeline.error();
+  auto replayed = replay::run(*db);
+  if (!replayed) return replayed.error();
+  return exporter::build_layout(std::move(*timeline), *replayed);
+}
+
+int fail(const char* program, const Error& e) {
+  print_error(program, e);
+  return e.exit_code;
+}
+
+// Writes to OUT through a temporary name, renamed when complete: a failed or
+// interrupted export leaves no truncated file behind.
+template <class Write>
+int write_file(const char* program, const std::string& path, Write write) {
+  std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) return fail(program, make_error("cannot write " + tmp, "is the directory writable?", 1));
+  Status s = write(out);
+  out.close();
+  if (!s || !out) {
+    std::remove(tmp.c_str());
+    return fail(program, s ? make_error("cannot write " + path + " (disk full?)") : s.error());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fail(program, make_error("cannot rename " + tmp + " to " + path));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_export_timeline(const TimelineExportArgs& a) {
+  const char* program = a.chrome ? "gpuobs export chrome" : "gpuobs export perfetto";
+  auto layout = timeline_layout(a.file);
+  if (!layout) return fail(program, layout.error());
+  return write_file(program, a.output, [&](std::ostream& out) {
+    return a.chrome ? exporter::write_chrome_json(*layout, out) : exporter::write_perfetto(*layout, out);
+  });
+}
+
+int run_export_pprof(const StackArgs& a) {
+  const char* program = "gpuobs export pprof";
+  auto m = parse_measure(a.by);
+  if (!m) return fail(program, m.error());
+  auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
+  if (!db) return fail(program, db.error());
+  StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api};
+  auto profile = exporter::pprof_profile(*db, *m, f);
+  if (!profile) return fail(program, profile.error());
+  auto gz = exporter::gzip(*profile);
+  if (!gz) return fail(program, gz.error());
+  return write_file(program, a.output, [&](std::ostream& out) -> Status {
+    out.write(gz->data(), static_cast<std::streamsize>(gz->size()));
+    if (!out) return make_error("cannot write " + a.output + " (disk full?)");
+    return {};
+  });
+}
+
+}  // namespace gpuobs::cli

@@ -1,0 +1,130 @@
+#include "export/timeline_source.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace gpuobs::exporter {
+namespace {
+
+// Device memory in the memory_timeline view's kinds (its comment in
+// schema/migrations/002_cuda_api.sql): host and managed memory are not device memory.
+constexpr const char* kMemorySql =
+    "SELECT process_id, kind, ts_mono_ns, live_bytes FROM memory_timeline"
+    " WHERE kind IN ('device', 'pitch', 'async', 'pool') ORDER BY process_id, ts_mono_ns";
+
+// One statement per table: the union would sort 1M rows in SQLite; each table
+// is read in its (process, ts) index order and the calls merged in C++.
+constexpr const char* kCallSql[] = {
+    "SELECT id, ts_mono_ns, NULL, process_id, tid, api, NULL, coalesce(kernel_name, printf('function 0x%x', function))"
+    " FROM kernel_launches",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM memory_ops",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM copies",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM stream_ops",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM syncs",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM gpu_modules",
+    "SELECT id, ts_mono_ns, latency_ns, process_id, tid, printf('ioctl 0x%x', cmd), ret, NULL FROM ioctls",
+};
+
+class Interner {
+ public:
+  explicit Interner(std::vector<std::string>& strings) : strings_(strings) {
+    for (uint32_t i = 0; i < strings_.size(); ++i) index_.emplace(strings_[i], i);
+  }
+  uint32_t operator()(const unsigned char* text) {
+    if (!text) return 0;
+    std::string s(reinterpret_cast<const char*>(text));
+    auto [it, fresh] = index_.emplace(std::move(s), static_cast<uint32_t>(strings_.size()));
+    if (fresh) strings_.push_back(it->first);
+    return it->second;
+  }
+
+ private:
+  std::vector<std::string>& strings_;
+  std::unordered_map<std::string, uint32_t> index_;
+};
+
+Error query_error(Db& db, const std::string& what) {
+  return make_error("cannot read " + what + " from the capture: " + db.errmsg(),
+                    "is this a gpuobs capture of schema 7 or later?", 2);
+}
+
+}  // namespace
+
+int host_table_index(const std::string& table) {
+  for (int i = 0; i < 7; ++i)
+    if (table == kHostTables[i]) return i;
+  return -1;
+}
+
+Result<Timeline> load_timeline(Db& db) {
+  Timeline t;
+  Interner intern(t.strings);
+  {
+    Stmt st(db.get(), "SELECT start_mono_ns, coalesce(end_mono_ns, 0) FROM capture");
+    if (!st.valid()) return query_error(db, "the capture row");
+    if (st.step() != SQLITE_ROW) return make_error("the capture has no capture row", "is it a gpuobs capture?", 2);
+    t.start_ns = sqlite3_column_int64(st.get(), 0);
+    t.end_ns = sqlite3_column_int64(st.get(), 1);
+  }
+  {
+    Stmt st(db.get(), "SELECT id, tgid, coalesce(comm, '') FROM processes ORDER BY id");
+    if (!st.valid()) return query_error(db, "processes");
+    while (st.step() == SQLITE_ROW)
+      t.processes.push_back(ProcessInfo{sqlite3_column_int64(st.get(), 0),
+                                        static_cast<uint32_t>(sqlite3_column_int64(st.get(), 1)),
+                                        reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 2))});
+  }
+  for (uint8_t table = 0; table < 7; ++table) {
+    Stmt st(db.get(), kCallSql[table]);
+    if (!st.valid()) return query_error(db, kHostTables[table]);
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      HostCall c;
+      c.row_id = sqlite3_column_int64(s, 0);
+      c.ts_ns = sqlite3_column_int64(s, 1);
+      if (sqlite3_column_type(s, 2) != SQLITE_NULL) c.dur_ns = sqlite3_column_int64(s, 2);
+      c.process_id = sqlite3_column_int64(s, 3);
+      c.tid = static_cast<uint32_t>(sqlite3_column_int64(s, 4));
+      c.table = table;
+      c.name = intern(sqlite3_column_text(s, 5));
+      if (sqlite3_column_type(s, 6) != SQLITE_NULL) c.result = sqlite3_column_int64(s, 6);
+      c.detail = intern(sqlite3_column_text(s, 7));
+      t.calls.push_back(c);
+    }
+    if (rc != SQLITE_DONE) return query_error(db, kHostTables[table]);
+  }
+  std::stable_sort(t.calls.begin(), t.calls.end(), [](const HostCall& a, const HostCall& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.table != b.table ? a.table < b.table : a.row_id < b.row_id;
+  });
+  {
+    // live_bytes is per (process, kind): a process's device memory is the sum
+    // of its kinds' latest values.
+    Stmt st(db.get(), kMemorySql);
+    if (!st.valid()) return query_error(db, "memory_timeline");
+    std::map<std::string, int64_t> by_kind;
+    int64_t process = -1;
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      int64_t pid = sqlite3_column_int64(s, 0);
+      if (pid != process) by_kind.clear(), process = pid;
+      by_kind[reinterpret_cast<const char*>(sqlite3_column_text(s, 1))] = sqlite3_column_int64(s, 3);
+      int64_t ts = sqlite3_column_int64(s, 2), live = 0;
+      for (auto& [k, v] : by_kind) live += v;
+      if (!t.memory.empty() && t.memory.back().process_id == pid && t.memory.back().ts_ns == ts)
+        t.memory.back().live_bytes = live;  // changes at one instant: the last state
+      else
+        t.memory.push_back(MemorySample{pid, ts, live});
+    }
+    if (rc != SQLITE_DONE) return query_error(db, "memory_timeline");
+  }
+  if (t.end_ns == 0) {
+    for (auto& c : t.calls) t.end_ns = std::max(t.end_ns, c.ts_ns + c.dur_ns.value_or(0));
+    for (auto& m : t.memory) t.end_ns = std::max(t.end_ns, m.ts_ns);
+  }
+  return t;
+}
+
+}  // namespace gpuobs::exporter

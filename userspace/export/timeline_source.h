@@ -1,0 +1,59 @@
+// What the exporters draw from the capture itself (the replay adds the GPU
+// queues): host API calls and ioctls per thread, and live device memory per
+// process. Rows are read as compactly as possible: a 1M-launch capture gives
+// 1M host slices.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/db.h"
+
+namespace gpuobs::exporter {
+
+// A host call: an API call (any family) or an ioctl, on its thread.
+struct HostCall {
+  int64_t ts_ns = 0;
+  std::optional<int64_t> dur_ns;  // none: probed at entry only (launches, calls without a return probe)
+  int64_t process_id = 0;
+  uint32_t tid = 0;
+  uint8_t table = 0;              // index into kHostTables
+  int64_t row_id = 0;             // id in that table
+  uint32_t name = 0;              // index into Timeline::strings: the API symbol, or "ioctl 0x.."
+  uint32_t detail = 0;            // index into Timeline::strings: kernel name (launches), 0 = none
+  std::optional<int64_t> result;  // API result, or the ioctl's return value
+};
+
+inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops", "copies", "stream_ops",
+                                              "syncs",           "gpu_modules", "ioctls"};
+inline constexpr uint8_t kIoctlTable = 6;
+int host_table_index(const std::string& table);  // -1: not a host table
+
+struct ProcessInfo {
+  int64_t process_id = 0;
+  uint32_t tgid = 0;
+  std::string name;  // comm
+};
+
+// Live bytes of device memory (kinds device, pitch, async, pool) of one
+// process after a change, from the memory_timeline view.
+struct MemorySample {
+  int64_t process_id = 0;
+  int64_t ts_ns = 0;
+  int64_t live_bytes = 0;
+};
+
+struct Timeline {
+  std::vector<std::string> strings{""};  // [0] = "": interned names
+  std::vector<ProcessInfo> processes;    // every process of the capture, by id
+  std::vector<HostCall> calls;           // ordered by (ts, table, row id)
+  std::vector<MemorySample> memory;      // ordered by (process, ts); one sample per instant
+  int64_t start_ns = 0, end_ns = 0;      // capture start and end (end: last event if the capture is open)
+};
+
+Result<Timeline> load_timeline(Db& capture);
+
+}  // namespace gpuobs::exporter

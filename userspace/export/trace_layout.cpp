@@ -1,0 +1,303 @@
+#include "export/trace_layout.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+namespace gpuobs::exporter {
+namespace {
+
+// A stream whose windows overlap more than this many at once gets no more
+// lanes: its further operations are drawn as instants at their earliest start
+// (a capture that never synchronizes a stream would otherwise need one lane
+// per operation, all ending at the capture's end).
+constexpr size_t kMaxLanes = 32;
+
+class Builder {
+ public:
+  Builder(Timeline& t, const replay::Result& r) : t_(t), r_(r) {
+    L_.strings = std::move(t.strings);
+    for (uint32_t i = 0; i < L_.strings.size(); ++i) index_.emplace(L_.strings[i], i);
+    for (auto& p : t.processes) processes_.emplace(p.process_id, &p);
+  }
+
+  TraceLayout build() {
+    L_.start_ns = t_.start_ns;
+    L_.end_ns = std::max(t_.end_ns, r_.end_ns);
+    add_host_calls();
+    add_queues();
+    add_memory();
+    sort_and_nest();
+    return std::move(L_);
+  }
+
+ private:
+  uint32_t intern(const std::string& s) {
+    auto [it, fresh] = index_.emplace(s, static_cast<uint32_t>(L_.strings.size()));
+    if (fresh) L_.strings.push_back(s);
+    return it->second;
+  }
+
+  uint64_t add_track(TrackKind kind, uint64_t parent, std::string name, uint32_t pid, uint32_t tid = 0) {
+    L_.tracks.push_back(Track{L_.tracks.size() + 1, parent, kind, std::move(name), pid, tid});
+    return L_.tracks.size();
+  }
+
+  uint64_t process_track(int64_t process_id) {
+    auto it = process_tracks_.find(process_id);
+    if (it != process_tracks_.end()) return it->second;
+    auto p = processes_.find(process_id);
+    uint32_t tgid = p == processes_.end() ? 0 : p->second->tgid;
+    std::string name = p == processes_.end() || p->second->name.empty() ? "process" : p->second->name;
+    uint64_t uuid = add_track(TrackKind::process, 0, name, tgid);
+    process_tracks_.emplace(process_id, uuid);
+    return uuid;
+  }
+
+  uint64_t thread_track(int64_t process_id, uint32_t tid) {
+    auto key = std::make_pair(process_id, tid);
+    auto it = thread_tracks_.find(key);
+    if (it != thread_tracks_.end()) return it->second;
+    uint64_t parent = process_track(process_id);
+    const Track& p = L_.tracks[parent - 1];
+    uint64_t uuid = add_track(TrackKind::thread, parent, p.name, p.pid, tid);
+    thread_tracks_.emplace(key, uuid);
+    return uuid;
+  }
+
+  static uint64_t row_key(uint8_t table, int64_t row) { return (uint64_t{table} << 56) | static_cast<uint64_t>(row); }
+
+  void add_host_calls() {
+    for (const HostCall& c : t_.calls) {
+      Slice s;
+      s.track = thread_track(c.process_id, c.tid);
+      s.start_ns = c.ts_ns;
+      s.end_ns = c.ts_ns + c.dur_ns.value_or(0);
+      s.instant = s.end_ns <= s.start_ns;  // entry-only calls (launches) and zero-time calls
+      if (s.instant) s.end_ns = s.start_ns;
+      s.name = c.name;
+      if (c.detail) s.args.push_back(Arg{"kernel", true, c.detail});
+      if (c.result) s.args.push_back(Arg{c.table == kIoctlTable ? "ret" : "result", false, *c.result});
+      if (!c.dur_ns) s.args.push_back(Arg{"entry_only", false, 1});
+      host_slice_.emplace(row_key(c.table, c.row_id), static_cast<uint32_t>(L_.slices.size()));
+      L_.slices.push_back(std::move(s));
+    }
+  }
+
+  std::string queue_name(const replay::Queue& q) {
+    char buf[96];
+    if (q.kind == "legacy")
+      std::snprintf(buf, sizeof buf, "Stream legacy (pid %u)", q.tgid);
+    else if (q.kind == "per_thread")
+      std::snprintf(buf, sizeof buf, "Stream per-thread tid %u (pid %u)", q.tid.value_or(0), q.tgid);
+    else
+      std::snprintf(buf, sizeof buf, "Stream 0x%llx (pid %u)", static_cast<unsigned long long>(q.handle), q.tgid);
+    return buf;
+  }
+
+  void add_queues() {
+    std::unordered_map<int64_t, const replay::Observation*> obs;
+    for (auto& o : r_.observations) obs.emplace(o.id, &o);
+    std::unordered_map<int64_t, size_t> queue_index;
+    for (size_t i = 0; i < r_.queues.size(); ++i) queue_index.emplace(r_.queues[i].id, i);
+    std::vector<uint64_t> stream_track(r_.queues.size());
+    for (size_t i = 0; i < r_.queues.size(); ++i) {
+      const replay::Queue& q = r_.queues[i];
+      stream_track[i] = add_track(TrackKind::stream, process_track(q.process_id), queue_name(q), q.tgid);
+    }
+    // Operations per queue, by window.
+    std::vector<std::vector<const replay::Op*>> per_queue(r_.queues.size());
+    for (auto& op : r_.ops) {
+      auto it = queue_index.find(op.queue_id);
+      if (it != queue_index.end()) per_queue[it->second].push_back(&op);
+    }
+    const uint32_t bounds_note = intern("earliest start / latest end derived from host observations, not measured");
+    const uint32_t open_note = intern("never proven complete: drawn to the capture's end");
+    const uint32_t crowded_note = intern("overlaps too many windows on this stream: drawn as an instant at its earliest start");
+    for (size_t qi = 0; qi < per_queue.size(); ++qi) {
+      auto& ops = per_queue[qi];
+      auto end_of = [&](const replay::Op* o) { return std::max(o->earliest_start_ns, o->latest_end_ns.value_or(r_.end_ns)); };
+      std::stable_sort(ops.begin(), ops.end(), [&](const replay::Op* a, const replay::Op* b) {
+        if (a->earliest_start_ns != b->earliest_start_ns) return a->earliest_start_ns < b->earliest_start_ns;
+        if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
+        return a->id < b->id;
+      });
+      std::vector<std::pair<uint64_t, int64_t>> lanes;  // (track, last end)
+      const std::string name = L_.tracks[stream_track[qi] - 1].name;  // a copy: add_track reallocates
+      for (const replay::Op* op : ops) {
+        Slice s;
+        s.start_ns = op->earliest_start_ns;
+        s.end_ns = end_of(op);
+        s.instant = s.end_ns == s.start_ns;
+        size_t lane = 0;
+        while (lane < lanes.size() && lanes[lane].second > s.start_ns) ++lane;
+        if (lane == lanes.size() && lanes.size() < kMaxLanes)
+          lanes.emplace_back(add_track(TrackKind::lane, stream_track[qi], name, r_.queues[qi].tgid), s.start_ns);
+        if (lane < lanes.size()) {
+          if (!s.instant) lanes[lane].second = s.end_ns;
+        } else {
+          lane = 0;  // no free lane: an instant on the first, which cannot break its nesting
+          s.instant = true;
+          s.args.push_back(Arg{"drawn", true, crowded_note});
+        }
+        s.track = lanes[lane].first;
+        if (s.instant) s.end_ns = s.start_ns;
+        s.name = intern(op->name);
+        s.args.push_back(Arg{"api", true, intern(op->api)});
+        s.args.push_back(Arg{"kind", true, intern(op->kind)});
+        s.args.push_back(Arg{"op_id", false, op->id});
+        s.args.push_back(Arg{"seq", false, op->seq});
+        s.args.push_back(Arg{"bounds", true, bounds_note});
+        s.args.push_back(Arg{"enqueue_ns", false, op->enqueue_ns});
+        s.args.push_back(Arg{"earliest_start_ns", false, op->earliest_start_ns});
+        if (op->latest_end_ns) {
+          s.args.push_back(Arg{"latest_end_ns", false, *op->latest_end_ns});
+        } else {
+          s.args.push_back(Arg{"open", true, open_note});
+        }
+        if (op->bound_by) {
+          auto o = obs.find(*op->bound_by);
+          s.args.push_back(Arg{"bound_by", true,
+                               intern(o == obs.end() ? "observation " + std::to_string(*op->bound_by)
+                                                     : o->second->api + " (" + o->second->kind + ", observation " +
+                                                           std::to_string(o->first) + ")")});
+        }
+        if (op->bytes) s.args.push_back(Arg{"bytes", false, static_cast<int64_t>(op->bytes)});
+        if (!op->direction.empty()) s.args.push_back(Arg{"direction", true, intern(op->direction)});
+        if (op->event) s.args.push_back(Arg{"event", false, static_cast<int64_t>(op->event)});
+        int table = host_table_index(op->source_table);
+        auto host = table < 0 ? host_slice_.end() : host_slice_.find(row_key(uint8_t(table), op->source_id));
+        if (host != host_slice_.end()) {
+          L_.slices[host->second].flows_out.push_back(static_cast<uint64_t>(op->id));
+          s.flows_in.push_back(static_cast<uint64_t>(op->id));
+        }
+        s.flow_rank = 1;
+        op_slice_.emplace(op->id, static_cast<uint32_t>(L_.slices.size()));
+        L_.slices.push_back(std::move(s));
+      }
+      queue_lanes_.push_back(lanes.size());
+    }
+    for (size_t i = 0; i < r_.deps.size(); ++i) {
+      const replay::Dependency& d = r_.deps[i];
+      if (d.kind != "event") continue;
+      auto from = op_slice_.find(d.on_op_id), to = op_slice_.find(d.op_id);
+      if (from == op_slice_.end() || to == op_slice_.end()) continue;
+      L_.slices[from->second].flows_out.push_back(kDependencyFlowBase + i);
+      L_.slices[to->second].flows_in.push_back(kDependencyFlowBase + i);
+    }
+    // Ranks along the event edges (record -> wait -> ...), to a fixed point.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& d : r_.deps) {
+        if (d.kind != "event") continue;
+        auto from = op_slice_.find(d.on_op_id), to = op_slice_.find(d.op_id);
+        if (from == op_slice_.end() || to == op_slice_.end()) continue;
+        uint8_t want = static_cast<uint8_t>(std::min(255, L_.slices[from->second].flow_rank + 1));
+        if (L_.slices[to->second].flow_rank < want) L_.slices[to->second].flow_rank = want, changed = true;
+      }
+    }
+    std::unordered_map<int64_t, uint64_t> depth_track;
+    for (auto& d : r_.depth) {
+      auto it = depth_track.find(d.queue_id);
+      if (it == depth_track.end()) {
+        auto qi = queue_index.find(d.queue_id);
+        if (qi == queue_index.end()) continue;
+        uint64_t parent = stream_track[qi->second];
+        it = depth_track.emplace(d.queue_id, add_track(TrackKind::depth_counter, parent,
+                                                        L_.tracks[parent - 1].name + " depth",
+                                                        r_.queues[qi->second].tgid)).first;
+      }
+      L_.counters.push_back(CounterPoint{it->second, d.ts_ns, d.depth});
+    }
+  }
+
+  void add_memory() {
+    std::unordered_map<int64_t, uint64_t> track;
+    for (auto& m : t_.memory) {
+      auto it = track.find(m.process_id);
+      if (it == track.end()) {
+        uint64_t parent = process_track(m.process_id);
+        it = track.emplace(m.process_id, add_track(TrackKind::memory_counter, parent, "device memory",
+                                                   L_.tracks[parent - 1].pid)).first;
+      }
+      L_.counters.push_back(CounterPoint{it->second, m.ts_ns, m.live_bytes});
+    }
+  }
+
+  // Slices on one track must nest. Host calls nest by construction (an ioctl
+  // returns before the API call that made it), but a call whose probes lost an
+  // event may not: such a slice is clipped to its parent's end, and says so.
+  void sort_and_nest() {
+    std::vector<uint32_t> order(L_.slices.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const Slice &x = L_.slices[a], &y = L_.slices[b];
+      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+      return x.end_ns > y.end_ns;
+    });
+    std::vector<Slice> sorted;
+    sorted.reserve(order.size());
+    for (uint32_t i : order) sorted.push_back(std::move(L_.slices[i]));
+    L_.slices = std::move(sorted);
+    std::unordered_map<uint64_t, std::vector<int64_t>> open;  // track -> ends of the open slices
+    for (Slice& s : L_.slices) {
+      if (s.instant) continue;
+      auto& stack = open[s.track];
+      while (!stack.empty() && stack.back() <= s.start_ns) stack.pop_back();
+      if (!stack.empty() && s.end_ns > stack.back()) {
+        s.args.push_back(Arg{"clipped_end_ns", false, s.end_ns});
+        s.end_ns = stack.back();
+      }
+      stack.push_back(s.end_ns);
+    }
+  }
+
+  Timeline& t_;
+  const replay::Result& r_;
+  TraceLayout L_;
+  std::unordered_map<std::string, uint32_t> index_;
+  std::unordered_map<int64_t, const ProcessInfo*> processes_;
+  std::unordered_map<int64_t, uint64_t> process_tracks_;
+  std::map<std::pair<int64_t, uint32_t>, uint64_t> thread_tracks_;
+  std::unordered_map<uint64_t, uint32_t> host_slice_;
+  std::unordered_map<int64_t, uint32_t> op_slice_;
+  std::vector<size_t> queue_lanes_;
+};
+
+}  // namespace
+
+TraceLayout build_layout(Timeline timeline, const replay::Result& replay) {
+  return Builder(timeline, replay).build();
+}
+
+std::vector<TraceEvent> ordered_events(const TraceLayout& L) {
+  std::vector<TraceEvent> ev;
+  ev.reserve(L.slices.size() * 2 + L.counters.size());
+  for (uint32_t i = 0; i < L.slices.size(); ++i) {
+    const Slice& s = L.slices[i];
+    if (s.instant) {
+      ev.push_back(TraceEvent{s.start_ns, TraceEvent::instant, i});
+    } else {
+      ev.push_back(TraceEvent{s.start_ns, TraceEvent::begin, i});
+      ev.push_back(TraceEvent{s.end_ns, TraceEvent::end, i});
+    }
+  }
+  for (uint32_t i = 0; i < L.counters.size(); ++i) ev.push_back(TraceEvent{L.counters[i].ts_ns, TraceEvent::counter, i});
+  // Slices are sorted outermost first: begins in index order, ends in
+  // reverse. Instants and begins are one class: on one track either order
+  // nests, across tracks the flow rank decides. (On one track, begins at one
+  // instant have one rank: host calls are all 0, lanes hold disjoint windows.)
+  auto cls = [](TraceEvent::Phase p) { return p == TraceEvent::instant ? TraceEvent::begin : p; };
+  std::sort(ev.begin(), ev.end(), [&](const TraceEvent& a, const TraceEvent& b) {
+    if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+    if (cls(a.phase) != cls(b.phase)) return cls(a.phase) < cls(b.phase);
+    if (a.phase == TraceEvent::end) return a.index > b.index;
+    if (a.phase == TraceEvent::counter) return a.index < b.index;
+    uint8_t ra = L.slices[a.index].flow_rank, rb = L.slices[b.index].flow_rank;
+    return ra != rb ? ra < rb : a.index < b.index;
+  });
+  return ev;
+}
+
+}  // namespace gpuobs::exporter
