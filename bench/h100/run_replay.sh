@@ -34,3 +34,5 @@ for variant in none all; do
     ls -l $o | awk '{print $5, $9}'
   done
 done
+echo "=== is a Perfetto trace processor available here? (python perfetto package)"
+python3 -c "import perfetto, sys; print('perfetto', getattr(perfetto, '__version__', '?'))" 2>&1 | tail -1
