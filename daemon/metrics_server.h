@@ -10,6 +10,7 @@
 //   if (!metrics) { print_error("gpuobsd", metrics.error()); return 1; }
 //   ... once a second: (*metrics)->update(snapshot);   // thread-safe, cheap (renders once)
 //   ... on exit: metrics.value().reset();               // stops the thread, closes the socket
+// Build: cmake/metrics.cmake defines gpuobsd_metrics and links it into gpuobsd.
 // start() has bound and is listening when it returns, so a scrape right after
 // it is answered (with no series until the first update()). update() may be
 // called from any thread; the server thread only reads the rendered text.

@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libbenchmark-dev
   util-linux
   libamdhip64-5  # a real HIP runtime for the HIP probe tests (no GPU needed)
+  libboost-dev   # Boost.Beast/Asio, header-only: gpuobsd's optional Prometheus endpoint
+  prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
 )
 missing=()
 for p in "${packages[@]}"; do
