@@ -11,6 +11,7 @@ packages=(
   util-linux
   libamdhip64-5  # a real HIP runtime for the HIP probe tests (no GPU needed)
   libboost-dev   # Boost.Beast/Asio, header-only: gpuobsd's optional Prometheus endpoint
+  help2man       # man pages from --help (cmake/packaging.cmake)
   prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
 )
 missing=()
