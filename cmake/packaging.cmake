@@ -6,6 +6,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobsd.service DESTINATION lib/syst
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobs.sysusers DESTINATION lib/sysusers.d RENAME gpuobs.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobs.tmpfiles DESTINATION lib/tmpfiles.d RENAME gpuobs.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md DESTINATION share/doc/gpuobs)
+# The drop-in that lets the Prometheus endpoint listen (the unit has no network).
+install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobsd-metrics.conf DESTINATION share/doc/gpuobs/examples)
 # The configuration is a conffile: an upgrade keeps the administrator's edits.
 set(GPUOBS_CONFIG_FILE ${PROJECT_SOURCE_DIR}/config/gpuobsd.conf)
 if(EXISTS ${GPUOBS_CONFIG_FILE})

@@ -145,7 +145,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   beast::error_code ec;
   auto fail = [&](const char* what) {
     return make_error(fmt::format("metrics endpoint: cannot {} {}: {}", what, listen, ec.message()),
-                      "choose another port or turn the endpoint off");
+                      "choose another port or turn the endpoint off; under systemd the unit allows no "
+                      "network socket unless the gpuobsd-metrics.conf drop-in is installed (docs/operations.md)");
   };
   impl->acceptor.open(ep->protocol(), ec);
   if (ec) return fail("open a socket for");

@@ -18,7 +18,8 @@ listing=$(dpkg-deb -c "$deb")
 printf '%s\n' "$listing"
 for f in ./usr/bin/gpuobs ./usr/bin/gpuobsd ./usr/lib/systemd/system/gpuobsd.service \
          ./usr/lib/sysusers.d/gpuobs.conf ./usr/lib/tmpfiles.d/gpuobs.conf ./etc/gpuobs/gpuobsd.conf \
-         ./usr/share/man/man8/gpuobsd.8 ./usr/share/man/man1/gpuobs.1 ./usr/share/doc/gpuobs/operations.md; do
+         ./usr/share/man/man8/gpuobsd.8 ./usr/share/man/man1/gpuobs.1 ./usr/share/doc/gpuobs/operations.md \
+         ./usr/share/doc/gpuobs/examples/gpuobsd-metrics.conf; do
   grep -qE " $f\$" <<<"$listing" || fail "$f is not in the package"
 done
 grep -qE '^-rwxr-xr-x root/root .* \./usr/bin/gpuobsd$' <<<"$listing" || fail "gpuobsd is not 0755 root:root"
