@@ -67,7 +67,12 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     if (!ok) ++stats_.maps_unreadable;
   }
   if (!ok) return;
-  for (const MappedLibrary& m : gpu_libraries_in_maps(maps)) {
+  auto found_libs = gpu_libraries_in_maps(maps);
+  if (!found_libs.empty()) {
+    std::lock_guard lk(mu_);
+    mappers_.insert(tgid);
+  }
+  for (const MappedLibrary& m : found_libs) {
     // Through the process's root the path means what it means to the process
     // (its mount namespace: container images, bind mounts); map_files names
     // the mapped file itself, also when deleted or replaced since.
@@ -156,6 +161,10 @@ void LibraryWatch::scan_all(const char* reason) {
     if (end && *end == '\0' && pid > 0) pids.push_back(static_cast<uint32_t>(pid));
   }
   ::closedir(d);
+  {
+    std::lock_guard lk(mu_);
+    mappers_.clear();  // refilled by the scans below
+  }
   for (uint32_t pid : pids) scan_process(pid, reason, started, &mapped);
   detach_gone(mapped);
 }
@@ -209,6 +218,18 @@ void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mo
   cv_.notify_one();
 }
 
+void LibraryWatch::process_exited(uint32_t tgid) {
+  {
+    std::lock_guard lk(mu_);
+    if (mappers_.erase(tgid) == 0) return;
+  }
+  {
+    std::lock_guard lk(queue_mu_);
+    rescan_due_ = true;
+  }
+  cv_.notify_one();
+}
+
 void LibraryWatch::run() {
   auto next_rescan = std::chrono::steady_clock::now() + rescan_every_;
   for (;;) {
@@ -216,14 +237,16 @@ void LibraryWatch::run() {
     bool have = false, rescan = false;
     {
       std::unique_lock lk(queue_mu_);
-      cv_.wait_until(lk, next_rescan, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait_until(lk, next_rescan, [&] { return stopping_ || !queue_.empty() || rescan_due_; });
       if (stopping_) return;
+      // Requests first: they are what the 100 ms budget is about.
       if (!queue_.empty()) {
         req = queue_.front();
         queue_.pop_front();
         have = true;
-      } else if (std::chrono::steady_clock::now() >= next_rescan) {
+      } else if (rescan_due_ || std::chrono::steady_clock::now() >= next_rescan) {
         rescan = true;
+        rescan_due_ = false;
       }
     }
     if (have) scan_process(req.tgid, req.reason, req.trigger_mono_ns, nullptr);

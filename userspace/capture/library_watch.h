@@ -73,6 +73,9 @@ class LibraryWatch {
   void stop();
   // Non-blocking: scan this process's maps soon (the worker coalesces).
   void request(uint32_t tgid, const char* reason, int64_t trigger_mono_ns);
+  // A process that mapped a GPU library exited: rescan soon, so its library
+  // is detached promptly when it was the last user of a file that is gone.
+  void process_exited(uint32_t tgid);
 
   std::vector<WatchedLibrary> libraries() const;
   LibraryWatchStats stats() const;
@@ -97,12 +100,14 @@ class LibraryWatch {
 
   mutable std::mutex mu_;  // libs_ and stats_ (read by the session's accessors)
   std::map<Key, WatchedLibrary> libs_;
+  std::set<uint32_t> mappers_;  // processes seen mapping a GPU library
   LibraryWatchStats stats_;
 
   std::mutex queue_mu_;
   std::condition_variable cv_;
   std::deque<Request> queue_;
   bool stopping_ = false;
+  bool rescan_due_ = false;
   std::thread thread_;
 };
 

@@ -39,8 +39,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
 
   sqlite3* d = w->db_.get();
   w->ins_process_ = Stmt(d,
-      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id)"
-      " VALUES (?,?,?,?,?,?,?,?)");
+      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id, cgroup,"
+      " container_id) VALUES (?,?,?,?,?,?,?,?,?,?)");
   w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
@@ -72,16 +72,54 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
 
 Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
   Stmt st(db_.get(),
-          "INSERT INTO probes (library, dev, inode, symbol, program, status, error) VALUES (?,?,?,?,?,?,?)");
+          "INSERT INTO probes (library, dev, inode, symbol, program, status, error, reason, trigger_tgid,"
+          " trigger_mono_ns, attached_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& p : probes) {
     st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, p.status);
     if (p.error.empty()) st.bind_null(7); else st.bind(7, p.error);
     if (st.exec() != SQLITE_DONE) return make_error("cannot write the attach report: " + db_.errmsg());
+    if (p.reason.empty()) st.bind_null(8); else st.bind(8, p.reason);
+    if (p.trigger_tgid) st.bind(9, p.trigger_tgid); else st.bind_null(9);
+    if (p.trigger_mono_ns) st.bind(10, p.trigger_mono_ns); else st.bind_null(10);
+    if (p.attached_mono_ns) st.bind(11, p.attached_mono_ns); else st.bind_null(11);
   }
   return {};
 }
 
 Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
+void CaptureWriter::push_probes(std::vector<ProbeRow> rows) {
+  std::lock_guard lk(mu_);
+  for (auto& r : rows) pending_probes_.push_back(std::move(r));
+}
+
+void CaptureWriter::push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns) {
+  std::lock_guard lk(mu_);
+  pending_detached_.push_back(Detach{dev, inode, mono_ns});
+}
+
+// Rare (a library attached or detached): one transaction of its own, so a
+// failed event batch never takes the attach report with it.
+void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached) {
+  if (rows.empty() && detached.empty()) return;
+  if (!db_.exec("BEGIN")) {
+    stats_.failed_rows += rows.size() + detached.size();
+    return;
+  }
+  if (auto st = write_probes(rows); !st) {
+    spdlog::warn("{}", st.error().message);
+    stats_.failed_rows += rows.size();
+  }
+  Stmt upd(db_.get(), "UPDATE probes SET detached_mono_ns = ? WHERE dev = ? AND inode = ? AND detached_mono_ns IS NULL");
+  for (const auto& d : detached)
+    if (upd.bind(1, d.mono_ns).bind(2, d.dev).bind(3, d.inode).exec() != SQLITE_DONE) ++stats_.failed_rows;
+  if (!db_.exec("COMMIT")) {
+    (void)db_.exec("ROLLBACK");
+    stats_.failed_rows += rows.size() + detached.size();
+  }
+  rows.clear();
+  detached.clear();
+}
+
                                            const std::string& name, uint32_t driver) {
   Stmt st(db_.get(), "INSERT OR IGNORE INTO watched_devices (major, minor, name, driver) VALUES (?,?,?,?)");
   st.bind(1, major);
@@ -130,7 +168,7 @@ void CaptureWriter::run() {
     batch.clear();
     if (stop) {
       std::lock_guard lk(mu_);
-      if (pending_.empty()) return;
+      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty()) return;
     }
   }
 }
@@ -151,16 +189,21 @@ bool CaptureWriter::check(int rc) {
 // After a rollback, the rows this batch inserted are gone: ids that point at
 // them must not be used again (processes are re-created on their next event).
 void CaptureWriter::forget_batch_state() {
+  std::vector<ProbeRow> probe_rows;
+  std::vector<Detach> detached;
   for (uint32_t tgid : created_in_batch_) live_.erase(tgid);
   threads_.clear();
   api_.forget_allocations();
   driver_.forget_allocations();
 }
 
+      probe_rows.swap(pending_probes_);
+      detached.swap(pending_detached_);
 void CaptureWriter::write_batch(std::vector<Item>& batch) {
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
     ++definitions_lost_;  // stack definitions in the batch must be sent again
+    write_library_changes(probe_rows, detached);
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     return;
@@ -267,15 +310,20 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
   uint32_t tgid = e.hdr.tgid;
   switch (e.type) {
     case GPUOBS_EV_PROC_FORK: {
-      ProcessInfo info{e.ppid, e.start_boottime_ns, e.comm, {}};
+      ProcessInfo info{e.ppid, e.start_boottime_ns, e.comm, {}, {}, {}};
       live_[tgid] = insert_process(tgid, info, "fork", e.hdr.ts_ns);  // replaces a reused pid's row
       break;
     }
     case GPUOBS_EV_PROC_EXEC: {
       auto it = live_.find(tgid);
+  ProcessOrigin origin{info.cgroup, info.container_id};
+  if (origin.cgroup.empty() && origin_)
+    if (auto o = origin_(tgid)) origin = *o;
+  if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
+  if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
       int64_t id;
       if (it == live_.end()) {
-        id = insert_process(tgid, ProcessInfo{e.ppid, e.start_boottime_ns, e.comm, e.filename}, "exec",
+        id = insert_process(tgid, ProcessInfo{e.ppid, e.start_boottime_ns, e.comm, e.filename, {}, {}}, "exec",
                             std::nullopt);
         live_[tgid] = id;
       } else {

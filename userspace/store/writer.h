@@ -41,6 +41,11 @@ struct ProbeRow {
   std::string library;
   uint64_t dev = 0, inode = 0;
   std::string symbol, program, status, error;
+  // When and why (migration 009): reason startup, exec, first_ioctl, rescan;
+  // trigger_tgid 0 and times 0 are stored as NULL.
+  std::string reason;
+  uint32_t trigger_tgid = 0;
+  int64_t trigger_mono_ns = 0, attached_mono_ns = 0;
 };
 
 // What is known of a running process that appears without a fork/exec event.
@@ -49,7 +54,14 @@ struct ProcessInfo {
   uint64_t start_boottime_ns = 0;
   std::string comm;
   std::string exe;
+  std::string cgroup;        // empty: ask the origin lookup when the row is inserted
+  std::string container_id;
 };
+// A process's cgroup and container, read when the writer first inserts it.
+struct ProcessOrigin {
+  std::string cgroup, container_id;
+};
+using OriginLookup = std::function<std::optional<ProcessOrigin>(uint32_t tgid)>;
 using ProcessLookup = std::function<std::optional<ProcessInfo>(uint32_t tgid)>;
 
 struct WriterStats {
@@ -72,6 +84,12 @@ class CaptureWriter {
 
   Status write_meta(const CaptureMeta& meta);
   Status write_probes(const std::vector<ProbeRow>& probes);
+  // Run time (thread-safe): probe rows of a library attached while capturing,
+  // and the end of a library's probes; written with the next batch.
+  void push_probes(std::vector<ProbeRow> rows);
+  void push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns);
+  // Before start(): fills processes.cgroup / container_id.
+  void set_origin_lookup(OriginLookup lookup) { origin_ = std::move(lookup); }
   Status write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name,
                               uint32_t driver = GPUOBS_DRV_OTHER);
   // The command `gpuobs record` started (it has no fork event of its own).
@@ -115,6 +133,11 @@ class CaptureWriter {
   bool check(int rc);
   void forget_batch_state();
 
+  struct Detach {
+    uint64_t dev, inode;
+    int64_t mono_ns;
+  };
+  void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
   Db db_;
   ProcessLookup lookup_;
   ApiRowWriter api_;
@@ -127,6 +150,9 @@ class CaptureWriter {
   // processes.id comes from here, not from SQLite's rowid: a failed or
   // rolled-back insert must never let two processes share an id.
   int64_t next_process_id_ = 1;
+  OriginLookup origin_;
+  std::vector<ProbeRow> pending_probes_;  // guarded by mu_
+  std::vector<Detach> pending_detached_;  // guarded by mu_
   std::vector<uint32_t> created_in_batch_;    // tgids whose process row this batch inserted
   bool batch_rolled_back_ = false;
   std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)
