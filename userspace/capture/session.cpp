@@ -65,14 +65,15 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   CaptureMeta meta{GPUOBS_VERSION, opts.mode, opts.command, host.host, host.kernel, host.nvidia_driver,
                    mono_now_ns(), realtime_offset_ns(), s->engine_->ring_bytes()};
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
+  s->meta_ = meta;
   if (auto st = s->attach_plan(opts, parse_nvidia_version(host.nvidia_driver)); !st) return fail(st.error());
 
   Session* self = s.get();
-  CaptureWriter* w = s->writer_.get();
+  // Through writer_, not a copy of it: rotate() replaces the writer.
   s->stacks_ = std::make_unique<StackResolver>(StackResolver::Sink{
-      [w](const ModuleDef& m) { w->push(m); },
-      [w](const FrameDef& f) { w->push(f); },
-      [w](const StackDef& st) { w->push(st); },
+      [self](const ModuleDef& m) { self->writer_->push(m); },
+      [self](const FrameDef& f) { self->writer_->push(f); },
+      [self](const StackDef& st) { self->writer_->push(st); },
   });
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
@@ -94,6 +95,7 @@ void Session::on_record(const void* data, size_t size) {
   RawStack raw;
   Event ev = decoder_.decode(data, size, &raw);
   if (std::holds_alternative<std::monostate>(ev)) return;
+  ++records_;
   if (uint64_t lost = writer_->definitions_lost(); lost != definitions_lost_seen_) {
     definitions_lost_seen_ = lost;
     stacks_->redefine_all();
@@ -109,6 +111,7 @@ void Session::on_record(const void* data, size_t size) {
     else if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
     else if (p->type == GPUOBS_EV_PROC_EXIT) stacks_->on_exit(p->hdr.tgid);
   }
+  if (observer_) observer_(ev);
   writer_->push(std::move(ev), stack_id);
 }
 
@@ -151,6 +154,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", "missing", "library not found"});
   }
   if (auto st = writer_->write_probes(rows); !st) return st;
+  probe_rows_ = rows;
 
   std::vector<DeviceMatch> devs;
   std::vector<DeviceMatch> host = gpu_devices_on_host();
@@ -169,6 +173,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     if (auto st = engine_->watch_device(d); !st) return st;
     if (auto st = writer_->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return st;
   }
+  devices_ = devs;
   if (auto st = engine_->set_ioctl_rules(ioctl_rules(nvidia)); !st)
     return st;
   int attached = 0;
@@ -233,9 +238,54 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   return out;
 }
 
+uint64_t Session::dropped() const {
+  Counters c = engine_->counters();
+  // Every record lost in BPF: ring full, in-flight map full, or an entry
+  // replaced because its exit never came (that call is lost too).
+  return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
+         c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
+         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE];
+}
+
+WriterStats Session::writer_stats() const { return writer_->stats(); }
+
+Status Session::rotate(const std::string& path, int64_t segment) {
+  auto next = CaptureWriter::create(path, false, [](uint32_t tgid) { return read_proc_info(tgid); });
+  if (!next) return next.error();
+  std::unique_ptr<CaptureWriter> w = std::move(next.value());
+  auto abandon = [&](Error e) -> Status {
+    w.reset();
+    for (const char* sfx : {"", "-wal", "-shm"}) ::unlink((path + sfx).c_str());
+    return e;
+  };
+  CaptureMeta meta = meta_;
+  meta.start_mono_ns = mono_now_ns();
+  meta.clock_offset_ns = realtime_offset_ns();
+  if (auto st = w->write_meta(meta); !st) return abandon(st.error());
+  if (auto st = w->write_segment(segment); !st) return abandon(st.error());
+  if (auto st = w->write_probes(probe_rows_); !st) return abandon(st.error());
+  for (const auto& d : devices_)
+    if (auto st = w->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return abandon(st.error());
+
+  // The old file is finished like any capture (every event pushed so far is
+  // in it), then the new one takes over its live state.
+  writer_->stop();
+  if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters()); !st)
+    spdlog::warn("segment {}: {}", output_, st.error().message);
+  if (auto st = w->continue_from(*writer_); !st)
+    spdlog::warn("segment {}: {}", path, st.error().message);
+  writer_ = std::move(w);
+  output_ = path;
+  definitions_lost_seen_ = 0;
+  stacks_->redefine_all();  // stack ids stay valid: their rows are written again here
+  writer_->start();
+  return {};
+}
+
 Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   // Records submitted before the processes exited are all in the ring now.
-  while (engine_->poll(0) > 0) {
+  auto drain_end = std::chrono::steady_clock::now() + drain_budget_;
+  while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {
   }
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) return st.error();
@@ -246,12 +296,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.ioctls = w.ioctls;
   s.process_events = w.process_events;
   s.store_failed = w.failed_rows;
-  Counters c = engine_->counters();
-  // Every record lost in BPF: ring full, in-flight map full, or an entry
-  // replaced because its exit never came (that call is lost too).
-  s.dropped = c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
-              c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
-              c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE];
+  s.dropped = dropped();
   s.api_calls = w.api_calls;
   const DecodeStats& d = decoder_.stats();
   s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;

@@ -3,7 +3,9 @@
 // (only_tracked) and gpuobsd (the whole host).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,6 +63,25 @@ class Session {
   const std::vector<ProbeResult>& probes() const { return probes_; }
   std::map<std::string, std::pair<uint64_t, std::string>> counters() const;
 
+  // --- gpuobsd segments (issue 8) ---
+  // Finishes the current capture file and continues into a new one at path,
+  // with the BPF engine left attached: the new file gets its own capture row
+  // (segment number), probes, watched devices, the processes alive now, and
+  // the stack definitions and kernel names known so far. Call it from the
+  // thread that polls. On failure the current file goes on being written.
+  Status rotate(const std::string& path, int64_t segment);
+  // Marks the first file of a daemon run with its segment number.
+  Status set_segment(int64_t segment) { return writer_->write_segment(segment); }
+  // Sees every decoded event on the polling thread (for cheap per-process tallies).
+  void set_event_observer(std::function<void(const Event&)> fn) { observer_ = std::move(fn); }
+  // finish() drains the ring until it is empty or this much time has passed
+  // (a producer that keeps submitting would keep it from ever being empty).
+  void set_drain_budget(std::chrono::milliseconds budget) { drain_budget_ = budget; }
+  const std::string& output() const { return output_; }
+  uint64_t records() const { return records_; }  // ring records consumed
+  uint64_t dropped() const;                       // every BPF drop counter summed
+  WriterStats writer_stats() const;               // of the current file's writer
+
  private:
   Session() = default;
   // nvidia: the loaded driver's version, which selects the ioctl argument rules.
@@ -75,6 +96,13 @@ class Session {
   uint64_t definitions_lost_seen_ = 0;
   std::vector<ProbeResult> probes_;
   std::string output_;
+  // Segments: what every new file repeats.
+  CaptureMeta meta_;
+  std::vector<ProbeRow> probe_rows_;
+  std::vector<DeviceMatch> devices_;
+  std::function<void(const Event&)> observer_;
+  std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);
+  uint64_t records_ = 0;
 };
 
 std::string shell_quote(const std::vector<std::string>& argv);

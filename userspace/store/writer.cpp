@@ -31,6 +31,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   if (!db) return make_error(db.error().message, "check that the directory exists and is writable", 2);
   std::unique_ptr<CaptureWriter> w(new CaptureWriter());
   w->db_ = std::move(db.value());
+  w->path_ = path;
   w->lookup_ = std::move(lookup);
   if (auto s = w->db_.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
     return make_error("cannot initialise " + path + ": " + s.error().message, "", 2);
@@ -135,6 +136,38 @@ Status CaptureWriter::add_root_process(uint32_t tgid) {
     if (auto i = lookup_(tgid)) info = *i;
   live_[tgid] = insert_process(tgid, info, "root", std::nullopt);
   return {};
+}
+
+Status CaptureWriter::write_segment(int64_t number) {
+  Stmt st(db_.get(), "UPDATE capture SET segment = ? WHERE id = 1");
+  if (st.bind(1, number).exec() != SQLITE_DONE) return make_error("cannot write the segment number: " + db_.errmsg());
+  return {};
+}
+
+Status CaptureWriter::continue_from(CaptureWriter& prev) {
+  prev.stop();  // its maps are ours to read only once its thread is gone
+  next_process_id_ = prev.next_process_id_;
+  api_.carry_names_from(prev.api_);
+  if (auto s = db_.exec("BEGIN"); !s) return s;
+  for (const auto& [tgid, id] : prev.live_) {
+    ProcessInfo info;
+    if (lookup_)
+      if (auto i = lookup_(tgid)) info = *i;
+    // Found running when this segment opened: 'proc', as for a daemon start.
+    ins_process_.bind(1, tgid);
+    if (info.ppid) ins_process_.bind(2, info.ppid); else ins_process_.bind_null(2);
+    if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns); else ins_process_.bind_null(3);
+    if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
+    if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
+    ins_process_.bind_null(6).bind(7, std::string_view("proc")).bind(8, id);
+    if (ins_process_.exec() != SQLITE_DONE) {
+      std::string err = db_.errmsg();
+      (void)db_.exec("ROLLBACK");
+      return make_error("cannot carry the live processes into " + path_ + ": " + err);
+    }
+    live_[tgid] = id;
+  }
+  return db_.exec("COMMIT");
 }
 
 Status CaptureWriter::limit_pages(int64_t pages) {

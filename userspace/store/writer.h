@@ -95,6 +95,15 @@ class CaptureWriter {
   // The command `gpuobs record` started (it has no fork event of its own).
   Status add_root_process(uint32_t tgid);
 
+  // gpuobsd: this capture's place in the series of segments (capture.segment).
+  Status write_segment(int64_t number);
+  // gpuobsd rotation: this (new, not yet started) writer continues where prev
+  // (stopped) left off: the processes still alive get rows here under the
+  // same ids, and the kernel names known for their function handles carry
+  // over. Live allocations do not (their rows are in prev's file).
+  Status continue_from(CaptureWriter& prev);
+  const std::string& path() const { return path_; }
+
   // Caps the database at this many pages (0: SQLite's maximum). Inserts past
   // it fail as on a full disk: the batch is counted as lost and the writer
   // goes on. Tests use it to simulate a full disk.
@@ -139,6 +148,7 @@ class CaptureWriter {
   };
   void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
   Db db_;
+  std::string path_;
   ProcessLookup lookup_;
   ApiRowWriter api_;
   StackRowWriter stacks_;
