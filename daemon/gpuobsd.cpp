@@ -88,6 +88,7 @@ class Daemon {
   daemon::ProcessTally tally_;
   int64_t seq_ = 0;
   uint64_t records_at_open_ = 0;
+  uint64_t bytes_at_open_ = 0;
   Clock::time_point segment_opened_;
   int64_t started_unix_s_ = 0;
   uint64_t last_records_ = 0;
@@ -100,7 +101,9 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   // An empty capture is already a few hundred KiB (schema, probe rows): a
   // segment without events is never rotated, whatever the limits say.
   if (session_->records() == records_at_open_) return;
-  bool by_size = cfg_.segment_max_bytes && file_bytes(session_->output()) >= cfg_.segment_max_bytes;
+  // Size: what was captured, beyond the empty capture's own size (schema,
+  // probe rows, the WAL's first pages) measured when the segment opened.
+  bool by_size = cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
   bool by_age = cfg_.segment_max_age_s && now - segment_opened_ >= std::chrono::seconds(cfg_.segment_max_age_s);
   if (!by_size && !by_age) return;
   int64_t seq = seq_ + 1;
@@ -115,6 +118,7 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   seq_ = seq;
   segment_opened_ = now;
   records_at_open_ = session_->records();
+  bytes_at_open_ = file_bytes(path);
   tally_.reset_counts();
   if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
   apply_retention();
@@ -256,6 +260,7 @@ int Daemon::run() {
 
   auto now = Clock::now();
   segment_opened_ = last_sample_ = now;
+  bytes_at_open_ = file_bytes(opts.output);
   auto next_sample = now, next_rotate_check = now, next_watchdog = now;
   publish(sample(now));
   while (!g_stop) {
