@@ -78,16 +78,15 @@ Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
   for (const auto& p : probes) {
     st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, p.status);
     if (p.error.empty()) st.bind_null(7); else st.bind(7, p.error);
-    if (st.exec() != SQLITE_DONE) return make_error("cannot write the attach report: " + db_.errmsg());
     if (p.reason.empty()) st.bind_null(8); else st.bind(8, p.reason);
     if (p.trigger_tgid) st.bind(9, p.trigger_tgid); else st.bind_null(9);
     if (p.trigger_mono_ns) st.bind(10, p.trigger_mono_ns); else st.bind_null(10);
     if (p.attached_mono_ns) st.bind(11, p.attached_mono_ns); else st.bind_null(11);
+    if (st.exec() != SQLITE_DONE) return make_error("cannot write the attach report: " + db_.errmsg());
   }
   return {};
 }
 
-Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
 void CaptureWriter::push_probes(std::vector<ProbeRow> rows) {
   std::lock_guard lk(mu_);
   for (auto& r : rows) pending_probes_.push_back(std::move(r));
@@ -121,6 +120,7 @@ void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vect
   detached.clear();
 }
 
+Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
                                            const std::string& name, uint32_t driver) {
   Stmt st(db_.get(), "INSERT OR IGNORE INTO watched_devices (major, minor, name, driver) VALUES (?,?,?,?)");
   st.bind(1, major);
@@ -189,16 +189,21 @@ void CaptureWriter::push(Event ev, int64_t stack_id) {
 
 void CaptureWriter::run() {
   std::vector<Item> batch;
+  std::vector<ProbeRow> probe_rows;
+  std::vector<Detach> detached;
   for (;;) {
     bool stop;
     {
       std::unique_lock lk(mu_);
       cv_.wait_for(lk, kBatchInterval, [&] { return stopping_ || pending_.size() >= kBatchEvents; });
       batch.swap(pending_);
+      probe_rows.swap(pending_probes_);
+      detached.swap(pending_detached_);
       stop = stopping_;
     }
     if (!batch.empty()) write_batch(batch);
     batch.clear();
+    write_library_changes(probe_rows, detached);
     if (stop) {
       std::lock_guard lk(mu_);
       if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty()) return;
@@ -222,21 +227,16 @@ bool CaptureWriter::check(int rc) {
 // After a rollback, the rows this batch inserted are gone: ids that point at
 // them must not be used again (processes are re-created on their next event).
 void CaptureWriter::forget_batch_state() {
-  std::vector<ProbeRow> probe_rows;
-  std::vector<Detach> detached;
   for (uint32_t tgid : created_in_batch_) live_.erase(tgid);
   threads_.clear();
   api_.forget_allocations();
   driver_.forget_allocations();
 }
 
-      probe_rows.swap(pending_probes_);
-      detached.swap(pending_detached_);
 void CaptureWriter::write_batch(std::vector<Item>& batch) {
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
     ++definitions_lost_;  // stack definitions in the batch must be sent again
-    write_library_changes(probe_rows, detached);
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     return;
@@ -316,6 +316,11 @@ int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, co
   if (fork_ns) ins_process_.bind(6, *fork_ns); else ins_process_.bind_null(6);
   int64_t id = next_process_id_++;
   ins_process_.bind(7, std::string_view(source)).bind(8, id);
+  ProcessOrigin origin{info.cgroup, info.container_id};
+  if (origin.cgroup.empty() && origin_)
+    if (auto o = origin_(tgid)) origin = *o;
+  if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
+  if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
   check(ins_process_.exec());
   created_in_batch_.push_back(tgid);
   return id;
@@ -349,11 +354,6 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
     }
     case GPUOBS_EV_PROC_EXEC: {
       auto it = live_.find(tgid);
-  ProcessOrigin origin{info.cgroup, info.container_id};
-  if (origin.cgroup.empty() && origin_)
-    if (auto o = origin_(tgid)) origin = *o;
-  if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
-  if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
       int64_t id;
       if (it == live_.end()) {
         id = insert_process(tgid, ProcessInfo{e.ppid, e.start_boottime_ns, e.comm, e.filename, {}, {}}, "exec",

@@ -133,6 +133,11 @@ class CaptureWriter {
     int64_t stack_id;
   };
   void write_batch(std::vector<Item>& batch);
+  struct Detach {
+    uint64_t dev, inode;
+    int64_t mono_ns;
+  };
+  void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
   int64_t process_for(uint32_t tgid);
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
@@ -142,14 +147,12 @@ class CaptureWriter {
   bool check(int rc);
   void forget_batch_state();
 
-  struct Detach {
-    uint64_t dev, inode;
-    int64_t mono_ns;
-  };
-  void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
   Db db_;
   std::string path_;
   ProcessLookup lookup_;
+  OriginLookup origin_;
+  std::vector<ProbeRow> pending_probes_;  // guarded by mu_
+  std::vector<Detach> pending_detached_;  // guarded by mu_
   ApiRowWriter api_;
   StackRowWriter stacks_;
   std::atomic<uint64_t> definitions_lost_{0};
@@ -160,9 +163,6 @@ class CaptureWriter {
   // processes.id comes from here, not from SQLite's rowid: a failed or
   // rolled-back insert must never let two processes share an id.
   int64_t next_process_id_ = 1;
-  OriginLookup origin_;
-  std::vector<ProbeRow> pending_probes_;  // guarded by mu_
-  std::vector<Detach> pending_detached_;  // guarded by mu_
   std::vector<uint32_t> created_in_batch_;    // tgids whose process row this batch inserted
   bool batch_rolled_back_ = false;
   std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)
