@@ -46,7 +46,7 @@ time.sleep(0.2)
 for _ in range(int(sys.argv[2])):
     lib.cuLaunchKernel(None, 1, 1, 1, 1, 1, 1, 0, None, None, None)
 PY
-setpriv --reuid=nobody --regid=nogroup --clear-groups -- python3 "$tmp/workload.py" "$tmp/libcuda.so.1" $n &
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 "$tmp/workload.py" "$tmp/libcuda.so.1" $n &
 wpid=$!
 wait $wpid
 
