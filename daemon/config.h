@@ -28,6 +28,7 @@ struct Config {
   uint32_t stack_depth = 64;
   std::string unwind = "fp";
   uint32_t stack_copy = 16384;
+  uint64_t library_rescan_ms = 10000;  // rescan every process's maps for GPU libraries
   std::string log_level = "info";
   std::string metrics_listen;     // empty: no listening socket
   std::string status_file = "/run/gpuobs/status.json";
@@ -43,6 +44,10 @@ struct Parsed {
   int exit_code = -1;
 };
 Parsed parse_config(int argc, char** argv);
+
+// The options in effect, one `key = value` line each, in the config file's
+// syntax (gpuobsd --print-config).
+std::string config_text(const Config& c);
 
 // SIGHUP: what changed between two configs, applied or not.
 struct ConfigChange {

@@ -301,6 +301,10 @@ Status Session::rotate(const std::string& path, int64_t segment) {
   for (const auto& d : devices_)
     if (auto st = w->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return abandon(st.error());
 
+  // processes.cgroup / container_id keep coming from the session's origins
+  // (the carried live processes included).
+  w->set_origin_lookup([this](uint32_t tgid) { return take_origin(tgid); });
+
   // The old file is finished like any capture (every event pushed so far is
   // in it), then the new one takes over its live state.
   writer_->stop();

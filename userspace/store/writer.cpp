@@ -160,6 +160,12 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
     if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
     if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
     ins_process_.bind_null(6).bind(7, std::string_view("proc")).bind(8, id);
+    // Its cgroup and container as for any process row of this segment.
+    ProcessOrigin origin;
+    if (origin_)
+      if (auto o = origin_(tgid)) origin = *o;
+    if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
+    if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
     if (ins_process_.exec() != SQLITE_DONE) {
       std::string err = db_.errmsg();
       (void)db_.exec("ROLLBACK");
