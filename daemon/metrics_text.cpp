@@ -60,7 +60,7 @@ std::string render_prometheus(const HealthSnapshot& s) {
   for (const auto& l : s.libraries) attached += l.probes_attached > 0 ? 1 : 0;
   family(out, "gpuobs_attached_libraries", "gauge", "GPU library files (device, inode) with at least one probe attached.");
   sample(out, "gpuobs_attached_libraries", attached);
-  family(out, "gpuobs_gpu_processes", "gauge", "GPU processes seen in the current capture segment.");
+  family(out, "gpuobs_gpu_processes", "gauge", "GPU processes in gpuobsd's health snapshot (live processes with GPU activity).");
   sample(out, "gpuobs_gpu_processes", s.processes.size());
 
   family(out, "gpuobs_process_launches_total", "counter", "Kernel launches stored, per process.");

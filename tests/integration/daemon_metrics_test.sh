@@ -12,6 +12,7 @@ tmp=$(mktemp -d /tmp/gpuobs-dmetrics.XXXXXX)
 chmod 0755 "$tmp"
 pids=()
 cleanup() {
+  set +e
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
@@ -55,11 +56,11 @@ lib.cuInit(0)
 time.sleep(0.2)
 for _ in range(int(sys.argv[2])):
     lib.cuLaunchKernel(None, 1, 1, 1, 1, 1, 1, 0, None, None, None)
-time.sleep(0.5)
+time.sleep(60)  # alive until the test has its answer: an exited process leaves the snapshot
 PY
 setpriv --reuid=nobody --regid=nogroup --clear-groups -- /usr/bin/python3 "$tmp/workload.py" "$tmp/libcuda.so.1" $n &
 w=$!
-wait $w
+pids+=($w)
 
 query() {  # PromQL -> "labels value" lines
   curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |

@@ -13,6 +13,7 @@ tmp=$(mktemp -d /tmp/gpuobs-access.XXXXXX)
 chmod 0755 "$tmp"
 daemon=
 cleanup() {
+  set +e
   [[ -n $daemon ]] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
   userdel "$reader" 2>/dev/null || true
   userdel "$outsider" 2>/dev/null || true
@@ -56,7 +57,7 @@ for f in "$db" "$db-wal" "$db-shm"; do
 done
 [[ $(stat -c '%a %U %G' "$state") == "750 root gpuobs" ]] || fail "state dir is $(stat -c '%a %U %G' "$state")"
 
-q="SELECT count(*) AS n FROM kernel_launches WHERE pid = $wpid"
+q="SELECT count(*) AS n FROM kernel_launches WHERE tgid = $wpid"
 got=
 for _ in $(seq 100); do  # the writer commits in batches
   got=$(as "$reader" "$gpuobs" sql "$q" "$db" --format csv | tail -n1) || fail "reader: gpuobs sql on the live capture"
