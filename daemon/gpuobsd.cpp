@@ -31,6 +31,9 @@ namespace {
 using namespace gpuobs;
 using Clock = std::chrono::steady_clock;
 
+// A rotation that failed (full disk, say) is tried again this much later.
+constexpr int kRotateRetryS = 5;
+
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_reload{false};
 void on_stop(int) { g_stop = true; }
@@ -90,6 +93,7 @@ class Daemon {
   uint64_t records_at_open_ = 0;
   uint64_t bytes_at_open_ = 0;
   Clock::time_point segment_opened_;
+  Clock::time_point rotate_retry_at_{};  // after a failed rotation
   int64_t started_unix_s_ = 0;
   uint64_t last_records_ = 0;
   Clock::time_point last_sample_;
@@ -106,12 +110,14 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   bool by_size = cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
   bool by_age = cfg_.segment_max_age_s && now - segment_opened_ >= std::chrono::seconds(cfg_.segment_max_age_s);
   if (!by_size && !by_age) return;
+  if (now < rotate_retry_at_) return;
   int64_t seq = seq_ + 1;
   std::string path = new_segment_path(seq);
   if (auto st = session_->rotate(path, seq); !st) {
-    // Retried at the next check; the current segment goes on growing meanwhile.
-    spdlog::warn("cannot start segment {}: {}", path, st.error().message);
-    segment_opened_ = now;  // not every 100 ms on a full disk
+    // The current segment goes on (and keeps counting what it cannot store);
+    // retried in a while, not at every check, on a full disk.
+    spdlog::warn("cannot start segment {}: {}; retrying in {} s", path, st.error().message, kRotateRetryS);
+    rotate_retry_at_ = now + std::chrono::seconds(kRotateRetryS);
     return;
   }
   spdlog::info("segment {} started ({})", path, by_size ? "size limit" : "age limit");

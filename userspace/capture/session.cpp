@@ -6,6 +6,7 @@
 #include "decode/cuda_api.h"
 #include "capture/procfs.h"
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -284,8 +285,15 @@ uint64_t Session::dropped() const {
 WriterStats Session::writer_stats() const { return writer_->stats(); }
 
 Status Session::rotate(const std::string& path, int64_t segment) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0) return make_error("segment " + path + " already exists");
   auto next = CaptureWriter::create(path, false, [](uint32_t tgid) { return read_proc_info(tgid); });
-  if (!next) return next.error();
+  if (!next) {
+    // A full disk fails after the file was made: no empty file stays behind
+    // to be listed as a segment or to block the next try.
+    for (const char* sfx : {"", "-wal", "-shm", "-journal"}) ::unlink((path + sfx).c_str());
+    return next.error();
+  }
   std::unique_ptr<CaptureWriter> w = std::move(next.value());
   auto abandon = [&](Error e) -> Status {
     w.reset();
