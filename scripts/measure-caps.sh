@@ -5,7 +5,8 @@
 # user with ambient capabilities, while a process of ANOTHER user (nobody)
 # makes 200 launches through a fake libcuda. Prints one line per set: exit
 # status, launches stored for that process, /proc reads that failed, and the
-# daemon's first error. Run as root; needs a built gpuobsd (and gcc).
+# daemon's first error. Launches are given as A/B: A through the library
+# named with --libcuda, B through a copy found in the process's maps. Run as root; needs a built gpuobsd (and gcc).
 # usage: measure-caps.sh GPUOBSD_BIN
 set -uo pipefail
 gpuobsd=$1
@@ -15,6 +16,7 @@ chmod 0755 "$work"
 trap 'rm -rf "$work"' EXIT
 gcc -shared -fPIC -O1 -fno-omit-frame-pointer -fno-optimize-sibling-calls -fvisibility=hidden \
     -Wl,-soname,libcuda.so.1 -o "$work/libcuda.so.1" "$src/tests/fakes/fake_libcuda.c"
+mkdir "$work/copy" && cp "$work/libcuda.so.1" "$work/copy/" && chmod 0755 "$work/copy"
 cat > "$work/workload.py" <<'PY'
 import ctypes, time
 lib = ctypes.CDLL(__import__("sys").argv[1])
@@ -32,18 +34,23 @@ run() {  # label, user (root|nobody), caps (comma list, no CAP_ prefix, lower ca
   local who=()
   [[ $user == nobody ]] && who=(--reuid=65534 --regid=65534 --clear-groups)
   setpriv "${who[@]}" --inh-caps="$spec" --ambient-caps="$spec" --bounding-set="$spec" -- \
-    "$gpuobsd" --db "$dir/c.gpuobs" --libcuda "$work/libcuda.so.1" -v info >"$dir/log" 2>&1 &
+    "$gpuobsd" --config /dev/null --db "$dir/c.gpuobs" --status-file "$dir/status.json" --libcuda "$work/libcuda.so.1" -v info >"$dir/log" 2>&1 &
   local d=$!
   sleep 2
   setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$work/workload.py" "$work/libcuda.so.1" &
   local w=$!
   wait $w
+  # The same library copied elsewhere and preloaded: found only through /proc/PID/maps.
+  setpriv --reuid=65534 --regid=65534 --clear-groups env LD_PRELOAD="$work/copy/libcuda.so.1" \
+    /usr/bin/python3 "$work/workload.py" "$work/copy/libcuda.so.1" &
+  local c=$!
+  wait $c
   sleep 1
   kill -TERM $d 2>/dev/null
   wait $d
   local rc=$? launches="-" unreadable="-"
   if [[ -f $dir/c.gpuobs ]]; then
-    launches=$(sqlite3 "$dir/c.gpuobs" "SELECT count(*) FROM kernel_launches WHERE tgid=$w" 2>/dev/null)
+    launches=$(sqlite3 "$dir/c.gpuobs" "SELECT count(*) FROM kernel_launches WHERE tgid=$w" 2>/dev/null)/$(sqlite3 "$dir/c.gpuobs" "SELECT count(*) FROM kernel_launches WHERE tgid=$c" 2>/dev/null)
     unreadable=$(sqlite3 "$dir/c.gpuobs" "SELECT group_concat(name||'='||value) FROM counters WHERE value>0 AND (name LIKE '%unreadable%' OR name LIKE '%unopened%')" 2>/dev/null)
   fi
   local err
