@@ -47,6 +47,8 @@ set(CPACK_PACKAGE_CONTACT "gpuobs maintainers <gpuobs@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "system-wide GPU observer: BPF probes on CUDA/HIP and GPU driver ioctls")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# Debug info stays in the build tree: the binaries are ~60 MB each with it.
+set(CPACK_STRIP_FILES TRUE)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
 # Self-contained binaries (GPUOBS_STATIC): glibc is the only shared library.
