@@ -160,10 +160,13 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
     if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
     if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
     ins_process_.bind_null(6).bind(7, std::string_view("proc")).bind(8, id);
-    // Its cgroup and container as for any process row of this segment.
+    // Its cgroup and container: as the previous segment stored them (the
+    // process may be gone already, its exit still in the ring), else looked up.
     ProcessOrigin origin;
-    if (origin_)
+    if (auto it = prev.live_origin_.find(tgid); it != prev.live_origin_.end()) origin = it->second;
+    else if (origin_)
       if (auto o = origin_(tgid)) origin = *o;
+    if (!origin.cgroup.empty()) live_origin_[tgid] = origin;
     if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
     if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
     if (ins_process_.exec() != SQLITE_DONE) {
@@ -327,6 +330,7 @@ int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, co
     if (auto o = origin_(tgid)) origin = *o;
   if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
   if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
+  if (origin.cgroup.empty()) live_origin_.erase(tgid); else live_origin_[tgid] = origin;
   check(ins_process_.exec());
   created_in_batch_.push_back(tgid);
   return id;
@@ -377,6 +381,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
       api_.forget_process(id);
       driver_.forget_process(id);
       live_.erase(tgid);
+      live_origin_.erase(tgid);
       break;
     }
   }

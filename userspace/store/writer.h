@@ -160,6 +160,8 @@ class CaptureWriter {
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
+  // Origins of live processes, carried into the next segment (continue_from).
+  std::unordered_map<uint32_t, ProcessOrigin> live_origin_;
   // processes.id comes from here, not from SQLite's rowid: a failed or
   // rolled-back insert must never let two processes share an id.
   int64_t next_process_id_ = 1;
