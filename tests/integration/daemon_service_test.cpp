@@ -1,7 +1,8 @@
 // gpuobsd as a service (issue 8): the real binary, run directly (no systemd):
 // segments rotated by size, each self-contained, launches summing exactly to
-// the workload's; SIGHUP applies a new keep_segments; sd_notify messages on a
-// real AF_UNIX datagram socket; SIGTERM exits within 2 s.
+// the workloads'; SIGHUP applies a new keep_segments; sd_notify messages on a
+// real AF_UNIX datagram socket; SIGTERM exits within 2 s; kill -9 under load,
+// SIGTERM right after a workload, and a full disk (a tmpfs this test mounts).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
