@@ -19,9 +19,30 @@ int run_record(RecordArgs& args);
 // neither an option nor the value of an option that takes one.
 std::vector<std::string> split_record_command(std::vector<std::string>& args);
 
-// The capture gpuobsd writes (systemd/gpuobsd.service): what report, sql and
-// stacks read when no file is given.
-inline constexpr const char* kDaemonCapture = "/var/lib/gpuobs/capture.gpuobs";
+// gpuobsd's state directory: report, sql and stacks read its `current`
+// segment when no file is given (daemon/segments.h).
+// (gpuobsd --db's old default; main.cpp always passes the resolved file.)
+inline constexpr const char* kDaemonCapture = "/var/lib/gpuobs/current";  // gpuobsd's current segment
+inline constexpr const char* kDaemonStateDir = "/var/lib/gpuobs";
+inline constexpr const char* kDaemonStatusFile = "/run/gpuobs/status.json";
+
+// The captures a command reads: the files given, the segments --segment
+// selects (N, all, FROM..TO) in state_dir, or else state_dir/current.
+Result<std::vector<std::string>> resolve_captures(const std::vector<std::string>& files, const std::string& segment,
+                                                  const std::string& state_dir);
+
+struct StatusArgs {
+  std::string status_file = kDaemonStatusFile;
+  std::string format = "table";
+};
+// Exit status 0: gpuobsd up; 3: not running (or not writing its status).
+int run_status(const StatusArgs& args);
+
+struct SegmentsArgs {
+  std::string state_dir = kDaemonStateDir;
+  std::string format = "table";
+};
+int run_segments(const SegmentsArgs& args);
 
 struct ReportArgs {
   std::string name;

@@ -1,6 +1,8 @@
 // gpuobs: record a command's GPU activity, and query captures.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "common/log.h"
 #include "version.h"
@@ -38,11 +40,23 @@ int main(int argc, char** argv) {
                      "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")->capture_default_str();
   record->footer("The command starts after -- or at the first word that is not an option.");
 
+  // Which captures: files, --segment in --state-dir, or gpuobsd's current segment.
+  std::vector<std::string> files;
+  std::string segment, state_dir = cli::kDaemonStateDir;
+  auto add_capture_options = [&](CLI::App* cmd, const char* files_help) {
+    cmd->add_option("--segment", segment,
+                    "gpuobsd segments to read: N, all or FROM..TO (sequence numbers; `gpuobs segments` lists them)");
+    cmd->add_option("--state-dir", state_dir, "gpuobsd's state directory")->capture_default_str();
+    return files_help;
+  };
+
   cli::ReportArgs rep;
   auto* report = app.add_subcommand("report", "print a report over a capture");
   report->add_flag("--list", rep.list, "list the reports");
   report->add_option("name", rep.name, "report: launches, ioctls, capture, probes");
-  report->add_option("file", rep.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  report->add_option("files", files, add_capture_options(report,
+      "capture files (default: gpuobsd's current segment); with several, the report runs once per file, "
+      "each headed by its path: sums are per segment"));
   report->add_option("--format", rep.format, "table, json or csv")->capture_default_str();
   report->add_option("--pid", rep.pid, "only this process id");
   report->add_option("--process", rep.process, "only processes with this name (comm)");
@@ -52,12 +66,14 @@ int main(int argc, char** argv) {
   cli::SqlArgs sq;
   auto* sql = app.add_subcommand("sql", "run a read-only SQL query over a capture (docs/schema.md)");
   sql->add_option("query", sq.query, "one SQL statement; :name parameters come from -p")->required();
-  sql->add_option("file", sq.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  sql->add_option("files", files, add_capture_options(sql,
+      "capture files (default: gpuobsd's current segment); with several, the query runs once per file, "
+      "each result headed by its path"));
   sql->add_option("-p,--param", sq.params, "parameter name=value (repeatable)");
   sql->add_option("--format", sq.format, "table, json or csv")->capture_default_str();
 
   auto add_stack_options = [](CLI::App* cmd, cli::StackArgs& s) {
-    cmd->add_option("file", s.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+    cmd->add_option("file", s.file, "capture file (default: gpuobsd's current segment)");
     cmd->add_option("--by", s.by, "weight: launches, calls, copied, allocated, blocked (ns), ioctls")
         ->capture_default_str();
     cmd->add_option("--kernel", s.kernel, "only launches of kernels whose name contains this");
@@ -99,6 +115,17 @@ int main(int argc, char** argv) {
   replay->add_option("--format", rpl.format, "table or json")->capture_default_str();
   replay->add_flag("--no-write", rpl.no_write, "only print: do not write the replay tables into the capture");
 
+  cli::StatusArgs status_args;
+  auto* status = app.add_subcommand("status", "is gpuobsd up, what it probes, events/s, drops, its segments "
+                                               "(exit status 0: up, 3: not running)");
+  status->add_option("--status-file", status_args.status_file, "gpuobsd's status file")->capture_default_str();
+  status->add_option("--format", status_args.format, "table or json")->capture_default_str();
+
+  cli::SegmentsArgs seg_args;
+  auto* segs = app.add_subcommand("segments", "list gpuobsd's segment files: start, end, size, launches");
+  segs->add_option("--state-dir", seg_args.state_dir, "gpuobsd's state directory")->capture_default_str();
+  segs->add_option("--format", seg_args.format, "table or json")->capture_default_str();
+
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -115,12 +142,46 @@ int main(int argc, char** argv) {
     rec.session.ring_bytes = ring_mb << 20;
     return cli::run_record(rec);
   }
-  if (stacks->parsed()) return cli::run_stacks(stk);
-  if (sql->parsed()) return cli::run_sql(sq);
-  if (folded->parsed()) return cli::run_export_folded(fold);
-  if (perfetto->parsed()) return cli::run_export_timeline(pft);
-  if (chrome->parsed()) return cli::run_export_timeline(chr);
-  if (pprof->parsed()) return cli::run_export_pprof(ppf);
+  if (status->parsed()) return cli::run_status(status_args);
+  if (segs->parsed()) return cli::run_segments(seg_args);
+  // The default capture is the daemon's current segment.
+  auto current_if_unset = [&](std::string& file) -> bool {
+    if (!file.empty()) return true;
+    auto r = cli::resolve_captures({}, "", state_dir);
+    if (!r) {
+      print_error("gpuobs", r.error());
+      return false;
+    }
+    file = r->front();
+    return true;
+  };
+  if (stacks->parsed()) return current_if_unset(stk.file) ? cli::run_stacks(stk) : 2;
+  if (folded->parsed()) return current_if_unset(fold.file) ? cli::run_export_folded(fold) : 2;
+  if (perfetto->parsed()) return current_if_unset(pft.file) ? cli::run_export_timeline(pft) : 2;
+  if (chrome->parsed()) return current_if_unset(chr.file) ? cli::run_export_timeline(chr) : 2;
+  if (pprof->parsed()) return current_if_unset(ppf.file) ? cli::run_export_pprof(ppf) : 2;
   if (replay->parsed()) return cli::run_replay(rpl);
-  return cli::run_report(rep);
+  if (report->parsed() && rep.list) return cli::run_report(rep);
+  auto captures = cli::resolve_captures(files, segment, state_dir);
+  if (!captures) {
+    print_error("gpuobs", captures.error());
+    return captures.error().exit_code;
+  }
+  // Several captures: one section each, headed by its path.
+  int rc = 0;
+  for (const auto& f : *captures) {
+    if (captures->size() > 1) std::printf("%s== %s ==\n", &f == &captures->front() ? "" : "\n", f.c_str());
+    std::fflush(stdout);
+    int r;
+    if (sql->parsed()) {
+      sq.file = f;
+      r = cli::run_sql(sq);
+    } else {
+      rep.file = f;
+      r = cli::run_report(rep);
+    }
+    std::fflush(stdout);
+    if (r != 0) rc = r;
+  }
+  return rc;
 }

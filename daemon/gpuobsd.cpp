@@ -1,87 +1,314 @@
-// gpuobsd: the capture engine for the whole host, writing one capture database
-// until SIGTERM/SIGINT, then draining the ring buffer and committing.
-// (Service integration, rotation and hardening: docs/operations.md.)
-#include <CLI/CLI.hpp>
+// gpuobsd: the capture engine for the whole host. Writes segment files under
+// the state directory (rotated by size and age, old ones deleted), tells
+// systemd how it is doing (Type=notify), and rewrites a status file each
+// second. SIGHUP re-reads the configuration; SIGTERM/SIGINT drain the ring,
+// commit and exit. docs/operations.md describes all of it.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 #include "capture/session.h"
 #include "common/log.h"
+#include "daemon/config.h"
+#include "daemon/health_json.h"
+#include "daemon/journal_log.h"
+#include "daemon/metrics_server.h"
+#include "daemon/notify.h"
+#include "daemon/process_tally.h"
+#include "daemon/segments.h"
+#include "daemon/status_file.h"
 #include "version.h"
 
 namespace {
 
+using namespace gpuobs;
+using Clock = std::chrono::steady_clock;
+
+// A rotation that failed (full disk, say) is tried again this much later.
+constexpr int kRotateRetryS = 5;
+
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reload{false};
 void on_stop(int) { g_stop = true; }
+void on_hup(int) { g_reload = true; }
 
-}  // namespace
+int64_t unix_now() { return static_cast<int64_t>(::time(nullptr)); }
 
-int main(int argc, char** argv) {
-  using namespace gpuobs;
-  CLI::App app{"gpuobsd " GPUOBS_VERSION ": record every GPU process on this host"};
-  SessionOptions opts;
-  opts.mode = "daemon";
-  opts.only_tracked = false;
-  std::string log_level = "info";
-  uint32_t ring_mb = 16;
-  app.add_option("--db", opts.output, "capture database to write")->required();
-  app.add_option("--libcuda", opts.libcuda_paths, "libcuda file to probe (repeatable; default: discover)");
-  app.add_option("--libhip", opts.libhip_paths, "HIP runtime file to probe (repeatable; default: discover)");
-  app.add_option("--watch-dev", opts.device_specs, "also watch this character device (repeatable)");
-  app.add_flag("!--no-gpu-devices", opts.gpu_devices, "do not watch GPU drivers' devices from /proc/devices");
-  app.add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
-  app.add_option("--stack-depth", opts.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
-      ->capture_default_str();
-  app.add_option("--unwind", opts.unwind, "fp (frame pointers), dwarf (copy the stack, unwind with .eh_frame in user space) or bpf (unwind in BPF from .eh_frame tables)")
-      ->capture_default_str();
-  app.add_option("--stack-copy", opts.stack_copy_bytes, "--unwind dwarf: stack bytes copied per event")
-      ->capture_default_str();
-  app.add_option("-v,--log-level", log_level, "trace, debug, info, warn, error, off")->capture_default_str();
-  app.set_version_flag("--version", GPUOBS_VERSION);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  log_init(log_level);
-  opts.ring_bytes = ring_mb << 20;
-
-  // A previous capture is kept, never overwritten: it moves aside.
+uint64_t file_bytes(const std::string& path) {
   struct stat st{};
-  if (::stat(opts.output.c_str(), &st) == 0) {
-    std::string aside = opts.output + "." + std::to_string(::time(nullptr));
-    if (std::rename(opts.output.c_str(), aside.c_str()) != 0) {
-      print_error("gpuobsd", make_error("cannot move the previous capture aside to " + aside));
+  uint64_t n = 0;
+  for (const char* sfx : {"", "-wal"})
+    if (::stat((path + sfx).c_str(), &st) == 0) n += static_cast<uint64_t>(st.st_size);
+  return n;
+}
+
+segments::Retention retention_of(const daemon::Config& c) {
+  return segments::Retention{c.keep_segments, c.keep_bytes, c.max_age_s};
+}
+
+// The walking skeleton's --db mode: a previous capture is kept, never overwritten.
+bool move_aside(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return true;
+  std::string aside = path + "." + std::to_string(::time(nullptr));
+  if (std::rename(path.c_str(), aside.c_str()) != 0) {
+    print_error("gpuobsd", make_error("cannot move the previous capture aside to " + aside));
+    return false;
+  }
+  for (const char* sfx : {"-wal", "-shm"}) std::rename((path + sfx).c_str(), (aside + sfx).c_str());
+  spdlog::info("previous capture moved to {}", aside);
+  return true;
+}
+
+class Daemon {
+ public:
+  Daemon(daemon::Config cfg, int argc, char** argv) : cfg_(std::move(cfg)), argc_(argc), argv_(argv) {}
+  int run();
+
+ private:
+  bool segmented() const { return cfg_.db.empty(); }
+  std::string new_segment_path(int64_t seq) const {
+    return cfg_.state_dir + "/" + segments::segment_name(seq, unix_now());
+  }
+  void maybe_rotate(Clock::time_point now);
+  void apply_retention();
+  void reload();
+  HealthSnapshot sample(Clock::time_point now);
+  void publish(const HealthSnapshot& h);
+
+  daemon::Config cfg_;
+  int argc_;
+  char** argv_;
+  daemon::Notifier notify_;
+  std::unique_ptr<Session> session_;
+  daemon::ProcessTally tally_;
+  int64_t seq_ = 0;
+  uint64_t records_at_open_ = 0;
+  uint64_t bytes_at_open_ = 0;
+  Clock::time_point segment_opened_;
+  Clock::time_point rotate_retry_at_{};  // after a failed rotation
+  int64_t started_unix_s_ = 0;
+  uint64_t last_records_ = 0;
+  Clock::time_point last_sample_;
+  std::unique_ptr<MetricsServer> metrics_;  // only with metrics_listen set
+};
+
+void Daemon::maybe_rotate(Clock::time_point now) {
+  if (!segmented()) return;
+  // An empty capture is already a few hundred KiB (schema, probe rows): a
+  // segment without events is never rotated, whatever the limits say.
+  if (session_->records() == records_at_open_) return;
+  // Size: what was captured, beyond the empty capture's own size (schema,
+  // probe rows, the WAL's first pages) measured when the segment opened.
+  bool by_size = cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
+  bool by_age = cfg_.segment_max_age_s && now - segment_opened_ >= std::chrono::seconds(cfg_.segment_max_age_s);
+  if (!by_size && !by_age) return;
+  if (now < rotate_retry_at_) return;
+  int64_t seq = seq_ + 1;
+  std::string path = new_segment_path(seq);
+  if (auto st = session_->rotate(path, seq); !st) {
+    // The current segment goes on (and keeps counting what it cannot store);
+    // retried in a while, not at every check, on a full disk.
+    spdlog::warn("cannot start segment {}: {}; retrying in {} s", path, st.error().message, kRotateRetryS);
+    rotate_retry_at_ = now + std::chrono::seconds(kRotateRetryS);
+    return;
+  }
+  spdlog::info("segment {} started ({})", path, by_size ? "size limit" : "age limit");
+  seq_ = seq;
+  segment_opened_ = now;
+  records_at_open_ = session_->records();
+  bytes_at_open_ = file_bytes(path);
+  tally_.reset_counts();
+  if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
+  apply_retention();
+}
+
+void Daemon::apply_retention() {
+  if (!segmented()) return;
+  for (const auto& p : segments::enforce(cfg_.state_dir, retention_of(cfg_), session_->output(), unix_now()))
+    spdlog::info("segment {} deleted (retention)", p);
+}
+
+void Daemon::reload() {
+  notify_.send("RELOADING=1");
+  auto p = daemon::parse_config(argc_, argv_);
+  if (p.exit_code >= 0) {
+    spdlog::error("SIGHUP: the configuration has errors; keeping the current one");
+  } else {
+    daemon::ConfigChange ch = daemon::diff_config(cfg_, p.config);
+    daemon::Config next = p.config;
+    // Only what can change live changes; the rest waits for a restart.
+    daemon::Config applied = cfg_;
+    applied.log_level = next.log_level;
+    applied.segment_max_bytes = next.segment_max_bytes;
+    applied.segment_max_age_s = next.segment_max_age_s;
+    applied.keep_segments = next.keep_segments;
+    applied.keep_bytes = next.keep_bytes;
+    applied.max_age_s = next.max_age_s;
+    applied.status_file = next.status_file;
+    cfg_ = applied;
+    spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
+    for (const auto& n : ch.applied) spdlog::info("SIGHUP: {} changed, applied", n);
+    for (const auto& n : ch.need_restart) spdlog::warn("SIGHUP: {} changed, takes effect after a restart", n);
+    if (ch.applied.empty() && ch.need_restart.empty()) spdlog::info("SIGHUP: configuration unchanged");
+    apply_retention();
+  }
+  notify_.send("READY=1");
+}
+
+HealthSnapshot Daemon::sample(Clock::time_point now) {
+  HealthSnapshot h;
+  h.version = GPUOBS_VERSION;
+  h.pid = static_cast<uint32_t>(::getpid());
+  h.started_unix_s = started_unix_s_;
+  h.sampled_unix_s = unix_now();
+  h.events_total = session_->records();
+  double dt = std::chrono::duration<double>(now - last_sample_).count();
+  h.events_per_s = dt > 0 ? static_cast<double>(h.events_total - last_records_) / dt : 0;
+  last_records_ = h.events_total;
+  last_sample_ = now;
+  h.drops_total = session_->dropped();
+  h.store_failed = session_->writer_stats().failed_rows;
+  // One entry per library file, from the attach report.
+  for (const auto& r : session_->probes()) {
+    LibraryHealth* lib = nullptr;
+    for (auto& l : h.libraries)
+      if (l.dev == r.library.dev && l.inode == r.library.ino) lib = &l;
+    if (!lib) {
+      h.libraries.push_back(LibraryHealth{r.library.realpath, r.library.dev, r.library.ino, 0, 0});
+      lib = &h.libraries.back();
+    }
+    if (r.status == "attached") ++lib->probes_attached;
+    else if (r.status == "failed") ++lib->probes_failed, ++h.attach_failures;
+  }
+  h.processes = tally_.snapshot();
+  h.segment_path = session_->output();
+  h.segment_bytes = file_bytes(h.segment_path);
+  if (segmented()) {
+    for (const auto& s : segments::list(cfg_.state_dir)) {
+      ++h.segments;
+      h.storage_bytes += s.bytes;
+    }
+  } else {
+    h.segments = 1;
+    h.storage_bytes = h.segment_bytes;
+  }
+  return h;
+}
+
+void Daemon::publish(const HealthSnapshot& h) {
+  if (!cfg_.status_file.empty())
+    if (auto st = daemon::write_atomically(cfg_.status_file, to_json(h).dump(2) + "\n"); !st)
+      spdlog::debug("{}", st.error().message);
+  char line[256];
+  std::snprintf(line, sizeof line, "STATUS=%.0f events/s, %llu dropped, %llu not stored, segment %s", h.events_per_s,
+                static_cast<unsigned long long>(h.drops_total), static_cast<unsigned long long>(h.store_failed),
+                std::filesystem::path(h.segment_path).filename().c_str());
+  notify_.send(line);
+  if (metrics_) metrics_->update(h);
+}
+
+int Daemon::run() {
+  started_unix_s_ = unix_now();
+  SessionOptions opts = cfg_.session_options();
+  if (segmented()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cfg_.state_dir, ec);
+    if (ec) {
+      print_error("gpuobsd", make_error("cannot create " + cfg_.state_dir + ": " + ec.message()));
       return 1;
     }
-    for (const char* sfx : {"-wal", "-shm"}) std::rename((opts.output + sfx).c_str(), (aside + sfx).c_str());
-    spdlog::info("previous capture moved to {}", aside);
+    // A restart never appends to an old segment: it starts the next one.
+    seq_ = segments::next_seq(cfg_.state_dir);
+    opts.output = new_segment_path(seq_);
+  } else if (!move_aside(cfg_.db)) {
+    return 1;
   }
 
   struct sigaction sa{};
   sa.sa_handler = on_stop;
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
+  sa.sa_handler = on_hup;
+  ::sigaction(SIGHUP, &sa, nullptr);
 
   auto session = Session::create(opts);
   if (!session) {
     print_error("gpuobsd", session.error());
     return session.error().exit_code;
   }
+  session_ = std::move(session.value());
+  session_->set_event_observer([this](const Event& ev) { tally_.on_event(ev); });
+  if (segmented()) {
+    if (auto st = session_->set_segment(seq_); !st) spdlog::warn("{}", st.error().message);
+    if (auto st = segments::set_current(cfg_.state_dir, opts.output); !st) spdlog::warn("{}", st.error().message);
+    apply_retention();
+  }
+  // No listening socket unless asked for.
+  if (!cfg_.metrics_listen.empty()) {
+    auto m = MetricsServer::start(cfg_.metrics_listen);
+    if (!m) {
+      print_error("gpuobsd", m.error());
+      return 1;
+    }
+    metrics_ = std::move(m.value());
+    spdlog::info("metrics on http://{}/metrics", metrics_->address());
+  }
   spdlog::info("capturing to {}", opts.output);
-  while (!g_stop) (*session)->poll(100);
+  notify_.send("READY=1");
 
-  auto sum = (*session)->finish(std::nullopt);
+  auto now = Clock::now();
+  segment_opened_ = last_sample_ = now;
+  bytes_at_open_ = file_bytes(opts.output);
+  auto next_sample = now, next_rotate_check = now, next_watchdog = now;
+  publish(sample(now));
+  while (!g_stop) {
+    session_->poll(100);
+    now = Clock::now();
+    if (g_reload.exchange(false)) reload();
+    if (now >= next_rotate_check) {
+      maybe_rotate(now);
+      next_rotate_check = now + std::chrono::milliseconds(250);
+    }
+    if (now >= next_sample) {
+      publish(sample(now));
+      next_sample = now + std::chrono::seconds(1);
+    }
+    if (auto wd = notify_.watchdog_interval(); wd.count() && now >= next_watchdog) {
+      notify_.send("WATCHDOG=1");
+      next_watchdog = now + wd;
+    }
+  }
+
+  notify_.send("STOPPING=1");
+  auto stop_start = Clock::now();
+  // Exit within 2 s even while processes keep submitting: 1 s to drain the
+  // ring, the rest for the writer to commit what it holds.
+  session_->set_drain_budget(std::chrono::milliseconds(1000));
+  auto sum = session_->finish(std::nullopt);
   if (!sum) {
     print_error("gpuobsd", sum.error());
     return 1;
   }
-  spdlog::info("stopped: {} launches, {} ioctls, {} process events stored; {} dropped", sum->launches,
-               sum->ioctls, sum->process_events, sum->dropped);
+  spdlog::info("stopped in {:.0f} ms: {} launches, {} ioctls, {} process events stored in {}; {} dropped, {} not stored",
+               std::chrono::duration<double, std::milli>(Clock::now() - stop_start).count(), sum->launches,
+               sum->ioctls, sum->process_events, session_->output(), sum->dropped, sum->store_failed);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = gpuobs::daemon::parse_config(argc, argv);
+  if (parsed.exit_code >= 0) return parsed.exit_code;
+  gpuobs::daemon::log_init(parsed.config.log_level);
+  Daemon d(parsed.config, argc, argv);
+  return d.run();
 }

@@ -11,6 +11,9 @@ packages=(
   util-linux
   libprotobuf-dev protobuf-compiler  # the exporters (Perfetto, pprof): static libprotobuf.a and protoc
   libamdhip64-5  # a real HIP runtime for the HIP probe tests (no GPU needed)
+  libboost-dev   # Boost.Beast/Asio, header-only: gpuobsd's optional Prometheus endpoint
+  help2man       # man pages from --help (cmake/packaging.cmake)
+  prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,14 +10,20 @@
 //          the process is still alive and must still be recorded
 //        launch_workload --lib PATH --die-in-sync THREADS
 //          THREADS threads block in cuStreamSynchronize; exit() kills them inside it
+//        [--rate R]: each thread launches at most R times per second
+//        [--progress FILE]: every 50 ms, appends "MONO_NS COUNT" to FILE: COUNT
+//          launches had returned (all threads) by CLOCK_MONOTONIC time MONO_NS
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,15 +41,25 @@ using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned
 namespace {
 
 LaunchFn g_launch, g_launch_ptsz;
+uint32_t g_rate = 0;  // per thread and second; 0: as fast as it goes
+// Launches returned, per worker (own cache line each), for --progress.
+struct alignas(64) Progress {
+  std::atomic<uint64_t> done{0};
+};
+Progress g_progress[64];
 
 uint32_t run_worker(uint32_t worker, uint32_t launches, uint32_t* ptsz_calls) {
   uint32_t ptsz = 0;
+  auto start = std::chrono::steady_clock::now();
   for (uint32_t i = 0; i < launches; ++i) {
+    if (g_rate && i % 64 == 0)
+      std::this_thread::sleep_until(start + std::chrono::nanoseconds(uint64_t{i} * 1000000000ull / g_rate));
     auto a = gpuobs::testing::launch_args(worker, i);
     LaunchFn fn = a.ptsz && g_launch_ptsz ? g_launch_ptsz : g_launch;
     ptsz += fn == g_launch_ptsz;
     fn(reinterpret_cast<void*>(a.function), a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z,
        a.shared_mem_bytes, reinterpret_cast<void*>(a.stream), reinterpret_cast<void**>(a.kernel_params), nullptr);
+    if (worker < 64) g_progress[worker].done.store(i + 1, std::memory_order_release);
   }
   *ptsz_calls = ptsz;
   return static_cast<uint32_t>(::syscall(SYS_gettid));
@@ -52,7 +68,7 @@ uint32_t run_worker(uint32_t worker, uint32_t launches, uint32_t* ptsz_calls) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string lib, truth_path;
+  std::string lib, truth_path, progress_path;
   uint32_t threads = 1, launches = 1000, child_launches = 0, die_in_sync = 0;
   bool leader_exits_first = false;
   for (int i = 1; i < argc; ++i)
@@ -66,6 +82,8 @@ int main(int argc, char** argv) {
     else if (k == "--launches") launches = std::stoul(argv[i + 1]);
     else if (k == "--child-launches") child_launches = std::stoul(argv[i + 1]);
     else if (k == "--truth") truth_path = argv[i + 1];
+    else if (k == "--rate") g_rate = std::stoul(argv[i + 1]);
+    else if (k == "--progress") progress_path = argv[i + 1];
   }
   void* h = dlopen(lib.c_str(), RTLD_NOW);
   if (!h) { std::fprintf(stderr, "launch_workload: %s\n", dlerror()); return 1; }
@@ -100,6 +118,26 @@ int main(int argc, char** argv) {
       }).detach();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::exit(0);  // every worker is inside cuStreamSynchronize (FAKE_CUDA_SYNC_US set high)
+  }
+
+  if (!progress_path.empty()) {
+    int fd = ::open(progress_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) { std::perror(progress_path.c_str()); return 1; }
+    std::thread([fd] {
+      for (;;) {
+        // The count first, then the time: every launch counted returned before it.
+        uint64_t n = 0;
+        for (auto& p : g_progress) n += p.done.load(std::memory_order_acquire);
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        char line[64];
+        int len = std::snprintf(line, sizeof line, "%lld %llu\n",
+                                static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec,
+                                static_cast<unsigned long long>(n));
+        (void)!::write(fd, line, static_cast<size_t>(len));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }).detach();
   }
 
   nlohmann::json truth;

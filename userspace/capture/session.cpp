@@ -6,13 +6,21 @@
 #include "decode/cuda_api.h"
 #include "capture/procfs.h"
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "version.h"
 
 namespace gpuobs {
+
+// The consumer's longest sleep while libraries are watched: part of the
+// 100 ms budget from a first GPU ioctl to its library's probes.
+constexpr int kLibraryWatchPollMs = 20;
 
 std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
@@ -43,6 +51,11 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
                                       [](uint32_t tgid) { return read_proc_info(tgid); });
   if (!writer) return writer.error();
   s->writer_ = std::move(writer.value());
+  {
+    Session* self = s.get();
+    s->writer_->set_origin_lookup([self](uint32_t tgid) { return self->take_origin(tgid); });
+    s->prime_origins();
+  }
   auto fail = [&](Error e) -> Result<std::unique_ptr<Session>> {
     s.reset();  // closes the database
     for (const char* sfx : {"", "-wal", "-shm"}) ::unlink((opts.output + sfx).c_str());
@@ -65,14 +78,17 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   CaptureMeta meta{GPUOBS_VERSION, opts.mode, opts.command, host.host, host.kernel, host.nvidia_driver,
                    mono_now_ns(), realtime_offset_ns(), s->engine_->ring_bytes()};
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
+  s->meta_ = meta;
+  s->create_library_watch(opts);
   if (auto st = s->attach_plan(opts, parse_nvidia_version(host.nvidia_driver)); !st) return fail(st.error());
+  s->start_library_watch();
 
   Session* self = s.get();
-  CaptureWriter* w = s->writer_.get();
+  // Through writer_, not a copy of it: rotate() replaces the writer.
   s->stacks_ = std::make_unique<StackResolver>(StackResolver::Sink{
-      [w](const ModuleDef& m) { w->push(m); },
-      [w](const FrameDef& f) { w->push(f); },
-      [w](const StackDef& st) { w->push(st); },
+      [self](const ModuleDef& m) { self->writer_->push(m); },
+      [self](const FrameDef& f) { self->writer_->push(f); },
+      [self](const StackDef& st) { self->writer_->push(st); },
   });
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
@@ -94,6 +110,7 @@ void Session::on_record(const void* data, size_t size) {
   RawStack raw;
   Event ev = decoder_.decode(data, size, &raw);
   if (std::holds_alternative<std::monostate>(ev)) return;
+  ++records_;
   if (uint64_t lost = writer_->definitions_lost(); lost != definitions_lost_seen_) {
     definitions_lost_seen_ = lost;
     stacks_->redefine_all();
@@ -109,6 +126,9 @@ void Session::on_record(const void* data, size_t size) {
     else if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
     else if (p->type == GPUOBS_EV_PROC_EXIT) stacks_->on_exit(p->hdr.tgid);
   }
+  if (observer_) observer_(ev);
+  if (watch_) note_for_library_watch(ev);
+  note_origin(ev);
   writer_->push(std::move(ev), stack_id);
 }
 
@@ -125,11 +145,14 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     }
     if (paths.empty()) libs = discover();
     for (const auto& lib : libs) {
-      for (auto& r : engine_->attach_api(lib, table)) {
+      auto results = engine_->attach_api(lib, table);
+      if (watch_) watch_->add_known(lib, results);
+      int64_t attached_ns = mono_now_ns();
+      for (auto& r : results) {
         if (r.status == "failed" || (r.status == "missing" && table.data() == cuda_api_table().data()))
           spdlog::warn("probe {} on {}: {} ({})", r.symbol, lib.realpath, r.status, r.error);
         rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
-                                r.error});
+                                r.error, "startup", 0, 0, attached_ns});
         probes_.push_back(std::move(r));
       }
     }
@@ -141,16 +164,17 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     spdlog::warn("libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
                  "cuLaunchKernel among them); pass --libcuda PATH", cuda_api_table().size());
     for (const ApiSpec& spec : cuda_api_table())
-      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", "missing", "library not found"});
+      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", "missing", "library not found", "startup", 0, 0, 0});
   }
   // HIP is optional on most hosts: its absence is one row, not 73.
   auto nhip = attach_vendor(opts.libhip_paths, discover_libhip, hip_api_table(), "libamdhip64.so", "--libhip");
   if (!nhip) return nhip.error();
   if (*nhip == 0) {
     spdlog::info("libamdhip64.so not found: HIP calls will not be captured (pass --libhip PATH)");
-    rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", "missing", "library not found"});
+    rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", "missing", "library not found", "startup", 0, 0, 0});
   }
   if (auto st = writer_->write_probes(rows); !st) return st;
+  probe_rows_ = rows;
 
   std::vector<DeviceMatch> devs;
   std::vector<DeviceMatch> host = gpu_devices_on_host();
@@ -169,6 +193,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     if (auto st = engine_->watch_device(d); !st) return st;
     if (auto st = writer_->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return st;
   }
+  devices_ = devs;
   if (auto st = engine_->set_ioctl_rules(ioctl_rules(nvidia)); !st)
     return st;
   int attached = 0;
@@ -184,7 +209,12 @@ Status Session::track_root(uint32_t tgid) {
 }
 
 void Session::poll(int timeout_ms) {
+  // BPF submits without waking the consumer: a process's first GPU ioctl is
+  // seen up to one poll timeout late, and its library must be attached
+  // within 100 ms of it.
+  if (watch_) timeout_ms = std::min(timeout_ms, kLibraryWatchPollMs);
   int n = engine_->poll(timeout_ms);
+  if (watch_) flush_library_watch();
   stacks_->tick();
   if (n < 0) spdlog::warn("ring buffer poll failed: {}", std::strerror(-n));
 }
@@ -230,12 +260,83 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   int failed = 0;
   for (auto& p : probes_) failed += p.status != "attached";
   out["probes_not_attached"] = {static_cast<uint64_t>(failed), "userspace"};
+  if (watch_) {
+    LibraryWatchStats ls = watch_->stats();
+    out["library_maps_scans"] = {ls.scans, "userspace"};
+    out["library_maps_unreadable"] = {ls.maps_unreadable, "userspace"};
+    out["library_unresolved"] = {ls.unresolved, "userspace"};
+    out["library_attached_runtime"] = {ls.attached, "userspace"};
+    out["library_attach_failed"] = {ls.attach_failed, "userspace"};
+    out["library_probes_failed"] = {ls.probes_failed, "userspace"};
+    out["library_detached"] = {ls.detached, "userspace"};
+  }
   return out;
 }
 
+uint64_t Session::dropped() const {
+  Counters c = engine_->counters();
+  // Every record lost in BPF: ring full, in-flight map full, or an entry
+  // replaced because its exit never came (that call is lost too).
+  return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
+         c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
+         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE];
+}
+
+WriterStats Session::writer_stats() const { return writer_->stats(); }
+
+Status Session::rotate(const std::string& path, int64_t segment) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0) return make_error("segment " + path + " already exists");
+  auto next = CaptureWriter::create(path, false, [](uint32_t tgid) { return read_proc_info(tgid); });
+  if (!next) {
+    // A full disk fails after the file was made: no empty file stays behind
+    // to be listed as a segment or to block the next try.
+    for (const char* sfx : {"", "-wal", "-shm", "-journal"}) ::unlink((path + sfx).c_str());
+    return next.error();
+  }
+  std::unique_ptr<CaptureWriter> w = std::move(next.value());
+  auto abandon = [&](Error e) -> Status {
+    w.reset();
+    for (const char* sfx : {"", "-wal", "-shm"}) ::unlink((path + sfx).c_str());
+    return e;
+  };
+  CaptureMeta meta = meta_;
+  meta.start_mono_ns = mono_now_ns();
+  meta.clock_offset_ns = realtime_offset_ns();
+  if (auto st = w->write_meta(meta); !st) return abandon(st.error());
+  if (auto st = w->write_segment(segment); !st) return abandon(st.error());
+  if (auto st = w->write_probes(probe_rows_); !st) return abandon(st.error());
+  for (const auto& d : devices_)
+    if (auto st = w->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return abandon(st.error());
+
+  // processes.cgroup / container_id keep coming from the session's origins
+  // (the carried live processes included).
+  w->set_origin_lookup([this](uint32_t tgid) { return take_origin(tgid); });
+
+  // The old file is finished like any capture (every event pushed so far is
+  // in it), then the new one takes over its live state.
+  writer_->stop();
+  if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters()); !st)
+    spdlog::warn("segment {}: {}", output_, st.error().message);
+  if (auto st = w->continue_from(*writer_); !st)
+    spdlog::warn("segment {}: {}", path, st.error().message);
+  writer_ = std::move(w);
+  output_ = path;
+  definitions_lost_seen_ = 0;
+  stacks_->redefine_all();  // stack ids stay valid: their rows are written again here
+  writer_->start();
+  return {};
+}
+
 Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
+  // Its rows go through the writer, which stops below.
+  if (watch_) {
+    watch_->stop();
+    flush_library_watch();
+  }
   // Records submitted before the processes exited are all in the ring now.
-  while (engine_->poll(0) > 0) {
+  auto drain_end = std::chrono::steady_clock::now() + drain_budget_;
+  while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {
   }
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) return st.error();
@@ -246,12 +347,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.ioctls = w.ioctls;
   s.process_events = w.process_events;
   s.store_failed = w.failed_rows;
-  Counters c = engine_->counters();
-  // Every record lost in BPF: ring full, in-flight map full, or an entry
-  // replaced because its exit never came (that call is lost too).
-  s.dropped = c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
-              c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
-              c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE];
+  s.dropped = dropped();
   s.api_calls = w.api_calls;
   const DecodeStats& d = decoder_.stats();
   s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;
@@ -261,6 +357,147 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == "attached";
   return s;
+}
+
+}  // namespace gpuobs
+
+namespace gpuobs {
+
+void Session::create_library_watch(const SessionOptions& opts) {
+  if (!opts.watch_libraries && opts.mode != "daemon") return;
+  uint32_t rescan_ms = opts.library_rescan_ms;
+  if (const char* env = std::getenv("GPUOBS_LIBRARY_RESCAN_MS"))
+    if (unsigned long v = std::strtoul(env, nullptr, 10); v > 0) rescan_ms = static_cast<uint32_t>(v);
+  Engine* eng = engine_.get();
+  LibraryWatch::Hooks hooks{
+      [eng](const LibraryFile& f, std::span<const ApiSpec> table) { return eng->attach_api(f, table); },
+      [eng](uint64_t dev, uint64_t ino) { eng->detach_library(dev, ino); },
+      [this](std::vector<ProbeRow> rows) {
+        std::lock_guard lk(watch_out_mu_);
+        for (auto& r : rows) watch_rows_.push_back(std::move(r));
+      },
+      [this](uint64_t dev, uint64_t ino, int64_t ns) {
+        std::lock_guard lk(watch_out_mu_);
+        watch_detached_.emplace_back(dev, ino, ns);
+      },
+  };
+  watch_ = std::make_unique<LibraryWatch>(std::move(hooks), std::chrono::milliseconds(rescan_ms));
+}
+
+void Session::start_library_watch() {
+  if (!watch_) return;
+  // Synchronous: processes running now are attached before the daemon says
+  // it is capturing.
+  int64_t t0 = mono_now_ns();
+  watch_->scan_all("startup");
+  LibraryWatchStats ls = watch_->stats();
+  spdlog::info("startup scan: {} processes' maps read, {} libraries attached from them, in {:.1f} ms", ls.scans,
+               ls.attached, static_cast<double>(mono_now_ns() - t0) / 1e6);
+  watch_->start();
+}
+
+void Session::note_for_library_watch(const Event& ev) {
+  if (auto* p = std::get_if<ProcEvent>(&ev)) {
+    if (p->type == GPUOBS_EV_PROC_EXEC) {
+      gpu_ioctl_seen_.erase(p->hdr.tgid);  // a new image: its first GPU ioctl is a new trigger
+      watch_->request(p->hdr.tgid, "exec", static_cast<int64_t>(p->hdr.ts_ns));
+    } else if (p->type == GPUOBS_EV_PROC_EXIT) {
+      gpu_ioctl_seen_.erase(p->hdr.tgid);
+      watch_->process_exited(p->hdr.tgid);
+    }
+  } else if (auto* i = std::get_if<IoctlEvent>(&ev)) {
+    if (i->driver != GPUOBS_DRV_OTHER && gpu_ioctl_seen_.insert(i->hdr.tgid).second)
+      watch_->request(i->hdr.tgid, "first_ioctl", static_cast<int64_t>(i->hdr.ts_ns));
+  }
+}
+
+void Session::prime_origins() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    char* end = nullptr;
+    unsigned long pid = std::strtoul(name.c_str(), &end, 10);
+    if (!end || *end || !pid) continue;
+    if (auto o = read_process_origin(static_cast<uint32_t>(pid))) {
+      std::lock_guard lk(origin_mu_);
+      origins_[static_cast<uint32_t>(pid)] = *o;
+    }
+  }
+}
+
+void Session::note_origin(const Event& ev) {
+  uint32_t tgid = 0;
+  std::visit([&](const auto& e) {
+    if constexpr (requires { e.hdr.tgid; }) tgid = e.hdr.tgid;
+  }, ev);
+  if (!tgid) return;
+  auto* p = std::get_if<ProcEvent>(&ev);
+  if (p && p->type == GPUOBS_EV_PROC_EXIT) {
+    origin_seen_.erase(tgid);  // the pid may be reused
+    return;
+  }
+  if (!origin_seen_.insert(tgid).second) return;
+  if (auto o = read_process_origin(tgid)) {
+    std::lock_guard lk(origin_mu_);
+    origins_[tgid] = *o;
+  }
+}
+
+std::optional<ProcessOrigin> Session::take_origin(uint32_t tgid) {
+  {
+    std::lock_guard lk(origin_mu_);
+    auto it = origins_.find(tgid);
+    if (it != origins_.end()) {
+      ProcessOrigin o = std::move(it->second);
+      origins_.erase(it);
+      return o;
+    }
+  }
+  return read_process_origin(tgid);
+}
+
+void Session::flush_library_watch() {
+  std::vector<ProbeRow> rows;
+  std::vector<std::tuple<uint64_t, uint64_t, int64_t>> detached;
+  {
+    std::lock_guard lk(watch_out_mu_);
+    rows.swap(watch_rows_);
+    detached.swap(watch_detached_);
+  }
+  if (rows.empty() && detached.empty()) return;
+  probe_rows_.insert(probe_rows_.end(), rows.begin(), rows.end());
+  writer_->push_probes(std::move(rows));
+  for (auto& [dev, ino, ns] : detached) {
+    writer_->push_library_detached(dev, ino, ns);
+    // A new segment lists the probes in place when it starts.
+    std::erase_if(probe_rows_, [&](const ProbeRow& r) { return r.dev == dev && r.inode == ino; });
+  }
+}
+
+std::vector<WatchedLibrary> Session::libraries() const {
+  if (watch_) return watch_->libraries();
+  std::vector<WatchedLibrary> out;
+  for (const auto& p : probes_) {
+    WatchedLibrary* w = nullptr;
+    for (auto& o : out)
+      if (o.file.dev == p.library.dev && o.file.ino == p.library.ino) w = &o;
+    if (!w) {
+      out.push_back(WatchedLibrary{});
+      out.back().file = p.library;
+      out.back().reason = "startup";
+      w = &out.back();
+    }
+    w->probes_attached += p.status == "attached";
+    w->probes_failed += p.status == "failed";
+  }
+  return out;
+}
+
+uint64_t Session::attach_failures() const {
+  uint64_t n = 0;
+  for (const auto& p : probes_) n += p.status == "failed";
+  if (watch_) n += watch_->stats().probes_failed;
+  return n;
 }
 
 }  // namespace gpuobs

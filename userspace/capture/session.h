@@ -3,13 +3,20 @@
 // (only_tracked) and gpuobsd (the whole host).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "capture/library_watch.h"
 #include "common/result.h"
 #include "decode/decoder.h"
 #include "loader/engine.h"
@@ -33,6 +40,11 @@ struct SessionOptions {
   // the user stack per event and unwind it with .eh_frame in user space.
   std::string unwind = "fp";
   uint32_t stack_copy_bytes = 16384;
+  // Find GPU libraries in processes' mappings (at start, on exec, on a
+  // process's first GPU ioctl, every library_rescan_ms) and attach them.
+  // Always on in daemon mode. GPUOBS_LIBRARY_RESCAN_MS overrides the period.
+  bool watch_libraries = false;
+  uint32_t library_rescan_ms = 10000;
 };
 
 struct SessionSummary {
@@ -60,6 +72,29 @@ class Session {
 
   const std::vector<ProbeResult>& probes() const { return probes_; }
   std::map<std::string, std::pair<uint64_t, std::string>> counters() const;
+  // Library files with probes now (daemon health: LibraryHealth), and the
+  // libraries and probes that failed to attach since the start.
+  std::vector<WatchedLibrary> libraries() const;
+  uint64_t attach_failures() const;
+
+  // --- gpuobsd segments (issue 8) ---
+  // Finishes the current capture file and continues into a new one at path,
+  // with the BPF engine left attached: the new file gets its own capture row
+  // (segment number), probes, watched devices, the processes alive now, and
+  // the stack definitions and kernel names known so far. Call it from the
+  // thread that polls. On failure the current file goes on being written.
+  Status rotate(const std::string& path, int64_t segment);
+  // Marks the first file of a daemon run with its segment number.
+  Status set_segment(int64_t segment) { return writer_->write_segment(segment); }
+  // Sees every decoded event on the polling thread (for cheap per-process tallies).
+  void set_event_observer(std::function<void(const Event&)> fn) { observer_ = std::move(fn); }
+  // finish() drains the ring until it is empty or this much time has passed
+  // (a producer that keeps submitting would keep it from ever being empty).
+  void set_drain_budget(std::chrono::milliseconds budget) { drain_budget_ = budget; }
+  const std::string& output() const { return output_; }
+  uint64_t records() const { return records_; }  // ring records consumed
+  uint64_t dropped() const;                       // every BPF drop counter summed
+  WriterStats writer_stats() const;               // of the current file's writer
 
  private:
   Session() = default;
@@ -67,6 +102,20 @@ class Session {
   Status attach_plan(const SessionOptions& opts, const NvidiaVersion& nvidia);
   // The capture thread's path for every ring record.
   void on_record(const void* data, size_t size);
+  // Library watch: created before the plan; startup scan after it.
+  void create_library_watch(const SessionOptions& opts);
+  void start_library_watch();
+  // An exec or a process's first GPU ioctl: scan its maps (worker thread).
+  void note_for_library_watch(const Event& ev);
+  // On the polling thread (the one that may rotate the writer): rows the
+  // watch produced go to the current writer and to what segments repeat.
+  void flush_library_watch();
+  // Process origin (cgroup, container) read while the process is surely
+  // alive: at start for every process, then at its first record, so the
+  // writer (up to a batch later) has it even for short-lived processes.
+  void prime_origins();
+  void note_origin(const Event& ev);
+  std::optional<ProcessOrigin> take_origin(uint32_t tgid);
 
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<CaptureWriter> writer_;
@@ -75,6 +124,23 @@ class Session {
   uint64_t definitions_lost_seen_ = 0;
   std::vector<ProbeResult> probes_;
   std::string output_;
+  // Segments: what every new file repeats.
+  CaptureMeta meta_;
+  std::vector<ProbeRow> probe_rows_;
+  std::vector<DeviceMatch> devices_;
+  std::function<void(const Event&)> observer_;
+  std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);
+  uint64_t records_ = 0;
+  // Library watch. Its rows wait in the outbox for the polling thread.
+  std::mutex watch_out_mu_;
+  std::vector<ProbeRow> watch_rows_;
+  std::vector<std::tuple<uint64_t, uint64_t, int64_t>> watch_detached_;  // dev, inode, mono ns
+  std::unordered_set<uint32_t> gpu_ioctl_seen_;  // tgids whose first GPU ioctl was seen
+  std::mutex origin_mu_;
+  std::unordered_map<uint32_t, ProcessOrigin> origins_;  // guarded by origin_mu_
+  std::unordered_set<uint32_t> origin_seen_;           // polling thread only
+  // Last member: stopped and destroyed before the engine it uses.
+  std::unique_ptr<LibraryWatch> watch_;
 };
 
 std::string shell_quote(const std::vector<std::string>& argv);

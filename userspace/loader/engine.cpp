@@ -226,8 +226,23 @@ std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<co
 }
 
 void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites, std::vector<ProbeResult>& results) {
+  LibraryLinks made_here;
+  // Whatever this call made joins the file's links, also on an early return.
+  struct Keep {
+    Engine* e;
+    const LibraryFile& lib;
+    LibraryLinks& made;
+    ~Keep() {
+      if (made.links.empty() && made.multi_fds.empty()) return;
+      std::lock_guard lk(e->lib_mu_);
+      auto& to = e->lib_links_[{lib.dev, lib.ino}];
+      to.links.insert(to.links.end(), made.links.begin(), made.links.end());
+      to.multi_fds.insert(to.multi_fds.end(), made.multi_fds.begin(), made.multi_fds.end());
+    }
+  } keep{this, lib, made_here};
   if (!multi_) {
-    for (const auto& site : sites) results[site.result] = attach_at(results[site.result], site.offset, site.cookie, site.progs);
+    for (const auto& site : sites)
+      results[site.result] = attach_at(results[site.result], site.offset, site.cookie, site.progs, made_here);
     return;
   }
   // Group by (program, return probe): one link each, for every symbol on this file.
@@ -257,11 +272,30 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
     }
     made.push_back(fd);
   }
-  multi_links_.insert(multi_links_.end(), made.begin(), made.end());
+  made_here.multi_fds.insert(made_here.multi_fds.end(), made.begin(), made.end());
+}
+
+size_t Engine::detach_library(uint64_t dev, uint64_t ino) {
+  LibraryLinks gone;
+  {
+    std::lock_guard lk(lib_mu_);
+    auto it = lib_links_.find({dev, ino});
+    if (it == lib_links_.end()) return 0;
+    gone = std::move(it->second);
+    lib_links_.erase(it);
+  }
+  for (auto* l : gone.links) bpf_link__destroy(l);
+  for (int fd : gone.multi_fds) ::close(fd);
+  return gone.links.size() + gone.multi_fds.size();
+}
+
+size_t Engine::attached_libraries() const {
+  std::lock_guard lk(lib_mu_);
+  return lib_links_.size();
 }
 
 ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
-                              const std::vector<std::pair<bpf_program*, bool>>& progs) {
+                              const std::vector<std::pair<bpf_program*, bool>>& progs, LibraryLinks& into) {
   std::vector<bpf_link*> made;
   for (auto& [prog, ret] : progs) {
     LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
@@ -275,7 +309,7 @@ ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
     }
     made.push_back(link);
   }
-  links_.insert(links_.end(), made.begin(), made.end());
+  into.links.insert(into.links.end(), made.begin(), made.end());
   return r;
 }
 
@@ -380,6 +414,11 @@ Engine::~Engine() {
   // the dev VM, so ~230 links released one by one held `gpuobs record` for
   // 18 s after its command exited. Released from several threads the waits
   // overlap and share grace periods.
+  std::vector<int> multi_links;
+  for (auto& [key, ll] : lib_links_) {
+    links_.insert(links_.end(), ll.links.begin(), ll.links.end());
+    multi_links.insert(multi_links.end(), ll.multi_fds.begin(), ll.multi_fds.end());
+  }
   constexpr size_t kThreads = 32;
   std::vector<std::thread> pool;
   for (size_t t = 0; t < kThreads && t < links_.size(); ++t)
@@ -387,7 +426,7 @@ Engine::~Engine() {
       for (size_t i = t; i < links_.size(); i += kThreads) bpf_link__destroy(links_[i]);
     });
   for (auto& th : pool) th.join();
-  for (int fd : multi_links_) ::close(fd);
+  for (int fd : multi_links) ::close(fd);
   if (skel_) gpuobs_bpf__destroy(skel_);
 }
 

@@ -6,7 +6,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -66,7 +68,13 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Every symbol of an API table (decode/cuda_api.cpp, decode/hip_api.cpp) on one library file.
+  // The links are kept per file (dev, inode): detach_library removes them.
+  // Thread-safe against poll() (a worker thread attaches while the ring drains).
   std::vector<ProbeResult> attach_api(const LibraryFile& lib, std::span<const ApiSpec> table);
+  // Removes every probe on this file; returns how many links were released.
+  size_t detach_library(uint64_t dev, uint64_t ino);
+  // Files that have probes now.
+  size_t attached_libraries() const;
   // Benchmarks only: do-nothing probes on these symbols (entry, and return
   // too when with_return), the cost floor of a probe there.
   std::vector<ProbeResult> attach_empty_probes(const LibraryFile& lib, const std::vector<std::string>& symbols,
@@ -95,6 +103,12 @@ class Engine {
  private:
   Engine() = default;
   Status attach_tracepoints(const EngineOptions& opts);
+  // Library probes, per file (dev, inode): perf-event uprobe links and
+  // uprobe-multi link fds.
+  struct LibraryLinks {
+    std::vector<bpf_link*> links;
+    std::vector<int> multi_fds;
+  };
   // One planned probe site: a symbol's offset, cookie and programs.
   struct Site {
     size_t result;  // index into the results
@@ -104,12 +118,13 @@ class Engine {
   void attach_sites(const LibraryFile& lib, const std::vector<Site>& sites, std::vector<ProbeResult>& results);
   // Fallback: perf-event uprobes, every (program, return probe) at one offset, all or nothing.
   ProbeResult attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
-                        const std::vector<std::pair<bpf_program*, bool>>& progs);
+                        const std::vector<std::pair<bpf_program*, bool>>& progs, LibraryLinks& into);
 
   gpuobs_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;
-  std::vector<bpf_link*> links_;
-  std::vector<int> multi_links_;  // uprobe-multi link fds
+  std::vector<bpf_link*> links_;  // tracepoints
+  mutable std::mutex lib_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, LibraryLinks> lib_links_;
   bool multi_ = false;
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;

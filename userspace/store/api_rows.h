@@ -36,6 +36,9 @@ class ApiRowWriter {
   void set_stack(int64_t stack_id) { stack_id_ = stack_id; }
   // Name lookups whose name string could not be read from the process.
   uint64_t unreadable_names() const { return unreadable_names_; }
+  // A new segment (gpuobsd rotation) keeps the names learned so far: a
+  // process resolves its kernels once, long before most of its launches.
+  void carry_names_from(const ApiRowWriter& prev) { names_ = prev.names_; }
 
  private:
   int write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64_t pid);

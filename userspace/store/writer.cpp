@@ -31,6 +31,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   if (!db) return make_error(db.error().message, "check that the directory exists and is writable", 2);
   std::unique_ptr<CaptureWriter> w(new CaptureWriter());
   w->db_ = std::move(db.value());
+  w->path_ = path;
   w->lookup_ = std::move(lookup);
   if (auto s = w->db_.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
     return make_error("cannot initialise " + path + ": " + s.error().message, "", 2);
@@ -39,8 +40,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
 
   sqlite3* d = w->db_.get();
   w->ins_process_ = Stmt(d,
-      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id)"
-      " VALUES (?,?,?,?,?,?,?,?)");
+      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id, cgroup,"
+      " container_id) VALUES (?,?,?,?,?,?,?,?,?,?)");
   w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
@@ -72,13 +73,51 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
 
 Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
   Stmt st(db_.get(),
-          "INSERT INTO probes (library, dev, inode, symbol, program, status, error) VALUES (?,?,?,?,?,?,?)");
+          "INSERT INTO probes (library, dev, inode, symbol, program, status, error, reason, trigger_tgid,"
+          " trigger_mono_ns, attached_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& p : probes) {
     st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, p.status);
     if (p.error.empty()) st.bind_null(7); else st.bind(7, p.error);
+    if (p.reason.empty()) st.bind_null(8); else st.bind(8, p.reason);
+    if (p.trigger_tgid) st.bind(9, p.trigger_tgid); else st.bind_null(9);
+    if (p.trigger_mono_ns) st.bind(10, p.trigger_mono_ns); else st.bind_null(10);
+    if (p.attached_mono_ns) st.bind(11, p.attached_mono_ns); else st.bind_null(11);
     if (st.exec() != SQLITE_DONE) return make_error("cannot write the attach report: " + db_.errmsg());
   }
   return {};
+}
+
+void CaptureWriter::push_probes(std::vector<ProbeRow> rows) {
+  std::lock_guard lk(mu_);
+  for (auto& r : rows) pending_probes_.push_back(std::move(r));
+}
+
+void CaptureWriter::push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns) {
+  std::lock_guard lk(mu_);
+  pending_detached_.push_back(Detach{dev, inode, mono_ns});
+}
+
+// Rare (a library attached or detached): one transaction of its own, so a
+// failed event batch never takes the attach report with it.
+void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached) {
+  if (rows.empty() && detached.empty()) return;
+  if (!db_.exec("BEGIN")) {
+    stats_.failed_rows += rows.size() + detached.size();
+    return;
+  }
+  if (auto st = write_probes(rows); !st) {
+    spdlog::warn("{}", st.error().message);
+    stats_.failed_rows += rows.size();
+  }
+  Stmt upd(db_.get(), "UPDATE probes SET detached_mono_ns = ? WHERE dev = ? AND inode = ? AND detached_mono_ns IS NULL");
+  for (const auto& d : detached)
+    if (upd.bind(1, d.mono_ns).bind(2, d.dev).bind(3, d.inode).exec() != SQLITE_DONE) ++stats_.failed_rows;
+  if (!db_.exec("COMMIT")) {
+    (void)db_.exec("ROLLBACK");
+    stats_.failed_rows += rows.size() + detached.size();
+  }
+  rows.clear();
+  detached.clear();
 }
 
 Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
@@ -97,6 +136,47 @@ Status CaptureWriter::add_root_process(uint32_t tgid) {
     if (auto i = lookup_(tgid)) info = *i;
   live_[tgid] = insert_process(tgid, info, "root", std::nullopt);
   return {};
+}
+
+Status CaptureWriter::write_segment(int64_t number) {
+  Stmt st(db_.get(), "UPDATE capture SET segment = ? WHERE id = 1");
+  if (st.bind(1, number).exec() != SQLITE_DONE) return make_error("cannot write the segment number: " + db_.errmsg());
+  return {};
+}
+
+Status CaptureWriter::continue_from(CaptureWriter& prev) {
+  prev.stop();  // its maps are ours to read only once its thread is gone
+  next_process_id_ = prev.next_process_id_;
+  api_.carry_names_from(prev.api_);
+  if (auto s = db_.exec("BEGIN"); !s) return s;
+  for (const auto& [tgid, id] : prev.live_) {
+    ProcessInfo info;
+    if (lookup_)
+      if (auto i = lookup_(tgid)) info = *i;
+    // Found running when this segment opened: 'proc', as for a daemon start.
+    ins_process_.bind(1, tgid);
+    if (info.ppid) ins_process_.bind(2, info.ppid); else ins_process_.bind_null(2);
+    if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns); else ins_process_.bind_null(3);
+    if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
+    if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
+    ins_process_.bind_null(6).bind(7, std::string_view("proc")).bind(8, id);
+    // Its cgroup and container: as the previous segment stored them (the
+    // process may be gone already, its exit still in the ring), else looked up.
+    ProcessOrigin origin;
+    if (auto it = prev.live_origin_.find(tgid); it != prev.live_origin_.end()) origin = it->second;
+    else if (origin_)
+      if (auto o = origin_(tgid)) origin = *o;
+    if (!origin.cgroup.empty()) live_origin_[tgid] = origin;
+    if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
+    if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
+    if (ins_process_.exec() != SQLITE_DONE) {
+      std::string err = db_.errmsg();
+      (void)db_.exec("ROLLBACK");
+      return make_error("cannot carry the live processes into " + path_ + ": " + err);
+    }
+    live_[tgid] = id;
+  }
+  return db_.exec("COMMIT");
 }
 
 Status CaptureWriter::limit_pages(int64_t pages) {
@@ -118,19 +198,24 @@ void CaptureWriter::push(Event ev, int64_t stack_id) {
 
 void CaptureWriter::run() {
   std::vector<Item> batch;
+  std::vector<ProbeRow> probe_rows;
+  std::vector<Detach> detached;
   for (;;) {
     bool stop;
     {
       std::unique_lock lk(mu_);
       cv_.wait_for(lk, kBatchInterval, [&] { return stopping_ || pending_.size() >= kBatchEvents; });
       batch.swap(pending_);
+      probe_rows.swap(pending_probes_);
+      detached.swap(pending_detached_);
       stop = stopping_;
     }
     if (!batch.empty()) write_batch(batch);
     batch.clear();
+    write_library_changes(probe_rows, detached);
     if (stop) {
       std::lock_guard lk(mu_);
-      if (pending_.empty()) return;
+      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty()) return;
     }
   }
 }
@@ -240,6 +325,12 @@ int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, co
   if (fork_ns) ins_process_.bind(6, *fork_ns); else ins_process_.bind_null(6);
   int64_t id = next_process_id_++;
   ins_process_.bind(7, std::string_view(source)).bind(8, id);
+  ProcessOrigin origin{info.cgroup, info.container_id};
+  if (origin.cgroup.empty() && origin_)
+    if (auto o = origin_(tgid)) origin = *o;
+  if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
+  if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
+  if (origin.cgroup.empty()) live_origin_.erase(tgid); else live_origin_[tgid] = origin;
   check(ins_process_.exec());
   created_in_batch_.push_back(tgid);
   return id;
@@ -267,7 +358,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
   uint32_t tgid = e.hdr.tgid;
   switch (e.type) {
     case GPUOBS_EV_PROC_FORK: {
-      ProcessInfo info{e.ppid, e.start_boottime_ns, e.comm, {}};
+      ProcessInfo info{e.ppid, e.start_boottime_ns, e.comm, {}, {}, {}};
       live_[tgid] = insert_process(tgid, info, "fork", e.hdr.ts_ns);  // replaces a reused pid's row
       break;
     }
@@ -275,7 +366,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
       auto it = live_.find(tgid);
       int64_t id;
       if (it == live_.end()) {
-        id = insert_process(tgid, ProcessInfo{e.ppid, e.start_boottime_ns, e.comm, e.filename}, "exec",
+        id = insert_process(tgid, ProcessInfo{e.ppid, e.start_boottime_ns, e.comm, e.filename, {}, {}}, "exec",
                             std::nullopt);
         live_[tgid] = id;
       } else {
@@ -290,6 +381,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
       api_.forget_process(id);
       driver_.forget_process(id);
       live_.erase(tgid);
+      live_origin_.erase(tgid);
       break;
     }
   }

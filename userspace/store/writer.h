@@ -41,6 +41,11 @@ struct ProbeRow {
   std::string library;
   uint64_t dev = 0, inode = 0;
   std::string symbol, program, status, error;
+  // When and why (migration 009): reason startup, exec, first_ioctl, rescan;
+  // trigger_tgid 0 and times 0 are stored as NULL.
+  std::string reason;
+  uint32_t trigger_tgid = 0;
+  int64_t trigger_mono_ns = 0, attached_mono_ns = 0;
 };
 
 // What is known of a running process that appears without a fork/exec event.
@@ -49,7 +54,14 @@ struct ProcessInfo {
   uint64_t start_boottime_ns = 0;
   std::string comm;
   std::string exe;
+  std::string cgroup;        // empty: ask the origin lookup when the row is inserted
+  std::string container_id;
 };
+// A process's cgroup and container, read when the writer first inserts it.
+struct ProcessOrigin {
+  std::string cgroup, container_id;
+};
+using OriginLookup = std::function<std::optional<ProcessOrigin>(uint32_t tgid)>;
 using ProcessLookup = std::function<std::optional<ProcessInfo>(uint32_t tgid)>;
 
 struct WriterStats {
@@ -72,10 +84,25 @@ class CaptureWriter {
 
   Status write_meta(const CaptureMeta& meta);
   Status write_probes(const std::vector<ProbeRow>& probes);
+  // Run time (thread-safe): probe rows of a library attached while capturing,
+  // and the end of a library's probes; written with the next batch.
+  void push_probes(std::vector<ProbeRow> rows);
+  void push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns);
+  // Before start(): fills processes.cgroup / container_id.
+  void set_origin_lookup(OriginLookup lookup) { origin_ = std::move(lookup); }
   Status write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name,
                               uint32_t driver = GPUOBS_DRV_OTHER);
   // The command `gpuobs record` started (it has no fork event of its own).
   Status add_root_process(uint32_t tgid);
+
+  // gpuobsd: this capture's place in the series of segments (capture.segment).
+  Status write_segment(int64_t number);
+  // gpuobsd rotation: this (new, not yet started) writer continues where prev
+  // (stopped) left off: the processes still alive get rows here under the
+  // same ids, and the kernel names known for their function handles carry
+  // over. Live allocations do not (their rows are in prev's file).
+  Status continue_from(CaptureWriter& prev);
+  const std::string& path() const { return path_; }
 
   // Caps the database at this many pages (0: SQLite's maximum). Inserts past
   // it fail as on a full disk: the batch is counted as lost and the writer
@@ -106,6 +133,11 @@ class CaptureWriter {
     int64_t stack_id;
   };
   void write_batch(std::vector<Item>& batch);
+  struct Detach {
+    uint64_t dev, inode;
+    int64_t mono_ns;
+  };
+  void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
   int64_t process_for(uint32_t tgid);
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
@@ -116,7 +148,11 @@ class CaptureWriter {
   void forget_batch_state();
 
   Db db_;
+  std::string path_;
   ProcessLookup lookup_;
+  OriginLookup origin_;
+  std::vector<ProbeRow> pending_probes_;  // guarded by mu_
+  std::vector<Detach> pending_detached_;  // guarded by mu_
   ApiRowWriter api_;
   StackRowWriter stacks_;
   std::atomic<uint64_t> definitions_lost_{0};
@@ -124,6 +160,8 @@ class CaptureWriter {
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
+  // Origins of live processes, carried into the next segment (continue_from).
+  std::unordered_map<uint32_t, ProcessOrigin> live_origin_;
   // processes.id comes from here, not from SQLite's rowid: a failed or
   // rolled-back insert must never let two processes share an id.
   int64_t next_process_id_ = 1;

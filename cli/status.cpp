@@ -1,0 +1,148 @@
+// gpuobs status: is gpuobsd up, and how is it doing (its status file);
+// gpuobs segments: the segment files kept in the state directory.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "common/log.h"
+#include "daemon/health_json.h"
+#include "daemon/segments.h"
+#include "store/schema.h"
+
+namespace gpuobs::cli {
+namespace {
+
+// The daemon rewrites the file every second: older than this, it is stuck or gone.
+constexpr int64_t kStaleAfterS = 5;
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+std::string utc(int64_t unix_s) {
+  time_t t = static_cast<time_t>(unix_s);
+  struct tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int run_status(const StatusArgs& a) {
+  std::ifstream in(a.status_file);
+  nlohmann::json j;
+  std::string why;
+  std::optional<HealthSnapshot> h;
+  if (!in) {
+    why = "no status file " + a.status_file;
+  } else {
+    try {
+      j = nlohmann::json::parse(in);
+      auto parsed = health_from_json(j);
+      if (parsed) h = *parsed; else why = parsed.error().message;
+    } catch (const nlohmann::json::exception& e) {
+      why = a.status_file + " is not JSON: " + e.what();
+    }
+  }
+  bool alive = false, fresh = false;
+  int64_t age = 0;
+  if (h) {
+    alive = h->pid > 0 && (::kill(static_cast<pid_t>(h->pid), 0) == 0 || errno == EPERM);
+    age = static_cast<int64_t>(::time(nullptr)) - h->sampled_unix_s;
+    fresh = age <= kStaleAfterS;
+    if (!alive) why = "pid " + std::to_string(h->pid) + " is not running";
+    else if (!fresh) why = "status last written " + std::to_string(age) + " s ago";
+  }
+  bool up = alive && fresh;
+  if (a.format == "json") {
+    nlohmann::json out = h ? to_json(*h) : nlohmann::json::object();
+    out["up"] = up;
+    if (!up) out["reason"] = why;
+    std::printf("%s\n", out.dump(2).c_str());
+    return up ? 0 : 3;
+  }
+  if (a.format != "table") {
+    print_error("gpuobs status", make_error("unknown format '" + a.format + "'", "use table or json", 2));
+    return 2;
+  }
+  std::printf("gpuobsd:        %s\n", up ? "up" : ("not running (" + why + ")").c_str());
+  if (!h) return 3;
+  std::printf("version:        %s (pid %u, started %s)\n", h->version.c_str(), h->pid, utc(h->started_unix_s).c_str());
+  std::printf("sampled:        %s (%lld s ago)\n", utc(h->sampled_unix_s).c_str(), static_cast<long long>(age));
+  std::printf("events:         %.0f/s, %llu total\n", h->events_per_s, static_cast<unsigned long long>(h->events_total));
+  std::printf("dropped:        %llu\n", static_cast<unsigned long long>(h->drops_total));
+  std::printf("not stored:     %llu\n", static_cast<unsigned long long>(h->store_failed));
+  std::printf("attach failures: %llu\n", static_cast<unsigned long long>(h->attach_failures));
+  std::printf("libraries:\n");
+  for (const auto& l : h->libraries)
+    std::printf("  %s: %d probes attached, %d failed\n", l.path.c_str(), l.probes_attached, l.probes_failed);
+  if (h->libraries.empty()) std::printf("  (none)\n");
+  std::printf("GPU processes:  %zu\n", h->processes.size());
+  std::printf("segment:        %s (%s)\n", h->segment_path.c_str(), human_bytes(h->segment_bytes).c_str());
+  std::printf("segments kept:  %llu (%s)\n", static_cast<unsigned long long>(h->segments),
+              human_bytes(h->storage_bytes).c_str());
+  return up ? 0 : 3;
+}
+
+int run_segments(const SegmentsArgs& a) {
+  auto all = segments::list(a.state_dir);
+  std::string current;
+  if (auto c = segments::current(a.state_dir)) current = *c;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& s : all) {
+    nlohmann::json r{{"segment", s.seq}, {"path", s.path}, {"bytes", s.bytes}, {"current", s.path == current}};
+    // A segment being written (or one whose daemon was killed) has no end yet.
+    if (auto db = open_capture_readonly(s.path)) {
+      auto off = db->scalar("SELECT clock_offset_ns FROM capture");
+      auto start = db->scalar("SELECT start_mono_ns FROM capture");
+      auto end = db->scalar("SELECT coalesce(end_mono_ns, -1) FROM capture");
+      auto launches = db->scalar("SELECT count(*) FROM kernel_launches");
+      if (off && start) r["start"] = utc((*start + *off) / 1000000000);
+      if (off && end && *end >= 0) r["end"] = utc((*end + *off) / 1000000000);
+      if (launches) r["launches"] = *launches;
+    } else {
+      r["error"] = db.error().message;
+    }
+    rows.push_back(r);
+  }
+  if (a.format == "json") {
+    std::printf("%s\n", rows.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-4s %-21s %-21s %10s %10s  %s\n", "seq", "start", "end", "size", "launches", "path");
+  for (const auto& r : rows)
+    std::printf("%-4lld %-21s %-21s %10s %10s  %s%s\n", r["segment"].get<long long>(),
+                r.value("start", std::string("?")).c_str(), r.value("end", std::string("-")).c_str(),
+                human_bytes(r["bytes"].get<uint64_t>()).c_str(),
+                r.contains("launches") ? std::to_string(r["launches"].get<int64_t>()).c_str() : "?",
+                r["path"].get<std::string>().c_str(), r["current"].get<bool>() ? " (current)" : "");
+  if (rows.empty()) std::printf("(no segments in %s)\n", a.state_dir.c_str());
+  return 0;
+}
+
+Result<std::vector<std::string>> resolve_captures(const std::vector<std::string>& files, const std::string& segment,
+                                                  const std::string& state_dir) {
+  if (!segment.empty() && !files.empty())
+    return make_error("give capture files or --segment, not both", "", 2);
+  if (!segment.empty()) return segments::select(state_dir, segment);
+  if (!files.empty()) return files;
+  auto cur = segments::current(state_dir);
+  if (!cur) return cur.error();
+  return std::vector<std::string>{*cur};
+}
+
+}  // namespace gpuobs::cli

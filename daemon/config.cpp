@@ -1,0 +1,187 @@
+#include "daemon/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
+#include "version.h"
+
+namespace gpuobs::daemon {
+namespace {
+
+// "90", "90s", "15min", "12h", "30d" -> seconds.
+CLI::AsNumberWithUnit duration_units() {
+  return CLI::AsNumberWithUnit(std::map<std::string, uint64_t>{{"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}},
+                               CLI::AsNumberWithUnit::DEFAULT,
+                               "DURATION");
+}
+
+// "500ms", "10s", "2min", or a plain number of seconds -> milliseconds.
+CLI::Validator duration_ms() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        static const std::pair<const char*, uint64_t> units[] = {{"ms", 1}, {"s", 1000}, {"min", 60000},
+                                                                 {"h", 3600000}};
+        size_t i = 0;
+        while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+        std::string unit = v.substr(i);
+        while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+        if (i == 0 || i > 12) return "expected a duration such as 500ms, 10s or 2min, not '" + v + "'";
+        uint64_t n = std::stoull(v.substr(0, i)), mult = unit.empty() ? 1000 : 0;
+        for (const auto& [name, m] : units)
+          if (unit == name) mult = m;
+        if (!mult) return "unknown unit '" + unit + "' (ms, s, min, h)";
+        v = std::to_string(n * mult);
+        return {};
+      },
+      "DURATION", "duration_ms");
+}
+
+std::string quoted(const std::string& v) {
+  std::string out = "\"";
+  for (char ch : v) out += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + quoted(v[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::string config_text(const Config& c) {
+  std::string t;
+  auto line = [&](const char* k, const std::string& v) { t += std::string(k) + " = " + v + "\n"; };
+  line("state_dir", quoted(c.state_dir));
+  if (!c.db.empty()) line("db", quoted(c.db));
+  line("segment_max_bytes", std::to_string(c.segment_max_bytes));
+  line("segment_max_age", std::to_string(c.segment_max_age_s));
+  line("keep_segments", std::to_string(c.keep_segments));
+  line("keep_bytes", std::to_string(c.keep_bytes));
+  line("max_age", std::to_string(c.max_age_s));
+  // Empty lists: discover (libraries) or nothing extra (devices).
+  if (!c.libcuda.empty()) line("libcuda", list(c.libcuda));
+  if (!c.libhip.empty()) line("libhip", list(c.libhip));
+  if (!c.watch_dev.empty()) line("watch_dev", list(c.watch_dev));
+  line("gpu_devices", c.gpu_devices ? "true" : "false");
+  line("ring_mb", std::to_string(c.ring_mb));
+  line("stack_depth", std::to_string(c.stack_depth));
+  line("unwind", quoted(c.unwind));
+  line("stack_copy", std::to_string(c.stack_copy));
+  line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
+  line("log_level", quoted(c.log_level));
+  line("metrics_listen", quoted(c.metrics_listen));
+  line("status_file", quoted(c.status_file));
+  return t;
+}
+
+SessionOptions Config::session_options() const {
+  SessionOptions o;
+  o.mode = "daemon";
+  o.only_tracked = false;
+  o.libcuda_paths = libcuda;
+  o.libhip_paths = libhip;
+  o.device_specs = watch_dev;
+  o.gpu_devices = gpu_devices;
+  o.ring_bytes = ring_mb << 20;
+  o.stack_depth = stack_depth;
+  o.unwind = unwind;
+  o.stack_copy_bytes = stack_copy;
+  o.output = db;
+  o.library_rescan_ms = static_cast<uint32_t>(std::min<uint64_t>(library_rescan_ms, UINT32_MAX));
+  return o;
+}
+
+Parsed parse_config(int argc, char** argv) {
+  Parsed p;
+  Config& c = p.config;
+  CLI::App app{"gpuobsd " GPUOBS_VERSION ": record every GPU process on this host into segment files"};
+  // Config-file keys are the long names; both spellings are accepted
+  // (state_dir in the file, --state-dir on the command line).
+  app.set_config("--config", kDefaultConfig, "configuration file (TOML or INI; a missing default file is fine)");
+  app.add_option("--state-dir,--state_dir", c.state_dir, "directory of the segment files")->capture_default_str();
+  app.add_option("--db", c.db, "write this one capture file instead of segments in --state-dir (no rotation)");
+  app.add_option("--segment-max-bytes,--segment_max_bytes", c.segment_max_bytes,
+                 "start a new segment when the current one reaches this size (e.g. 256MB)")
+      ->transform(CLI::AsSizeValue(false))->capture_default_str();
+  app.add_option("--segment-max-age,--segment_max_age", c.segment_max_age_s,
+                 "start a new segment when the current one is this old (s, min, h, d)")
+      ->transform(duration_units())->capture_default_str();
+  app.add_option("--keep-segments,--keep_segments", c.keep_segments, "keep at most this many segments")
+      ->capture_default_str();
+  app.add_option("--keep-bytes,--keep_bytes", c.keep_bytes, "keep at most this many bytes of segments (e.g. 4GB)")
+      ->transform(CLI::AsSizeValue(false))->capture_default_str();
+  app.add_option("--max-age,--max_age", c.max_age_s, "delete segments last written longer ago than this (0: never)")
+      ->transform(duration_units())->capture_default_str();
+  app.add_option("--libcuda", c.libcuda, "libcuda file to probe (repeatable; default: discover)");
+  app.add_option("--libhip", c.libhip, "HIP runtime file to probe (repeatable; default: discover)");
+  app.add_option("--watch-dev,--watch_dev", c.watch_dev, "also watch this character device (repeatable)");
+  app.add_flag("!--no-gpu-devices", c.gpu_devices, "do not watch GPU drivers' devices from /proc/devices");
+  app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
+  app.add_option("--ring-mb,--ring_mb", c.ring_mb, "ring buffer size in MiB")->capture_default_str();
+  app.add_option("--stack-depth,--stack_depth", c.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
+      ->capture_default_str();
+  app.add_option("--unwind", c.unwind, "fp (frame pointers), dwarf or bpf")->capture_default_str();
+  app.add_option("--stack-copy,--stack_copy", c.stack_copy, "--unwind dwarf: stack bytes copied per event")
+      ->capture_default_str();
+  app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
+                 "read every process's maps for GPU libraries this often (e.g. 10s, 500ms; plain number: s)")
+      ->transform(duration_ms())->default_str("10s");
+  app.add_option("-v,--log-level,--log_level", c.log_level, "trace, debug, info, warn, error, off")
+      ->capture_default_str();
+  app.add_option("--metrics-listen,--metrics_listen", c.metrics_listen,
+                 "serve Prometheus metrics on this 127.0.0.1:PORT (empty: no listening socket)");
+  app.add_option("--status-file,--status_file", c.status_file, "JSON health file rewritten every second")
+      ->capture_default_str();
+  app.set_version_flag("--version", GPUOBS_VERSION);
+  bool print_config = false;
+  app.add_flag("--print-config", print_config,
+               "check the configuration, print the options in effect (config-file syntax) and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    p.exit_code = rc == 0 ? 0 : 2;
+    return p;
+  }
+  if (print_config) {
+    std::printf("%s", config_text(c).c_str());
+    p.exit_code = 0;
+    return p;
+  }
+  if (auto* o = app.get_option("--config"); o && !o->empty()) c.config_file = o->as<std::string>();
+  return p;
+}
+
+ConfigChange diff_config(const Config& a, const Config& b) {
+  ConfigChange ch;
+  auto note = [&](bool changed, const char* name, bool live) {
+    if (changed) (live ? ch.applied : ch.need_restart).push_back(name);
+  };
+  note(a.log_level != b.log_level, "log_level", true);
+  note(a.segment_max_bytes != b.segment_max_bytes, "segment_max_bytes", true);
+  note(a.segment_max_age_s != b.segment_max_age_s, "segment_max_age", true);
+  note(a.keep_segments != b.keep_segments, "keep_segments", true);
+  note(a.keep_bytes != b.keep_bytes, "keep_bytes", true);
+  note(a.max_age_s != b.max_age_s, "max_age", true);
+  note(a.status_file != b.status_file, "status_file", true);
+  note(a.state_dir != b.state_dir, "state_dir", false);
+  note(a.db != b.db, "db", false);
+  note(a.libcuda != b.libcuda, "libcuda", false);
+  note(a.libhip != b.libhip, "libhip", false);
+  note(a.watch_dev != b.watch_dev, "watch_dev", false);
+  note(a.gpu_devices != b.gpu_devices, "gpu_devices", false);
+  note(a.ring_mb != b.ring_mb, "ring_mb", false);
+  note(a.stack_depth != b.stack_depth, "stack_depth", false);
+  note(a.unwind != b.unwind, "unwind", false);
+  note(a.stack_copy != b.stack_copy, "stack_copy", false);
+  note(a.metrics_listen != b.metrics_listen, "metrics_listen", false);
+  note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);
+  return ch;
+}
+
+}  // namespace gpuobs::daemon

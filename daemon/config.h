@@ -1,0 +1,59 @@
+// gpuobsd's options: /etc/gpuobs/gpuobsd.conf (TOML/INI, read by CLI11) with
+// every option also on the command line, where it wins over the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "capture/session.h"
+#include "common/result.h"
+
+namespace gpuobs::daemon {
+
+inline constexpr const char* kDefaultConfig = "/etc/gpuobs/gpuobsd.conf";
+
+struct Config {
+  std::string config_file;
+  std::string db;                 // one fixed capture file, no segments (the walking skeleton's mode)
+  std::string state_dir = "/var/lib/gpuobs";
+  uint64_t segment_max_bytes = 256ull << 20;
+  uint64_t segment_max_age_s = 3600;
+  uint64_t keep_segments = 48;
+  uint64_t keep_bytes = 4ull << 30;
+  uint64_t max_age_s = 0;         // 0: no age limit
+  std::vector<std::string> libcuda, libhip, watch_dev;
+  bool gpu_devices = true;
+  uint32_t ring_mb = 16;
+  uint32_t stack_depth = 64;
+  std::string unwind = "fp";
+  uint32_t stack_copy = 16384;
+  uint64_t library_rescan_ms = 10000;  // rescan every process's maps for GPU libraries
+  std::string log_level = "info";
+  std::string metrics_listen;     // empty: no listening socket
+  std::string status_file = "/run/gpuobs/status.json";
+
+  SessionOptions session_options() const;
+};
+
+// Parses argv (and the config file it names or the default one, if present).
+// exit_code >= 0: stop now with it (--help, --version, a parse error; CLI11
+// has printed the message).
+struct Parsed {
+  Config config;
+  int exit_code = -1;
+};
+Parsed parse_config(int argc, char** argv);
+
+// The options in effect, one `key = value` line each, in the config file's
+// syntax (gpuobsd --print-config).
+std::string config_text(const Config& c);
+
+// SIGHUP: what changed between two configs, applied or not.
+struct ConfigChange {
+  std::vector<std::string> applied;        // option names that take effect now
+  std::vector<std::string> need_restart;   // changed, but only a restart applies them
+};
+ConfigChange diff_config(const Config& before, const Config& after);
+
+}  // namespace gpuobs::daemon

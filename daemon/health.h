@@ -1,0 +1,45 @@
+// What gpuobsd knows about itself, sampled once a second by the main loop.
+// One snapshot feeds the status file (`gpuobs status`), the systemd STATUS=
+// line and the optional Prometheus endpoint, so the three always agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuobs {
+
+struct ProcessHealth {
+  uint32_t tgid = 0;
+  std::string comm;
+  std::string container_id;     // empty: not in a container
+  uint64_t launches = 0;        // kernel launches stored
+  uint64_t bytes_copied = 0;    // copies and memsets, bytes
+  int64_t device_bytes_live = 0;  // device memory allocated and not freed (API layer)
+};
+
+struct LibraryHealth {
+  std::string path;             // as attached (may be /proc/PID/root/...)
+  uint64_t dev = 0, inode = 0;
+  int probes_attached = 0, probes_failed = 0;
+};
+
+struct HealthSnapshot {
+  std::string version;
+  uint32_t pid = 0;
+  int64_t started_unix_s = 0;
+  int64_t sampled_unix_s = 0;
+  uint64_t events_total = 0;     // records consumed from the ring
+  double events_per_s = 0;       // over the last sample interval
+  uint64_t drops_total = 0;      // every BPF drop counter summed
+  uint64_t store_failed = 0;     // rows the writer could not store (disk full, I/O)
+  uint64_t attach_failures = 0;  // probes or libraries that failed to attach
+  std::vector<LibraryHealth> libraries;
+  std::vector<ProcessHealth> processes;  // GPU processes seen in the current segment
+  std::string segment_path;      // the capture being written
+  uint64_t segment_bytes = 0;    // its size on disk (db + wal)
+  uint64_t segments = 0;         // segments kept on disk
+  uint64_t storage_bytes = 0;    // all kept segments
+};
+
+}  // namespace gpuobs

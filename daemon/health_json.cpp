@@ -1,0 +1,53 @@
+#include "daemon/health_json.h"
+
+namespace gpuobs {
+
+nlohmann::json to_json(const HealthSnapshot& h) {
+  nlohmann::json libs = nlohmann::json::array(), procs = nlohmann::json::array();
+  for (const auto& l : h.libraries)
+    libs.push_back({{"path", l.path}, {"dev", l.dev}, {"inode", l.inode}, {"probes_attached", l.probes_attached},
+                    {"probes_failed", l.probes_failed}});
+  for (const auto& p : h.processes)
+    procs.push_back({{"tgid", p.tgid}, {"comm", p.comm}, {"container_id", p.container_id},
+                     {"launches", p.launches}, {"bytes_copied", p.bytes_copied},
+                     {"device_bytes_live", p.device_bytes_live}});
+  return {{"version", h.version}, {"pid", h.pid}, {"started_unix_s", h.started_unix_s},
+          {"sampled_unix_s", h.sampled_unix_s}, {"events_total", h.events_total},
+          {"events_per_s", h.events_per_s}, {"drops_total", h.drops_total}, {"store_failed", h.store_failed},
+          {"attach_failures", h.attach_failures}, {"libraries", libs}, {"processes", procs},
+          {"segment_path", h.segment_path}, {"segment_bytes", h.segment_bytes}, {"segments", h.segments},
+          {"storage_bytes", h.storage_bytes}};
+}
+
+Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
+  try {
+    HealthSnapshot h;
+    h.version = j.at("version").get<std::string>();
+    h.pid = j.at("pid").get<uint32_t>();
+    h.started_unix_s = j.at("started_unix_s").get<int64_t>();
+    h.sampled_unix_s = j.at("sampled_unix_s").get<int64_t>();
+    h.events_total = j.at("events_total").get<uint64_t>();
+    h.events_per_s = j.at("events_per_s").get<double>();
+    h.drops_total = j.at("drops_total").get<uint64_t>();
+    h.store_failed = j.at("store_failed").get<uint64_t>();
+    h.attach_failures = j.at("attach_failures").get<uint64_t>();
+    for (const auto& l : j.at("libraries"))
+      h.libraries.push_back(LibraryHealth{l.at("path").get<std::string>(), l.at("dev").get<uint64_t>(),
+                                          l.at("inode").get<uint64_t>(), l.at("probes_attached").get<int>(),
+                                          l.at("probes_failed").get<int>()});
+    for (const auto& p : j.at("processes"))
+      h.processes.push_back(ProcessHealth{p.at("tgid").get<uint32_t>(), p.at("comm").get<std::string>(),
+                                          p.at("container_id").get<std::string>(), p.at("launches").get<uint64_t>(),
+                                          p.at("bytes_copied").get<uint64_t>(),
+                                          p.at("device_bytes_live").get<int64_t>()});
+    h.segment_path = j.at("segment_path").get<std::string>();
+    h.segment_bytes = j.at("segment_bytes").get<uint64_t>();
+    h.segments = j.at("segments").get<uint64_t>();
+    h.storage_bytes = j.at("storage_bytes").get<uint64_t>();
+    return h;
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(std::string("malformed status file: ") + e.what(), "", 2);
+  }
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,87 @@
+// Prometheus text exposition format 0.0.4 for gpuobsd's health snapshot.
+// Counters end in _total and only grow for one daemon run; gauges are the
+// value at the sample. Per-process series carry pid, comm and container
+// (empty outside a container) so a scrape can be joined with `gpuobs report`.
+#include "metrics_text.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace gpuobs {
+
+std::string escape_label_value(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+namespace {
+
+void family(std::string& out, const char* name, const char* type, const char* help) {
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+template <class V>
+void sample(std::string& out, const char* name, V value) {
+  fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
+}
+
+std::string process_labels(const ProcessHealth& p) {
+  return fmt::format("pid=\"{}\",comm=\"{}\",container=\"{}\"", p.tgid, escape_label_value(p.comm),
+                     escape_label_value(p.container_id));
+}
+
+}  // namespace
+
+std::string render_prometheus(const HealthSnapshot& s) {
+  std::string out;
+  family(out, "gpuobs_build_info", "gauge", "Always 1; the version label is gpuobsd's version.");
+  fmt::format_to(std::back_inserter(out), "gpuobs_build_info{{version=\"{}\"}} 1\n",
+                 escape_label_value(s.version));
+  family(out, "gpuobs_events_total", "counter", "Records consumed from the BPF ring buffer.");
+  sample(out, "gpuobs_events_total", s.events_total);
+  family(out, "gpuobs_events_per_second", "gauge", "Records consumed per second over the last sample interval.");
+  sample(out, "gpuobs_events_per_second", s.events_per_s);
+  family(out, "gpuobs_drops_total", "counter", "Events lost in BPF (ring full, failed reads), all drop counters summed.");
+  sample(out, "gpuobs_drops_total", s.drops_total);
+  family(out, "gpuobs_store_failed_total", "counter", "Rows the writer could not store (disk full, I/O errors).");
+  sample(out, "gpuobs_store_failed_total", s.store_failed);
+  family(out, "gpuobs_attach_failures_total", "counter", "Probes or libraries that failed to attach.");
+  sample(out, "gpuobs_attach_failures_total", s.attach_failures);
+
+  uint64_t attached = 0;
+  for (const auto& l : s.libraries) attached += l.probes_attached > 0 ? 1 : 0;
+  family(out, "gpuobs_attached_libraries", "gauge", "GPU library files (device, inode) with at least one probe attached.");
+  sample(out, "gpuobs_attached_libraries", attached);
+  family(out, "gpuobs_gpu_processes", "gauge", "GPU processes in gpuobsd's health snapshot (live processes with GPU activity).");
+  sample(out, "gpuobs_gpu_processes", s.processes.size());
+
+  family(out, "gpuobs_process_launches_total", "counter", "Kernel launches stored, per process.");
+  for (const auto& p : s.processes)
+    fmt::format_to(std::back_inserter(out), "gpuobs_process_launches_total{{{}}} {}\n", process_labels(p), p.launches);
+  family(out, "gpuobs_process_bytes_copied_total", "counter", "Bytes copied or set by memcpy/memset calls, per process.");
+  for (const auto& p : s.processes)
+    fmt::format_to(std::back_inserter(out), "gpuobs_process_bytes_copied_total{{{}}} {}\n", process_labels(p),
+                   p.bytes_copied);
+  family(out, "gpuobs_process_device_memory_bytes", "gauge", "Device memory allocated through the GPU API and not freed, per process.");
+  for (const auto& p : s.processes)
+    fmt::format_to(std::back_inserter(out), "gpuobs_process_device_memory_bytes{{{}}} {}\n", process_labels(p),
+                   p.device_bytes_live);
+
+  family(out, "gpuobs_segment_bytes", "gauge", "Size on disk of the capture segment being written (database and WAL).");
+  sample(out, "gpuobs_segment_bytes", s.segment_bytes);
+  family(out, "gpuobs_segments", "gauge", "Capture segments kept on disk.");
+  sample(out, "gpuobs_segments", s.segments);
+  family(out, "gpuobs_storage_bytes", "gauge", "Size on disk of all kept capture segments.");
+  sample(out, "gpuobs_storage_bytes", s.storage_bytes);
+  return out;
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The .deb as an administrator would check it: cpack builds it from this build
+# tree; dpkg-deb must list every installed file and the control fields; the
+# unpacked gpuobsd must run (--version) and its unit must verify against the
+# unpacked tree.
+# usage: package_test.sh BUILD_DIR VERSION
+set -euo pipefail
+build=$1 version=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cpack -G DEB -B "$tmp/out" --config "$build/CPackConfig.cmake" >"$tmp/cpack.log" 2>&1 || { cat "$tmp/cpack.log"; fail "cpack"; }
+deb=$tmp/out/gpuobs_${version}_amd64.deb
+[[ -f $deb ]] || { ls "$tmp/out"; fail "no $deb"; }
+
+listing=$(dpkg-deb -c "$deb")
+printf '%s\n' "$listing"
+for f in ./usr/bin/gpuobs ./usr/bin/gpuobsd ./usr/lib/systemd/system/gpuobsd.service \
+         ./usr/lib/sysusers.d/gpuobs.conf ./usr/lib/tmpfiles.d/gpuobs.conf ./etc/gpuobs/gpuobsd.conf \
+         ./usr/share/man/man8/gpuobsd.8 ./usr/share/man/man1/gpuobs.1 ./usr/share/doc/gpuobs/operations.md \
+         ./usr/share/doc/gpuobs/examples/gpuobsd-metrics.conf; do
+  grep -qE " $f\$" <<<"$listing" || fail "$f is not in the package"
+done
+grep -qE '^-rwxr-xr-x root/root .* \./usr/bin/gpuobsd$' <<<"$listing" || fail "gpuobsd is not 0755 root:root"
+
+info=$(dpkg-deb -I "$deb")
+printf '%s\n' "$info"
+field() { dpkg-deb -f "$deb" "$1"; }
+[[ $(field Package) == gpuobs ]] || fail "Package: $(field Package)"
+[[ $(field Version) == "$version" ]] || fail "Version: $(field Version)"
+[[ $(field Architecture) == amd64 ]] || fail "Architecture: $(field Architecture)"
+[[ $(field Depends) == "libc6 (>= 2.36)" ]] || fail "Depends: $(field Depends)"
+[[ $(field Section) == admin ]] || fail "Section: $(field Section)"
+[[ -n $(field Maintainer) && -n $(field Description) ]] || fail "no Maintainer or Description"
+
+mkdir "$tmp/ctl" "$tmp/root"
+dpkg-deb -e "$deb" "$tmp/ctl"
+[[ $(cat "$tmp/ctl/conffiles") == /etc/gpuobs/gpuobsd.conf ]] || fail "conffiles: $(cat "$tmp/ctl/conffiles")"
+grep -q 'systemd-sysusers /usr/lib/sysusers.d/gpuobs.conf' "$tmp/ctl/postinst" || fail "postinst runs no systemd-sysusers"
+grep -q 'systemd-tmpfiles --create /usr/lib/tmpfiles.d/gpuobs.conf' "$tmp/ctl/postinst" || fail "postinst runs no systemd-tmpfiles"
+grep -qE 'systemctl (enable|start)' "$tmp/ctl/postinst" && fail "postinst enables or starts the service"
+
+dpkg-deb -x "$deb" "$tmp/root"
+got=$("$tmp/root/usr/bin/gpuobsd" --version)
+[[ $got == "$version" ]] || fail "gpuobsd --version: '$got'"
+got=$("$tmp/root/usr/bin/gpuobs" --version)
+[[ $got == "$version" ]] || fail "gpuobs --version: '$got'"
+# Only glibc is shared (GPUOBS_STATIC): nothing else is needed on the host.
+needed=$(objdump -p "$tmp/root/usr/bin/gpuobsd" | awk '/NEEDED/ {print $2}' | sort | tr '\n' ' ')
+for lib in $needed; do
+  [[ $lib =~ ^(libc|libm|libpthread|libdl|librt|ld-linux-x86-64)\.so ]] || fail "gpuobsd needs $lib"
+done
+echo "gpuobsd NEEDED: $needed"
+# verify needs the host's units (sysinit.target): the packaged unit, pointed
+# at the packaged binary.
+sed "s|^ExecStart=/usr/bin/gpuobsd |ExecStart=$tmp/root/usr/bin/gpuobsd |" \
+  "$tmp/root/usr/lib/systemd/system/gpuobsd.service" > "$tmp/gpuobsd.service"
+if ! v=$(systemd-analyze verify --man=no "$tmp/gpuobsd.service" 2>&1) || [[ -n $v ]]; then
+  fail "systemd-analyze verify of the packaged unit: $v"
+fi
+man -l "$tmp/root/usr/share/man/man8/gpuobsd.8" 2>/dev/null | grep -q -- '--config' || fail "gpuobsd.8 does not document --config"
+echo "package ok: $deb"

@@ -1,0 +1,114 @@
+// Finding GPU runtime libraries wherever processes load them from: pip and
+// conda copies, container images in other mount namespaces, copies at any
+// path. A library is a file (device, inode); each is attached once, through a
+// path that resolves to that inode from here (/proc/PID/root/PATH or
+// /proc/PID/map_files/RANGE), and detached when no process maps it and its
+// path no longer names it.
+//
+// Scans run on a worker thread: reading a process's maps, an ELF symbol
+// table and creating uprobe links take milliseconds to seconds, and the
+// ring consumer must keep draining meanwhile (docs/design.md, "Finding
+// libraries").
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "capture/procfs.h"
+#include "decode/cuda_api.h"
+#include "loader/engine.h"
+#include "store/writer.h"
+
+namespace gpuobs {
+
+// One library file known to the watch.
+struct WatchedLibrary {
+  LibraryFile file;  // path: as its process names it; realpath: the path attached through
+  std::string reason;        // startup, exec, first_ioctl, rescan
+  uint32_t trigger_tgid = 0;
+  int64_t trigger_mono_ns = 0, attached_mono_ns = 0, detached_mono_ns = 0;
+  int probes_attached = 0, probes_failed = 0;
+  std::string error;  // first probe error when none attached
+};
+
+struct LibraryWatchStats {
+  uint64_t scans = 0;              // process maps read
+  uint64_t maps_unreadable = 0;    // the process was gone or refused
+  uint64_t unresolved = 0;         // a mapped library no path from here reached
+  uint64_t attached = 0;           // libraries attached at run time (after startup)
+  uint64_t attach_failed = 0;      // libraries with no probe attached
+  uint64_t probes_failed = 0;      // probe rows 'failed' on libraries found in maps
+  uint64_t detached = 0;
+};
+
+class LibraryWatch {
+ public:
+  struct Hooks {
+    std::function<std::vector<ProbeResult>(const LibraryFile&, std::span<const ApiSpec>)> attach;
+    std::function<void(uint64_t dev, uint64_t ino)> detach;
+    std::function<void(std::vector<ProbeRow>)> record;                        // probe rows
+    std::function<void(uint64_t dev, uint64_t ino, int64_t mono_ns)> record_detach;
+  };
+  LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, std::string proc_root = "/proc");
+  ~LibraryWatch();
+
+  // A library attached by the plan (system discovery or --libcuda): known, so
+  // never attached twice; detached like any other when gone.
+  void add_known(const LibraryFile& file, const std::vector<ProbeResult>& results);
+  // Every process's maps, on the calling thread (at start, before capturing).
+  void scan_all(const char* reason);
+  void start();
+  void stop();
+  // Non-blocking: scan this process's maps soon (the worker coalesces).
+  void request(uint32_t tgid, const char* reason, int64_t trigger_mono_ns);
+  // A process that mapped a GPU library exited: rescan soon, so its library
+  // is detached promptly when it was the last user of a file that is gone.
+  void process_exited(uint32_t tgid);
+
+  std::vector<WatchedLibrary> libraries() const;
+  LibraryWatchStats stats() const;
+
+ private:
+  struct Request {
+    uint32_t tgid;
+    const char* reason;
+    int64_t trigger_mono_ns;
+  };
+  using Key = std::pair<uint64_t, uint64_t>;
+  void run();
+  // Attaches what this process maps that is not known yet; adds the keys it
+  // maps to `mapped` when given.
+  void scan_process(uint32_t tgid, const char* reason, int64_t trigger_mono_ns, std::set<Key>* mapped);
+  void detach_gone(const std::set<Key>& mapped);
+
+  Hooks hooks_;
+  std::chrono::milliseconds rescan_every_;
+  std::string proc_root_;
+  uint32_t self_ = 0;
+
+  mutable std::mutex mu_;  // libs_ and stats_ (read by the session's accessors)
+  std::map<Key, WatchedLibrary> libs_;
+  std::set<uint32_t> mappers_;  // processes seen mapping a GPU library
+  LibraryWatchStats stats_;
+
+  std::mutex queue_mu_;
+  std::condition_variable cv_;
+  std::deque<Request> queue_;
+  bool stopping_ = false;
+  bool rescan_due_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gpuobs
