@@ -32,13 +32,13 @@ $B/gpuobs status --status-file $ST 2>&1 || $B/gpuobs status 2>&1 | head -20
 
 echo "=== three processes started after the daemon (+ one in a new mount namespace with a copy of libcuda)"
 cp "$LIBCUDA" /tmp/libcuda-copy.so.1
-T0=$(date +%s.%N)
+T0=$(date +%s%N)
 $B/cuda_streams --launches 20000 --streams 4 > /tmp/w1.txt 2>&1 & P1=$!
 $B/stream_pipeline --iterations 200 > /tmp/w2.txt 2>&1 & P2=$!
 python3 -c "$TORCH" > /tmp/w3.txt 2>&1 & P3=$!
 unshare -m sh -c "mount --bind /tmp/libcuda-copy.so.1 $LIBCUDA && exec $B/cuda_streams --launches 5000 --streams 2" > /tmp/w4.txt 2>&1 & P4=$!
 wait $P1 $P2 $P3 $P4
-echo "workloads done in $(echo "$(date +%s.%N) - $T0" | bc) s"; cat /tmp/w1.txt /tmp/w2.txt /tmp/w3.txt /tmp/w4.txt
+echo "workloads done in $(( ($(date +%s%N) - T0) / 1000000 )) ms"; cat /tmp/w1.txt /tmp/w2.txt /tmp/w3.txt /tmp/w4.txt
 sleep 1
 echo "=== gpuobs status while running"; $B/gpuobs status --status-file $ST 2>&1 | head -30
 echo "=== metrics (per-process launches)"
@@ -49,7 +49,7 @@ for l in t.splitlines():
     if l.startswith(("gpuobs_events_total", "gpuobs_drops_total", "gpuobs_attached_libraries", "gpuobs_gpu_processes", "gpuobs_process_launches_total")):
         print(l)
 PY
-T1=$(date +%s.%N); kill -TERM $D; wait $D; echo "gpuobsd exit $? after SIGTERM in $(echo "$(date +%s.%N) - $T1" | bc) s"
+T1=$(date +%s%N); kill -TERM $D; wait $D; RC=$?; echo "gpuobsd exit $RC after SIGTERM in $(( ($(date +%s%N) - T1) / 1000000 )) ms"
 tail -5 /tmp/gpuobsd.err
 C=$S/current
 echo "=== segment: $(readlink $C)"

@@ -125,6 +125,10 @@ int main(int argc, char** argv) {
     CHECK(d.cuMemAlloc(&bufs[s], n * sizeof(float)));
     CHECK(d.cuMemsetD32(bufs[s], 0, n));
   }
+  // The memsets run on the legacy default stream, which does not order
+  // non-blocking streams: without this wait a kernel can run before its
+  // buffer is cleared (seen on the H100 under load: one element short).
+  CHECK(d.cuStreamSynchronize(nullptr));
   unsigned nn = n;
   for (unsigned i = 0; i < launches; ++i) {
     unsigned s = i % nstreams;
