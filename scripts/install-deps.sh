@@ -14,6 +14,7 @@ packages=(
   libboost-dev   # Boost.Beast/Asio, header-only: gpuobsd's optional Prometheus endpoint
   help2man       # man pages from --help (cmake/packaging.cmake)
   prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
+  curl iproute2 python3 passwd systemd  # the daemon tests: scrape queries, ss, JSON checks, useradd, systemd-analyze
 )
 missing=()
 for p in "${packages[@]}"; do
