@@ -522,7 +522,7 @@ TEST(Replay, HazardRowsCarryTheApi) {
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(replay::write(*db, *r).ok());
   Strs rows;
-  Stmt st(db->get(), "SELECT kind, coalesce(op_id, '-'), api FROM replay_hazards ORDER BY id");
+  Stmt st((*db).get(), "SELECT kind, coalesce(op_id, '-'), api FROM replay_hazards ORDER BY id");
   while (st.step() == SQLITE_ROW) {
     std::string row;
     for (int i = 0; i < 3; ++i) row += (i ? " " : "") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i)));
