@@ -105,6 +105,7 @@ CREATE TABLE replay_hazards (
   other_op_id    INTEGER REFERENCES replay_ops (id),  -- the conflicting operation
   source_table   TEXT NOT NULL,                -- the API call at fault
   source_id      INTEGER NOT NULL,
+  api            TEXT NOT NULL,                -- that call's API symbol (also for hazards with no op)
   ts_ns          INTEGER NOT NULL,
   stack_id       INTEGER NOT NULL,             -- the call at fault's stack; 0: none
   other_stack_id INTEGER NOT NULL,

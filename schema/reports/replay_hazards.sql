@@ -12,12 +12,11 @@ SELECT h.id                                         AS id,
        h.kind                                       AS kind,
        h.op_id                                      AS op,
        h.other_op_id                                AS other_op,
-       coalesce(o.api, h.source_table)              AS api,
+       h.api                                        AS api,
        h.detail                                     AS detail,
        (SELECT stack FROM stack_heads s WHERE s.stack_id = h.stack_id)       AS stack,
        (SELECT stack FROM stack_heads s WHERE s.stack_id = h.other_stack_id) AS other_stack
-FROM replay_hazards h JOIN processes p ON p.id = h.process_id
-     LEFT JOIN replay_ops o ON o.id = h.op_id, c
+FROM replay_hazards h JOIN processes p ON p.id = h.process_id, c
 WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
   AND (:since_s IS NULL OR h.ts_ns >= c.t0 + :since_s * 1e9)
   AND (:until_s IS NULL OR h.ts_ns <= c.t0 + :until_s * 1e9)

@@ -53,6 +53,17 @@ class ReplayCapture {
     w_->push(e, stack);
   }
 
+  // A call the entry probe saw and no return probe did (NULL result and duration).
+  void entry_only(uint64_t t, std::string_view api, std::vector<uint64_t> args, int64_t stack = 0) {
+    const ApiSpec* spec = nullptr;
+    for (const ApiSpec& s : cuda_api_table())
+      if (s.symbol == api) spec = &s;
+    ASSERT_NE(spec, nullptr) << api;
+    ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, kPid, kPid, kT0 + t), {}, 0, 0, 0, spec->id, 0u, 0, {}};
+    for (size_t i = 0; i < args.size() && i < 8; ++i) e.args[i] = args[i];
+    w_->push(e, stack);
+  }
+
   void launch(uint64_t t, uint64_t stream, int64_t stack = 0, uint32_t tid = kPid, bool ptsz = false) {
     gpuobs_launch l{};
     l.hdr = hdr(GPUOBS_EV_LAUNCH, kPid, tid, kT0 + t);

@@ -190,6 +190,36 @@ TEST(Replay, SyncHtoDEventQueryAndSync) {
   EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
 }
 
+// A synchronous copy the return probe missed (NULL result and duration) is
+// still enqueued but proves nothing: its entry is not its completion.
+TEST(Replay, SyncCopyWithoutReturnProvesNothing) {
+  ReplayCapture c;
+  c.launch(100, 0);                                             // op 1
+  c.entry_only(110, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64});   // op 2: no observation
+  c.entry_only(120, "cuMemcpyHtoD_v2", {0xD000, 0x9000, 64});   // op 3: no observation
+  c.call(130, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64}, 1, 5);   // failed: not enqueued
+  c.launch(140, 0);                                             // op 4
+  auto r = replay_file(c.finish(1000));
+  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q1 s2 copy 110/110..- b-",
+                          "3 q1 s3 copy 120/120..- b-", "4 q1 s4 launch 140/140..- b-"}));
+  EXPECT_TRUE(r.observations.empty()) << ::testing::PrintToString(observations(r));
+}
+
+// A synchronous HtoD on the legacy stream proves only what was on the legacy
+// stream before it (CUDA: a sync of the copy's stream, then return once the
+// source is staged): not blocking stream B's launch that the copy, once
+// enqueued, waits for.
+TEST(Replay, SyncHtoDProvesOnlyItsOwnQueue) {
+  ReplayCapture c;
+  c.stream_create(10, 0xB);
+  c.launch(100, 0xB);                                            // op 1 on B
+  c.call(200, "cuMemcpyHtoD_v2", {0xD000, 0x9000, 64}, 0, 10);   // op 2 on legacy, returns at 210
+  auto r = replay_file(c.finish(1000));
+  EXPECT_EQ(deps(r), (Strs{"2->1 legacy"}));
+  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q2 s1 copy 200/200..- b-"}));
+  EXPECT_EQ(observations(r), (Strs{"1 sync_copy q2 200..210 done=0 blocked=10"}));
+}
+
 // Hazard 1: waiting on (or synchronizing with) an event never recorded.
 TEST(ReplayHazards, WaitUnrecordedEvent) {
   for (bool fixed : {false, true}) {
@@ -213,6 +243,54 @@ TEST(ReplayHazards, WaitUnrecordedEvent) {
       EXPECT_EQ(observations(r), (Strs{"1 event_sync q- 130..134 done=0 blocked=4"}));
     }
   }
+}
+
+// Hazard 1 needs the event's creation: an event the capture never saw created
+// (the process was attached mid-run) may have been recorded before it, so a
+// wait, query or sync on it is neither a hazard nor a dependency nor a proof.
+TEST(ReplayHazards, EventCreatedBeforeAttachIsNoHazard) {
+  ReplayCapture c;
+  c.stream_create(10, 0xA);
+  c.launch(100, 0xA);                                      // op 1
+  c.call(110, "cuStreamWaitEvent", {0xA, 0xE9, 0}, 0, 1);  // op 2: no dependency
+  c.call(120, "cuEventQuery", {0xE9}, 0, 1);               // obs 1: proves nothing
+  c.call(130, "cuEventSynchronize", {0xE9}, 0, 4);         // obs 2: proves nothing
+  c.event_create(140, 0xE1);
+  c.call(150, "cuEventSynchronize", {0xE1}, 0, 2, 0, 4);   // created, never recorded: the hazard
+  auto r = replay_file(c.finish(1000));
+  EXPECT_EQ(hazards(r), (Strs{"wait_unrecorded_event op- other- syncs s4 s0"}));
+  EXPECT_TRUE(deps(r).empty()) << ::testing::PrintToString(deps(r));
+  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q1 s2 wait_event 110/110..- b-"}));
+  EXPECT_EQ(observations(r), (Strs{"1 event_query q- 120..121 done=0 blocked=0",
+                                   "2 event_sync q- 130..134 done=0 blocked=4",
+                                   "3 event_sync q- 150..152 done=0 blocked=2"}));
+}
+
+// Stream capture fork/join: a record on the capturing stream A is a graph node;
+// stream B waiting on it joins the capture (its launch and record are graph
+// nodes too) until A's capture_end. Nothing of it reaches a queue: no hazard,
+// no dependency, no op but the graph launch and B's launch after the capture.
+TEST(Replay, CaptureForkJoinEnqueuesNothing) {
+  ReplayCapture c;
+  c.stream_create(10, 0xA);
+  c.stream_create(20, 0xB);
+  c.event_create(30, 0xE1);
+  c.event_create(40, 0xE2);
+  c.call(100, "cuStreamBeginCapture_v2", {0xA, 0}, 0, 1);
+  c.launch(110, 0xA);
+  c.record(120, 0xE1, 0xA);  // fork
+  c.wait(130, 0xB, 0xE1);
+  c.launch(140, 0xB);
+  c.record(150, 0xE2, 0xB);  // join
+  c.wait(160, 0xA, 0xE2);
+  c.call(170, "cuStreamEndCapture", {0xA, 0x7010}, 0, 1, 0x6000);
+  c.call(180, "cuGraphLaunch", {0x6100, 0xA}, 0, 1);  // op 1 on A
+  c.launch(190, 0xB);                                  // op 2: B is a real queue again
+  c.call(200, "cuStreamSynchronize", {0xB}, 0, 5);     // proves op 2 only
+  auto r = replay_file(c.finish(1000));
+  EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
+  EXPECT_TRUE(deps(r).empty()) << ::testing::PrintToString(deps(r));
+  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 graph_launch 180/180..- b-", "2 q2 s1 launch 190/190..205 b1"}));
 }
 
 // Hazard 2: work enqueued on a destroyed stream; re-creating the handle makes a new queue.
@@ -257,6 +335,30 @@ TEST(ReplayHazards, FreeWhileQueued) {
       EXPECT_NE(r.hazards[0].detail.find("1 of 1"), std::string::npos) << r.hazards[0].detail;
     }
   }
+}
+
+// Hazard 3 with many pending accesses (pruned in batches): 200 memsets on A,
+// a sync of A after the first 100, then a synchronous free: exactly the last
+// 100 are not known complete (10 reported, the detail gives the total).
+TEST(ReplayHazards, FreeWhileQueuedManyPending) {
+  ReplayCapture c;
+  c.call(10, "cuMemAlloc_v2", {0x7000, 1024}, 0, 1, 0xD000);
+  c.stream_create(20, 0xA);
+  for (uint64_t i = 0; i < 200; ++i) {
+    c.call(100 + 10 * i, "cuMemsetD8Async", {0xD000, 1, 64, 0xA}, 0, 1, 0, 2);  // op i + 1
+    if (i == 99) c.call(1095, "cuStreamSynchronize", {0xA}, 0, 2);
+  }
+  c.call(5000, "cuMemFree_v2", {0xD000}, 0, 1, 0, 7);
+  auto r = replay_file(c.finish(6000));
+  ASSERT_EQ(r.hazards.size(), 10u) << ::testing::PrintToString(hazards(r));
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(r.hazards[i].kind, "free_while_queued");
+    EXPECT_EQ(r.hazards[i].other_op_id, static_cast<int64_t>(101 + i));
+    EXPECT_NE(r.hazards[i].detail.find(std::to_string(i + 1) + " of 100 such"), std::string::npos)
+        << r.hazards[i].detail;
+  }
+  EXPECT_NE(r.hazards[0].detail.find("relies on the driver's implicit synchronization"), std::string::npos)
+      << r.hazards[0].detail;
 }
 
 // Hazard 3, stream-ordered free: on the copy's own stream it is ordered; on
@@ -400,4 +502,63 @@ TEST(Replay, DeterministicTables) {
   EXPECT_EQ(dump(*db), first);
   EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_ops"), static_cast<int64_t>(a->ops.size()));
   EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_hazards"), static_cast<int64_t>(a->hazards.size()));
+}
+
+// Every hazard stores its call's API, also one with no op (a synchronous free,
+// an event sync): the replay_hazards report prints it, not the table name.
+TEST(Replay, HazardRowsCarryTheApi) {
+  ReplayCapture c;
+  c.call(10, "cuMemAlloc_v2", {0x7000, 1024}, 0, 1, 0xD000);
+  c.stream_create(20, 0xA);
+  c.event_create(30, 0xE1);
+  c.call(100, "cuMemsetD8Async", {0xD000, 1, 64, 0xA}, 0, 1);     // op 1
+  c.call(110, "cuEventSynchronize", {0xE1}, 0, 2);                // never recorded: no op
+  c.call(120, "cuMemFree_v2", {0xD000}, 0, 1);                    // op 1 queued: no op
+  c.call(130, "cuStreamWaitEvent", {0xA, 0xE1, 0}, 0, 1);         // op 2
+  const std::string& file = c.finish(1000);
+  auto db = Db::open(file, SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(db.ok());
+  auto r = replay::run(*db);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(replay::write(*db, *r).ok());
+  Strs rows;
+  Stmt st((*db).get(), "SELECT kind, coalesce(op_id, '-'), api FROM replay_hazards ORDER BY id");
+  while (st.step() == SQLITE_ROW) {
+    std::string row;
+    for (int i = 0; i < 3; ++i) row += (i ? " " : "") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i)));
+    rows.push_back(row);
+  }
+  EXPECT_EQ(rows, (Strs{"wait_unrecorded_event - cuEventSynchronize", "free_while_queued - cuMemFree_v2",
+                        "wait_unrecorded_event 2 cuStreamWaitEvent"}));
+}
+
+// Destroyed streams leave the legacy stream's implicit sync and a context sync
+// once the host knows their work complete, not before: a destroyed stream with
+// a pending launch still orders the next legacy op and is proven by the
+// context sync; 300 synced-and-destroyed streams add nothing.
+TEST(Replay, DestroyedStreamsRetireOnlyWhenComplete) {
+  ReplayCapture c;
+  for (uint64_t i = 0; i < 300; ++i) {
+    uint64_t t = 100 + 10 * i, h = 0x10000 + i;
+    c.stream_create(t, h);
+    c.launch(t + 1, h);                                  // op i + 1
+    c.call(t + 2, "cuStreamSynchronize", {h}, 0, 1);     // obs i + 1
+    c.call(t + 4, "cuStreamDestroy_v2", {h}, 0, 1);
+  }
+  c.stream_create(5000, 0xB);
+  c.launch(5010, 0xB);                                   // op 301: pending at the destroy
+  c.call(5020, "cuStreamDestroy_v2", {0xB}, 0, 1);
+  c.launch(5030, 0);                                     // op 302 on legacy: waits for op 301 only
+  c.call(5040, "cuCtxSynchronize", {}, 0, 10);           // obs 301: proves ops 301 and 302
+  auto r = replay_file(c.finish(9000));
+  EXPECT_EQ(deps(r), (Strs{"302->301 legacy"}));
+  ASSERT_EQ(r.ops.size(), 302u);
+  EXPECT_EQ(r.ops[0].latest_end_ns, T0 + 103);
+  EXPECT_EQ(r.ops[299].latest_end_ns, T0 + 100 + 2990 + 3);
+  EXPECT_EQ(r.ops[300].latest_end_ns, T0 + 5050);
+  EXPECT_EQ(r.ops[301].latest_end_ns, T0 + 5050);
+  ASSERT_EQ(r.observations.size(), 301u);
+  EXPECT_EQ(r.observations[300].kind, "context_sync");
+  EXPECT_EQ(r.observations[300].ops_completed, 2);
+  EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
 }

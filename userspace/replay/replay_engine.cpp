@@ -45,6 +45,7 @@ size_t Engine::new_queue(ProcessState& p, const Call& c, const char* kind, uint6
   st.legacy = q.kind == "legacy";
   r_.queues.push_back(std::move(q));
   p.queues.push_back(st.index);
+  p.active.push_back(st.index);
   qs_.push_back(std::move(st));
   return qs_.back().index;
 }
@@ -82,12 +83,25 @@ std::optional<size_t> Engine::op_queue(ProcessState& p, const Call& c) {
   return q;
 }
 
+// Drops destroyed queues whose every op the host knows complete from the
+// active list: the host clock already covers their clocks, so neither the
+// legacy stream's implicit sync nor a context sync learns anything from them.
+void Engine::retire_done(ProcessState& p) {
+  std::erase_if(p.active, [&](size_t qi) {
+    QueueState& q = qs_[qi];
+    if (!q.destroyed || at(p.host, q.local) < q.seq) return false;
+    q.retired = true;
+    return true;
+  });
+}
+
 Hazard& Engine::hazard(const char* kind, const Call& c) {
   Hazard h;
   h.kind = kind;
   h.process_id = c.process_id;
   h.source_table = table_name(c.table);
   h.source_id = c.id;
+  h.api = s(c.api);
   h.ts_ns = c.ts;
   h.stack_id = c.stack_id;
   r_.hazards.push_back(std::move(h));
@@ -109,8 +123,13 @@ Op& Engine::enqueue(ProcessState& p, size_t qi, const Call& c, const char* kind,
     merge(q.clock, b.clock);
     lb = std::max(lb, b.lb);
   };
+  if (q.retired) {  // enqueued after its destroy (a hazard below): back on the active list
+    q.retired = false;
+    p.active.push_back(qi);
+  }
   if (q.legacy) {
-    for (size_t bi : p.queues)
+    retire_done(p);
+    for (size_t bi : p.active)
       if (bi != qi && qs_[bi].blocking) take(bi);
   } else if (q.blocking && p.legacy) {
     take(*p.legacy);
@@ -169,8 +188,12 @@ void Engine::observe(ProcessState& p, const Call& c, const char* kind, std::opti
   o.stack_id = c.stack_id;
   size_t index = r_.observations.size();
   if (frontier) {
-    for (size_t i = 0; i < frontier->size(); ++i)
-      if ((*frontier)[i] > 0) covers_.push_back(Cover{p.queues[i], (*frontier)[i], index});
+    // What the host already knows complete was proven by an observation that
+    // returned earlier: covering it again changes no window.
+    for (size_t qi : p.active) {
+      size_t i = qs_[qi].local;
+      if (at(*frontier, i) > at(p.host, i)) covers_.push_back(Cover{qi, at(*frontier, i), index});
+    }
     proofs_.push(PendingProof{o.end_ns, o.id, c.process_id, *frontier});
   }
   r_.observations.push_back(std::move(o));
@@ -207,6 +230,10 @@ void Engine::on_copy(ProcessState& p, const Call& c) {
   bool memset = s(c.op) == "memset";
   auto q = op_queue(p, c);
   if (!q) return;
+  // A synchronous HtoD proves what was on its queue before it: the queue's
+  // clock before enqueue merges the legacy stream's implicit syncs into it.
+  Clock before = qs_[*q].clock;
+  merge(before, p.host);
   Op& op = enqueue(p, *q, c, memset ? "memset" : "copy", nullptr);
   op.dst = c.dst;
   op.src = memset ? 0 : c.src;
@@ -222,13 +249,15 @@ void Engine::on_copy(ProcessState& p, const Call& c) {
   // CUDA's documented API sync behavior: a synchronous copy to pageable host
   // memory returns after the copy completed; one from pageable host memory
   // starts after a stream sync (so what came before is complete, not the copy).
+  // Only a copy that returned success with a measured duration observes
+  // anything: without its return the capture does not know when (or whether)
+  // it completed.
+  if (!(c.result && *c.result == 0 && c.duration >= 0)) return;
   const QueueState& qs = qs_[*q];
   if (dir == "DtoH" || dir == "AtoH") {
     observe(p, c, "sync_copy", q, &qs.clock);
     host_synced(p, c);
   } else if (dir == "HtoD") {
-    Clock before = qs.clock;
-    before[qs.local] = qs.seq - 1;
     observe(p, c, "sync_copy", q, &before);
     host_synced(p, c);
   }
@@ -283,6 +312,8 @@ void Engine::on_stream_op(ProcessState& p, const Call& c) {
     if (it != p.events.end() && it->second.recorded) {
       Clock f = it->second.clock;
       observe(p, c, "event_query", std::nullopt, &f);
+    } else if (it == p.events.end()) {  // created before the capture saw it: unknown, not unrecorded
+      observe(p, c, "event_query", std::nullopt, nullptr);
     } else {
       hazard("wait_unrecorded_event", c).detail =
           s(c.api) + " queried event " + hex(c.event) +
@@ -309,23 +340,43 @@ void Engine::on_stream_op(ProcessState& p, const Call& c) {
   } else if (op == "event_destroy") {
     p.events.erase(c.event);
   } else if (op == "event_record") {
-    auto q = op_queue(p, c);
+    auto q = find_queue(p, c, c.stream.value_or(0), true);
     if (!q) return;
+    if (qs_[*q].capturing) {  // a graph node: a wait on it forks the capture (see wait_event)
+      p.events[c.event].captured_by = qs_[*q].capture_origin;
+      return;
+    }
     Op& o = enqueue(p, *q, c, "event_record", nullptr);
     o.event = c.event;
     EventState& e = p.events[c.event];
+    e.captured_by.reset();
     e.recorded = true;
     e.clock = qs_[*q].clock;
     e.lb = qs_[*q].lb;
     e.record_op = o.id;
   } else if (op == "wait_event") {
     auto it = p.events.find(c.event);
+    if (it != p.events.end() && it->second.captured_by) {
+      // Fork: waiting on an event recorded in a capture joins this stream to
+      // that capture until the origin's capture_end; the wait is a graph edge.
+      size_t origin = *it->second.captured_by;
+      auto q = find_queue(p, c, c.stream.value_or(0), true);
+      if (!q || !qs_[origin].capturing) return;  // the capture ended: the event was never recorded on a queue
+      if (!qs_[*q].capturing) {
+        qs_[*q].capturing = true;
+        qs_[*q].capture_origin = origin;
+        qs_[origin].forked.push_back(*q);
+      }
+      return;
+    }
     const EventState* e = it != p.events.end() && it->second.recorded ? &it->second : nullptr;
     auto q = op_queue(p, c);
     if (!q) return;
     Op& o = enqueue(p, *q, c, "wait_event", e);
     o.event = c.event;
-    if (!e) {
+    // An event with no state was created before the capture saw it (process
+    // attached mid-run): whether it was recorded is unknown, so no hazard.
+    if (!e && it != p.events.end()) {
       int64_t id = o.id;
       Hazard& h = hazard("wait_unrecorded_event", c);
       h.op_id = id;
@@ -335,8 +386,17 @@ void Engine::on_stream_op(ProcessState& p, const Call& c) {
     }
   } else if (op == "host_func" || op == "graph_launch") {
     if (auto q = op_queue(p, c)) enqueue(p, *q, c, op == "host_func" ? "host_func" : "graph_launch", nullptr);
-  } else if (op == "capture_begin" || op == "capture_end") {
-    if (auto q = find_queue(p, c, c.stream.value_or(0), true)) qs_[*q].capturing = op == "capture_begin";
+  } else if (op == "capture_begin") {
+    if (auto q = find_queue(p, c, c.stream.value_or(0), true)) {
+      qs_[*q].capturing = true;
+      qs_[*q].capture_origin = *q;
+    }
+  } else if (op == "capture_end") {
+    if (auto q = find_queue(p, c, c.stream.value_or(0), true)) {
+      qs_[*q].capturing = false;
+      for (size_t f : qs_[*q].forked) qs_[f].capturing = false;  // joined back before the end
+      qs_[*q].forked.clear();
+    }
   }
 }
 
@@ -352,6 +412,8 @@ void Engine::on_sync(ProcessState& p, const Call& c) {
     if (it != p.events.end() && it->second.recorded) {
       Clock f = it->second.clock;
       observe(p, c, "event_sync", std::nullopt, &f);
+    } else if (it == p.events.end()) {  // created before the capture saw it: unknown, not unrecorded
+      observe(p, c, "event_sync", std::nullopt, nullptr);
     } else {
       hazard("wait_unrecorded_event", c).detail =
           s(c.api) + " waited for event " + hex(c.event) +
@@ -359,8 +421,9 @@ void Engine::on_sync(ProcessState& p, const Call& c) {
       observe(p, c, "event_sync", std::nullopt, nullptr);
     }
   } else {  // context (cuCtxSynchronize, hipDeviceSynchronize): every queue of the process
-    Clock f;
-    for (size_t qi : p.queues) merge(f, qs_[qi].clock);
+    Clock f = p.host;
+    retire_done(p);
+    for (size_t qi : p.active) merge(f, qs_[qi].clock);
     observe(p, c, "context_sync", std::nullopt, &f);
   }
   host_synced(p, c);

@@ -33,7 +33,11 @@ struct QueueState {
   bool legacy = false;
   bool blocking = true;     // synchronizes with the legacy default stream
   bool destroyed = false;
+  bool retired = false;     // destroyed and every op known complete: off ProcessState::active
   bool capturing = false;   // between capture_begin and capture_end: ops go into a graph, not the queue
+  size_t capture_origin = 0;  // while capturing: the queue whose capture_begin started it (itself, or
+                              // the origin of a captured event this queue waited on: a fork)
+  std::vector<size_t> forked;  // on an origin: the queues its capture forked into, released at capture_end
 };
 
 struct EventState {
@@ -41,6 +45,9 @@ struct EventState {
   Clock clock;
   int64_t lb = 0;
   int64_t record_op = 0;
+  // Its last record happened while its stream was being captured: a graph
+  // node, not a record on the queue. The origin queue of that capture.
+  std::optional<size_t> captured_by;
 };
 
 // One operation's memory access, remembered per allocation and queue.
@@ -56,6 +63,7 @@ struct Allocation {
   uint64_t address = 0, bytes = 0;
   bool host = false;        // pinned host memory (kind host)
   std::vector<Access> pending;  // ops naming it, not yet known complete
+  size_t prune_at = 64;         // prune proven ones when pending grows past this; then twice the survivors
   std::map<size_t, Access> last_write, last_read;  // by QueueState index
 };
 
@@ -69,6 +77,9 @@ struct LaunchRun {
 
 struct ProcessState {
   std::vector<size_t> queues;                      // QueueState index by local index
+  // Queues not retired: what the legacy stream's implicit sync and a context
+  // sync must look at (a loop of create/launch/sync/destroy stays linear).
+  std::vector<size_t> active;
   std::optional<size_t> legacy;
   std::map<uint32_t, size_t> per_thread;           // tid -> QueueState index
   std::map<uint64_t, size_t> handles;              // stream handle -> its current queue
@@ -118,6 +129,7 @@ class Engine {
   void host_synced(ProcessState& p, const Call& c);
   void on_launch_for_runs(ProcessState& p, const Call& c, int64_t op);
   void end_run(const Call& sync_owner, LaunchRun& r, int64_t process_id, uint32_t tid);
+  void retire_done(ProcessState& p);
   Hazard& hazard(const char* kind, const Call& c);
   std::string stream_label(size_t q) const;
   const std::string& s(uint32_t i) const { return in_.strings[i]; }

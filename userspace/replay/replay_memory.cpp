@@ -38,8 +38,12 @@ void Engine::memory_access(ProcessState& p, const Call& c, const Op& op) {
     if (!a) continue;
     if (a->pending.empty() || a->pending.back().op != op.id) {
       a->pending.push_back(Access{op.id, qi, op.seq, r.lo, r.hi});
-      if (a->pending.size() > kPendingPruneAt)
+      // Pruning is O(pending): doing it only once the list has doubled since
+      // the last prune keeps each push amortized O(1) when syncs are rare.
+      if (a->pending.size() > a->prune_at) {
         std::erase_if(a->pending, [&](const Access& x) { return at(p.host, qs_[x.queue].local) >= x.seq; });
+        a->prune_at = std::max(kPendingPruneAt, 2 * a->pending.size());
+      }
     }
     // Ordered before this op: its seq is in this op's clock (events, legacy
     // sync, or the host having seen it complete before this enqueue).
@@ -109,8 +113,12 @@ void Engine::check_free(ProcessState& p, const Call& c, const Op* free_op) {
     h.detail = s(c.api) + who + " freed " + hex(a.address) + " (" + std::to_string(a.bytes) + " bytes) while " +
                other.api + " (op #" + std::to_string(other.id) + " on " + stream_label(bad[i]->queue) +
                "), which uses it, was not known complete (" + std::to_string(i + 1) + " of " +
-               std::to_string(bad.size()) + " such operations); synchronize " + stream_label(bad[i]->queue) +
-               " before the free, or free with cuMemFreeAsync on that stream";
+               std::to_string(bad.size()) + " such operations); ";
+    if (!free_op)
+      h.detail += "a synchronous free of memory with queued work relies on the driver's implicit synchronization "
+                  "(not documented as a completion guarantee) and stalls the host; ";
+    h.detail += "synchronize " + stream_label(bad[i]->queue) +
+                " before the free, or free with cuMemFreeAsync on that stream";
   }
 }
 

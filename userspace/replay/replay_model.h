@@ -93,6 +93,7 @@ struct Hazard {
   std::optional<int64_t> other_op_id;    // the conflicting operation
   std::string source_table;              // the API call at fault (any table)
   int64_t source_id = 0;
+  std::string api;                       // the call at fault's API symbol
   int64_t ts_ns = 0;
   int64_t stack_id = 0;                  // the call at fault's stack
   int64_t other_stack_id = 0;

@@ -21,7 +21,7 @@ Status insert_all(Db& db, const Result& r) {
   Stmt dep(db.get(), "INSERT INTO replay_deps VALUES (?,?,?)");
   Stmt ob(db.get(), "INSERT INTO replay_observations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Stmt dp(db.get(), "INSERT INTO replay_depth VALUES (?,?,?)");
-  Stmt hz(db.get(), "INSERT INTO replay_hazards VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt hz(db.get(), "INSERT INTO replay_hazards VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   for (Stmt* s : {&run, &q, &op, &dep, &ob, &dp, &hz})
     if (!s->valid())
       return make_error("cannot prepare the replay inserts: " + db.errmsg(),
@@ -73,8 +73,8 @@ Status insert_all(Db& db, const Result& r) {
     hz.bind(1, x.id).bind(2, x.kind).bind(3, x.process_id);
     bind_opt(hz, 4, x.op_id);
     bind_opt(hz, 5, x.other_op_id);
-    hz.bind(6, x.source_table).bind(7, x.source_id).bind(8, x.ts_ns).bind(9, x.stack_id).bind(10, x.other_stack_id)
-        .bind(11, x.detail);
+    hz.bind(6, x.source_table).bind(7, x.source_id).bind(8, x.api).bind(9, x.ts_ns).bind(10, x.stack_id)
+        .bind(11, x.other_stack_id).bind(12, x.detail);
     ok = done(hz);
   }
   if (!ok) return make_error("cannot write the replay tables: " + db.errmsg());
