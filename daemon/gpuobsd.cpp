@@ -176,18 +176,14 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   last_sample_ = now;
   h.drops_total = session_->dropped();
   h.store_failed = session_->writer_stats().failed_rows;
-  // One entry per library file, from the attach report.
-  for (const auto& r : session_->probes()) {
-    LibraryHealth* lib = nullptr;
-    for (auto& l : h.libraries)
-      if (l.dev == r.library.dev && l.inode == r.library.ino) lib = &l;
-    if (!lib) {
-      h.libraries.push_back(LibraryHealth{r.library.realpath, r.library.dev, r.library.ino, 0, 0});
-      lib = &h.libraries.back();
-    }
-    if (r.status == "attached") ++lib->probes_attached;
-    else if (r.status == "failed") ++lib->probes_failed, ++h.attach_failures;
+  // One entry per library file attached now: the startup plan's and those
+  // found in processes' maps since (detached ones are gone from the list).
+  for (const auto& w : session_->libraries()) {
+    if (w.detached_mono_ns) continue;
+    h.libraries.push_back(LibraryHealth{w.file.realpath, w.file.dev, w.file.ino,
+                                        w.probes_attached, w.probes_failed});
   }
+  h.attach_failures = session_->attach_failures();
   h.processes = tally_.snapshot();
   h.segment_path = session_->output();
   h.segment_bytes = file_bytes(h.segment_path);
