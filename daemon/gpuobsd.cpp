@@ -6,11 +6,14 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -33,6 +36,15 @@ using Clock = std::chrono::steady_clock;
 
 // A rotation that failed (full disk, say) is tried again this much later.
 constexpr int kRotateRetryS = 5;
+// Less free space than this on the state directory's file system, after a
+// failed rotation: the disk is full (an empty capture alone is a few hundred KiB).
+constexpr uint64_t kFullBelowBytes = 1 << 20;
+
+bool disk_full(const std::string& dir, const std::string& error) {
+  if (error.find("full") != std::string::npos || error.find("No space") != std::string::npos) return true;
+  struct statvfs v {};
+  return ::statvfs(dir.c_str(), &v) == 0 && static_cast<uint64_t>(v.f_bavail) * v.f_frsize < kFullBelowBytes;
+}
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_reload{false};
@@ -79,6 +91,8 @@ class Daemon {
   }
   void maybe_rotate(Clock::time_point now);
   void apply_retention();
+  // Disk full: deletes the oldest segment but the current one; false if none.
+  bool free_space();
   void reload();
   HealthSnapshot sample(Clock::time_point now);
   void publish(const HealthSnapshot& h);
@@ -113,7 +127,11 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   if (now < rotate_retry_at_) return;
   int64_t seq = seq_ + 1;
   std::string path = new_segment_path(seq);
-  if (auto st = session_->rotate(path, seq); !st) {
+  auto st = session_->rotate(path, seq);
+  // A full disk: retention first, then the oldest finished segment goes, so
+  // that capture goes on without an administrator (the newest data is kept).
+  if (!st && disk_full(cfg_.state_dir, st.error().message) && free_space()) st = session_->rotate(path, seq);
+  if (!st) {
     // The current segment goes on (and keeps counting what it cannot store);
     // retried in a while, not at every check, on a full disk.
     spdlog::warn("cannot start segment {}: {}; retrying in {} s", path, st.error().message, kRotateRetryS);
@@ -128,6 +146,22 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   tally_.reset_counts();
   if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
   apply_retention();
+}
+
+bool Daemon::free_space() {
+  apply_retention();
+  std::string cur = std::filesystem::path(session_->output()).filename();
+  for (const auto& s : segments::list(cfg_.state_dir)) {  // oldest first
+    if (std::filesystem::path(s.path).filename() == cur) continue;
+    if (::unlink(s.path.c_str()) != 0 && errno != ENOENT) {
+      spdlog::warn("disk full: cannot delete segment {}: {}", s.path, std::strerror(errno));
+      continue;
+    }
+    for (const char* sfx : {"-wal", "-shm", "-journal"}) ::unlink((s.path + sfx).c_str());
+    spdlog::warn("segment {} deleted (emergency: the disk is full, {} bytes freed)", s.path, s.bytes);
+    return true;
+  }
+  return false;  // nothing but the current segment: an administrator must make room
 }
 
 void Daemon::apply_retention() {
