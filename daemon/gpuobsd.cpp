@@ -106,6 +106,7 @@ class Daemon {
   int64_t seq_ = 0;
   uint64_t records_at_open_ = 0;
   uint64_t bytes_at_open_ = 0;
+  bool baseline_pending_ = false;  // bytes_at_open_ not measured yet (see maybe_rotate)
   Clock::time_point segment_opened_;
   Clock::time_point rotate_retry_at_{};  // after a failed rotation
   int64_t started_unix_s_ = 0;
@@ -119,9 +120,16 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   // An empty capture is already a few hundred KiB (schema, probe rows): a
   // segment without events is never rotated, whatever the limits say.
   if (session_->records() == records_at_open_) return;
+  // A rotated segment's baseline size: once its writer has committed a batch,
+  // i.e. the stack definitions carried into it (rewritten at rotation, often
+  // megabytes), which are not captured data.
+  if (baseline_pending_ && session_->writer_stats().batches > 0) {
+    bytes_at_open_ = file_bytes(session_->output());
+    baseline_pending_ = false;
+  }
   // Size: what was captured, beyond the empty capture's own size (schema,
   // probe rows, the WAL's first pages) measured when the segment opened.
-  bool by_size = cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
+  bool by_size = !baseline_pending_ && cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
   bool by_age = cfg_.segment_max_age_s && now - segment_opened_ >= std::chrono::seconds(cfg_.segment_max_age_s);
   if (!by_size && !by_age) return;
   if (now < rotate_retry_at_) return;
@@ -143,6 +151,7 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   segment_opened_ = now;
   records_at_open_ = session_->records();
   bytes_at_open_ = file_bytes(path);
+  baseline_pending_ = true;
   tally_.reset_counts();
   if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
   apply_retention();
