@@ -414,27 +414,28 @@ TEST(DaemonService, FullDiskCountsLostRowsKeepsRunningAndRecovers) {
               static_cast<unsigned long long>(failed), segs.size());
 }
 
-// An old segment (2.5 MiB, sequence 1) fills most of a 3 MiB state_dir: when
+// An old segment (5.8 MB, sequence 1) fills most of an 8 MiB state_dir (an
+// empty segment alone is about 1.2 MiB): when
 // rotation then fails for want of space, gpuobsd deletes that oldest segment
 // itself (logged as an emergency deletion) and goes on in a new segment.
 TEST(DaemonService, FullDiskDeletesTheOldestSegmentByItself) {
   TempDir dir;
   std::string state = dir.file("state"), log = dir.file("log"), status = dir.file("status.json");
   std::filesystem::create_directories(state);
-  ASSERT_EQ(run("mount -t tmpfs -o size=3M gpuobs-test-full2 " + state), 0);
+  ASSERT_EQ(run("mount -t tmpfs -o size=8M gpuobs-test-full2 " + state), 0);
   struct Unmount {
     std::string path;
     ~Unmount() { run("umount " + path + " 2>/dev/null || umount -l " + path); }
   } unmount{state};
   std::string old = state + "/" + segments::segment_name(1, 1577836800);
-  ASSERT_EQ(run("head -c 2600000 /dev/zero > " + old), 0);
+  ASSERT_EQ(run("head -c 5800000 /dev/zero > " + old), 0);
   auto args = base_args(dir.file("gpuobsd.conf"), state, status);
   for (std::string a : {"--segment-max-bytes", "200KB"}) args.push_back(a);
   Daemon d(args, log);
   ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
-  pid_t w = start_workload({"--threads", "1", "--launches", "40000", "--truth", dir.file("t.json")});
+  pid_t w = start_workload({"--threads", "1", "--launches", "60000", "--truth", dir.file("t.json")});
   ::waitpid(w, nullptr, 0);
-  for (int i = 0; i < 50 && std::filesystem::exists(old); ++i)
+  for (int i = 0; i < 80 && std::filesystem::exists(old); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(std::filesystem::exists(old)) << read_file(log);
   EXPECT_NE(read_file(log).find("deleted (emergency"), std::string::npos) << read_file(log);
