@@ -1,8 +1,16 @@
 # Install rules and the CPack .deb (docs/operations.md, "Install").
-# The unit names /usr/bin/gpuobsd and /etc/gpuobs/gpuobsd.conf, so the .deb
-# installs under /usr; `cmake --install build --prefix /usr` matches it.
-# The binary targets' install rule (bin/) is in the top CMakeLists.txt.
-install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobsd.service DESTINATION lib/systemd/system)
+# The .deb installs under /usr. The binary targets' install rule (bin/) is in
+# the top CMakeLists.txt.
+# The unit's ExecStart names the installed gpuobsd: filled in at install time,
+# where the prefix is known (`cmake --install --prefix /usr/local`, or cpack's
+# /usr), not at configure time.
+include(GNUInstallDirs)
+set(GPUOBS_UNIT_OUT ${PROJECT_BINARY_DIR}/systemd/gpuobsd.service)
+install(CODE "
+  set(GPUOBS_BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/systemd/gpuobsd.service.in\" \"${GPUOBS_UNIT_OUT}\" @ONLY)
+")
+install(FILES ${GPUOBS_UNIT_OUT} DESTINATION lib/systemd/system)
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobs.sysusers DESTINATION lib/sysusers.d RENAME gpuobs.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobs.tmpfiles DESTINATION lib/tmpfiles.d RENAME gpuobs.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md DESTINATION share/doc/gpuobs)
@@ -56,6 +64,7 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.36)")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "systemd")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${PROJECT_SOURCE_DIR}/packaging/deb/postinst
+  ${PROJECT_SOURCE_DIR}/packaging/deb/prerm
   ${PROJECT_SOURCE_DIR}/packaging/deb/postrm
   ${PROJECT_BINARY_DIR}/deb-control/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)

@@ -6,11 +6,14 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -33,6 +36,15 @@ using Clock = std::chrono::steady_clock;
 
 // A rotation that failed (full disk, say) is tried again this much later.
 constexpr int kRotateRetryS = 5;
+// Less free space than this on the state directory's file system, after a
+// failed rotation: the disk is full (an empty capture alone is a few hundred KiB).
+constexpr uint64_t kFullBelowBytes = 1 << 20;
+
+bool disk_full(const std::string& dir, const std::string& error) {
+  if (error.find("full") != std::string::npos || error.find("No space") != std::string::npos) return true;
+  struct statvfs v {};
+  return ::statvfs(dir.c_str(), &v) == 0 && static_cast<uint64_t>(v.f_bavail) * v.f_frsize < kFullBelowBytes;
+}
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_reload{false};
@@ -79,6 +91,8 @@ class Daemon {
   }
   void maybe_rotate(Clock::time_point now);
   void apply_retention();
+  // Disk full: deletes the oldest segment but the current one; false if none.
+  bool free_space();
   void reload();
   HealthSnapshot sample(Clock::time_point now);
   void publish(const HealthSnapshot& h);
@@ -92,6 +106,7 @@ class Daemon {
   int64_t seq_ = 0;
   uint64_t records_at_open_ = 0;
   uint64_t bytes_at_open_ = 0;
+  bool baseline_pending_ = false;  // bytes_at_open_ not measured yet (see maybe_rotate)
   Clock::time_point segment_opened_;
   Clock::time_point rotate_retry_at_{};  // after a failed rotation
   int64_t started_unix_s_ = 0;
@@ -105,15 +120,26 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   // An empty capture is already a few hundred KiB (schema, probe rows): a
   // segment without events is never rotated, whatever the limits say.
   if (session_->records() == records_at_open_) return;
+  // A rotated segment's baseline size: once its writer has committed a batch,
+  // i.e. the stack definitions carried into it (rewritten at rotation, often
+  // megabytes), which are not captured data.
+  if (baseline_pending_ && session_->writer_stats().batches > 0) {
+    bytes_at_open_ = file_bytes(session_->output());
+    baseline_pending_ = false;
+  }
   // Size: what was captured, beyond the empty capture's own size (schema,
   // probe rows, the WAL's first pages) measured when the segment opened.
-  bool by_size = cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
+  bool by_size = !baseline_pending_ && cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
   bool by_age = cfg_.segment_max_age_s && now - segment_opened_ >= std::chrono::seconds(cfg_.segment_max_age_s);
   if (!by_size && !by_age) return;
   if (now < rotate_retry_at_) return;
   int64_t seq = seq_ + 1;
   std::string path = new_segment_path(seq);
-  if (auto st = session_->rotate(path, seq); !st) {
+  auto st = session_->rotate(path, seq);
+  // A full disk: retention first, then the oldest finished segment goes, so
+  // that capture goes on without an administrator (the newest data is kept).
+  if (!st && disk_full(cfg_.state_dir, st.error().message) && free_space()) st = session_->rotate(path, seq);
+  if (!st) {
     // The current segment goes on (and keeps counting what it cannot store);
     // retried in a while, not at every check, on a full disk.
     spdlog::warn("cannot start segment {}: {}; retrying in {} s", path, st.error().message, kRotateRetryS);
@@ -125,9 +151,26 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   segment_opened_ = now;
   records_at_open_ = session_->records();
   bytes_at_open_ = file_bytes(path);
+  baseline_pending_ = true;
   tally_.reset_counts();
   if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
   apply_retention();
+}
+
+bool Daemon::free_space() {
+  apply_retention();
+  std::string cur = std::filesystem::path(session_->output()).filename();
+  for (const auto& s : segments::list(cfg_.state_dir)) {  // oldest first
+    if (std::filesystem::path(s.path).filename() == cur) continue;
+    if (::unlink(s.path.c_str()) != 0 && errno != ENOENT) {
+      spdlog::warn("disk full: cannot delete segment {}: {}", s.path, std::strerror(errno));
+      continue;
+    }
+    for (const char* sfx : {"-wal", "-shm", "-journal"}) ::unlink((s.path + sfx).c_str());
+    spdlog::warn("segment {} deleted (emergency: the disk is full, {} bytes freed)", s.path, s.bytes);
+    return true;
+  }
+  return false;  // nothing but the current segment: an administrator must make room
 }
 
 void Daemon::apply_retention() {
@@ -176,18 +219,14 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   last_sample_ = now;
   h.drops_total = session_->dropped();
   h.store_failed = session_->writer_stats().failed_rows;
-  // One entry per library file, from the attach report.
-  for (const auto& r : session_->probes()) {
-    LibraryHealth* lib = nullptr;
-    for (auto& l : h.libraries)
-      if (l.dev == r.library.dev && l.inode == r.library.ino) lib = &l;
-    if (!lib) {
-      h.libraries.push_back(LibraryHealth{r.library.realpath, r.library.dev, r.library.ino, 0, 0});
-      lib = &h.libraries.back();
-    }
-    if (r.status == "attached") ++lib->probes_attached;
-    else if (r.status == "failed") ++lib->probes_failed, ++h.attach_failures;
+  // One entry per library file attached now: the startup plan's and those
+  // found in processes' maps since (detached ones are gone from the list).
+  for (const auto& w : session_->libraries()) {
+    if (w.detached_mono_ns) continue;
+    h.libraries.push_back(LibraryHealth{w.file.realpath, w.file.dev, w.file.ino,
+                                        w.probes_attached, w.probes_failed});
   }
+  h.attach_failures = session_->attach_failures();
   h.processes = tally_.snapshot();
   h.segment_path = session_->output();
   h.segment_bytes = file_bytes(h.segment_path);

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "capture/procfs.h"
 #include "decode/cuda_api.h"
 
 namespace gpuobs::daemon {
@@ -76,7 +77,13 @@ std::vector<ProcessHealth> ProcessTally::snapshot() {
   std::vector<ProcessHealth> out;
   for (auto& [tgid, t] : procs_) {
     if (t.comm.empty()) t.comm = comm_of(tgid);
-    out.push_back(ProcessHealth{tgid, t.comm, {}, t.launches, t.bytes_copied, t.device_bytes_live});
+    // Once per process: its cgroup does not change container while it runs
+    // (a pid reused later is a new entry: PROC_EXIT erased this one).
+    if (!t.origin_read) {
+      t.origin_read = true;
+      if (auto o = read_process_origin(tgid)) t.container_id = o->container_id;
+    }
+    out.push_back(ProcessHealth{tgid, t.comm, t.container_id, t.launches, t.bytes_copied, t.device_bytes_live});
   }
   return out;
 }

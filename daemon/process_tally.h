@@ -25,6 +25,8 @@ class ProcessTally {
  private:
   struct Tally {
     std::string comm;
+    std::string container_id;  // read from /proc/PID/cgroup once (origin_read)
+    bool origin_read = false;
     uint64_t launches = 0, bytes_copied = 0;
     int64_t device_bytes_live = 0;
   };

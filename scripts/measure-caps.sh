@@ -7,7 +7,7 @@
 # status, launches stored for that process, /proc reads that failed, and the
 # daemon's first error. Launches are given as A/B: A through the library
 # named with --libcuda, B through a copy found in the process's maps. Run as root; needs a built gpuobsd (and gcc).
-# usage: measure-caps.sh GPUOBSD_BIN
+# usage: [ONLY="label ..."] measure-caps.sh GPUOBSD_BIN
 set -uo pipefail
 gpuobsd=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,16 +27,26 @@ for _ in range(200):
 time.sleep(0.2)
 PY
 
-run() {  # label, user (root|nobody), caps (comma list, no CAP_ prefix, lower case)
+# user "unit": uid 0 exactly as systemd/gpuobsd.service sets it up:
+# SecureBits=noroot-locked (uid 0 gains nothing at execve), NoNewPrivileges,
+# CapabilityBoundingSet = AmbientCapabilities = the caps given. With noroot
+# only the ambient set survives the execve, so an empty ambient set ("unit_noamb")
+# leaves gpuobsd with no capability at all.
+run() {  # label, user (root|nobody|unit|unit_noamb), caps (comma list, no CAP_ prefix, lower case)
   local label=$1 user=$2 caps=$3 dir="$work/$1" spec="-all"
+  [[ -n ${ONLY:-} && " $ONLY " != *" $label "* ]] && return 0
   for c in ${caps//,/ }; do spec+=",+$c"; done
   mkdir "$dir" && chmod 0777 "$dir"
-  local who=()
+  local who=() amb=$spec
   [[ $user == nobody ]] && who=(--reuid=65534 --regid=65534 --clear-groups)
-  setpriv "${who[@]}" --inh-caps="$spec" --ambient-caps="$spec" --bounding-set="$spec" -- \
+  [[ $user == unit* ]] && who=(--securebits=+noroot,+noroot_locked --no-new-privs)
+  [[ $user == unit_noamb ]] && amb="-all"
+  setpriv "${who[@]}" --inh-caps="$spec" --ambient-caps="$amb" --bounding-set="$spec" -- \
     "$gpuobsd" --config /dev/null --db "$dir/c.gpuobs" --status-file "$dir/status.json" --libcuda "$work/libcuda.so.1" -v info >"$dir/log" 2>&1 &
   local d=$!
   sleep 2
+  local capeff
+  capeff=$(awk '/^CapEff/ {print $2}' /proc/$d/status 2>/dev/null)
   setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$work/workload.py" "$work/libcuda.so.1" &
   local w=$!
   wait $w
@@ -55,7 +65,7 @@ run() {  # label, user (root|nobody), caps (comma list, no CAP_ prefix, lower ca
   fi
   local err
   err=$(grep -m1 -iE 'error|fail|denied|not permitted' "$dir/log" | cut -c1-150)
-  printf '%-10s %-6s %-46s rc=%-3s launches=%-4s proc=%-40s %s\n' "$label" "$user" "$caps" "$rc" "$launches" "${unreadable:-ok}" "$err"
+  printf '%-10s %-10s %-46s CapEff=%-16s rc=%-3s launches=%-4s proc=%-40s %s\n' "$label" "$user" "$caps" "${capeff:--}" "$rc" "$launches" "${unreadable:-ok}" "$err"
 }
 
 run all        root   "$(capsh --print | sed -n 's/^Bounding set =//p' | tr -d ' ' | sed 's/cap_//g')"
@@ -72,3 +82,5 @@ run u_bp_ptr   nobody bpf,perfmon,sys_ptrace
 run u_bp_ptr_d nobody bpf,perfmon,sys_ptrace,dac_read_search
 run u_bp_ptr_o nobody bpf,perfmon,sys_ptrace,dac_override
 run u_all      nobody bpf,perfmon,sys_ptrace,dac_read_search,sys_admin
+run unit       unit   bpf,perfmon,sys_ptrace
+run unit_noamb unit_noamb bpf,perfmon,sys_ptrace

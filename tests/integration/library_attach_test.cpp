@@ -115,11 +115,12 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   spawn(p1, {ATTACH_WORKLOAD, a, "/dev/null", "111", dir.file("go1")}, dir.file("p1.out"));
   ASSERT_TRUE(wait_for_text(dir.file("p1.out"), "ready", 5000)) << read_file(dir.file("p1.out.err"));
 
-  std::string db_path = dir.file("d.gpuobs"), log = dir.file("daemon.log");
+  std::string db_path = dir.file("d.gpuobs"), log = dir.file("daemon.log"), status = dir.file("status.json");
   Proc d;
   // Periodic rescans stay out of the way (60 s): detaching is driven by the
   // exits of processes that mapped a library.
-  spawn(d, {GPUOBSD_BIN, "--db", db_path, "--no-gpu-devices", "--watch-dev", "nvidia=/dev/null"}, log,
+  spawn(d, {GPUOBSD_BIN, "--db", db_path, "--no-gpu-devices", "--watch-dev", "nvidia=/dev/null", "--status-file", status},
+        log,
         {"GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("sys"), "GPUOBS_LIBHIP_SEARCH_PATH=" + dir.file("nohip"),
          "GPUOBS_LIBRARY_RESCAN_MS=60000"});
   ASSERT_TRUE(wait_for_text(log + ".err", "capturing to", 20000)) << read_file(log + ".err");
@@ -144,6 +145,25 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   // P3's copy goes away while P3 still maps it; then P3 exits.
   ASSERT_TRUE(wait_for_text(dir.file("p3.out"), "ready", 5000));
   std::this_thread::sleep_for(std::chrono::milliseconds(700));  // its launches are done (300 ms wait + 333 calls)
+  // `gpuobs status` lists C, attached at run time, with its probes (the
+  // status file is rewritten every second).
+  nlohmann::json lib_c;
+  for (int i = 0; i < 30 && lib_c.is_null(); ++i) {
+    std::string out;
+    if (FILE* f = ::popen((std::string(GPUOBS_BIN) + " status --format json --status-file " + status).c_str(), "r")) {
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+      ::pclose(f);
+    }
+    auto j = nlohmann::json::parse(out, nullptr, false);
+    if (j.is_object() && j.contains("libraries"))
+      for (const auto& l : j["libraries"])
+        if (l.value("inode", uint64_t{0}) == ino_c) lib_c = l;
+    if (lib_c.is_null()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(lib_c.is_null()) << "gpuobs status does not list " << c << "\n" << read_file(status);
+  EXPECT_GT(lib_c["probes_attached"].get<int>(), 0) << lib_c.dump();
+  EXPECT_EQ(lib_c["probes_failed"].get<int>(), 0) << lib_c.dump();
   fs::remove(c);
   std::ofstream(dir.file("hold3")) << "go";
   EXPECT_EQ(p3.wait(), 0) << read_file(dir.file("p3.out.err"));

@@ -40,6 +40,8 @@ dpkg-deb -e "$deb" "$tmp/ctl"
 grep -q 'systemd-sysusers /usr/lib/sysusers.d/gpuobs.conf' "$tmp/ctl/postinst" || fail "postinst runs no systemd-sysusers"
 grep -q 'systemd-tmpfiles --create /usr/lib/tmpfiles.d/gpuobs.conf' "$tmp/ctl/postinst" || fail "postinst runs no systemd-tmpfiles"
 grep -qE 'systemctl (enable|start)' "$tmp/ctl/postinst" && fail "postinst enables or starts the service"
+[[ -x $tmp/ctl/prerm ]] || fail "no executable prerm"
+grep -q 'deb-systemd-invoke stop gpuobsd.service' "$tmp/ctl/prerm" || fail "prerm does not stop gpuobsd.service"
 
 dpkg-deb -x "$deb" "$tmp/root"
 got=$("$tmp/root/usr/bin/gpuobsd" --version)
@@ -52,6 +54,14 @@ for lib in $needed; do
   [[ $lib =~ ^(libc|libm|libpthread|libdl|librt|ld-linux-x86-64)\.so ]] || fail "gpuobsd needs $lib"
 done
 echo "gpuobsd NEEDED: $needed"
+# The packaged unit starts the packaged binary.
+exec_start=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$tmp/root/usr/lib/systemd/system/gpuobsd.service")
+[[ $exec_start == /usr/bin/gpuobsd && -x $tmp/root$exec_start ]] || fail "packaged unit's ExecStart: '$exec_start'"
+# `cmake --install --prefix /usr/local`: the unit names /usr/local/bin/gpuobsd.
+DESTDIR=$tmp/local cmake --install "$build" --prefix /usr/local >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "cmake --install"; }
+exec_start=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$tmp/local/usr/local/lib/systemd/system/gpuobsd.service")
+[[ $exec_start == /usr/local/bin/gpuobsd && -x $tmp/local$exec_start ]] || fail "--prefix /usr/local unit's ExecStart: '$exec_start'"
+echo "ExecStart: /usr/bin/gpuobsd (.deb), /usr/local/bin/gpuobsd (--prefix /usr/local)"
 # verify needs the host's units (sysinit.target): the packaged unit, pointed
 # at the packaged binary.
 sed "s|^ExecStart=/usr/bin/gpuobsd |ExecStart=$tmp/root/usr/bin/gpuobsd |" \

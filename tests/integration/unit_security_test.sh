@@ -5,10 +5,19 @@
 #  - `systemd-analyze verify`: no unknown directive, bad value or missing
 #    binary (ExecStart pointed at the built gpuobsd; man pages not required
 #    here: the package test checks them).
-# usage: unit_security_test.sh UNIT GPUOBSD_BIN
+# UNIT is the template systemd/gpuobsd.service.in, judged as the .deb installs
+# it (@GPUOBS_BINDIR@ = /usr/bin).
+# usage: unit_security_test.sh UNIT_TEMPLATE GPUOBSD_BIN
 set -euo pipefail
-unit=$1 gpuobsd=$2
+template=$1 gpuobsd=$2
 max=2.0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+grep -q '^ExecStart=@GPUOBS_BINDIR@/gpuobsd ' "$template" || { echo "FAIL: ExecStart is not @GPUOBS_BINDIR@/gpuobsd" >&2; exit 1; }
+mkdir "$tmp/usr"
+unit=$tmp/usr/gpuobsd.service
+sed 's|@GPUOBS_BINDIR@|/usr/bin|' "$template" > "$unit"
+grep -qE '@[A-Z_]+@' "$unit" && { echo "FAIL: unfilled @VAR@ in the unit" >&2; exit 1; }
 
 out=$(systemd-analyze security --offline=true --no-pager "$unit" 2>&1) || true
 printf '%s\n' "$out"
@@ -23,9 +32,6 @@ if awk -v l="$level" -v m="$max" 'BEGIN { exit !(l > m) }'; then
 fi
 echo "exposure $level <= $max"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-grep -q '^ExecStart=/usr/bin/gpuobsd ' "$unit" || { echo "FAIL: ExecStart is not /usr/bin/gpuobsd" >&2; exit 1; }
 sed "s|^ExecStart=/usr/bin/gpuobsd |ExecStart=$gpuobsd |" "$unit" > "$tmp/gpuobsd.service"
 if ! verify=$(systemd-analyze verify --man=no "$tmp/gpuobsd.service" 2>&1) || [[ -n $verify ]]; then
   printf 'FAIL: systemd-analyze verify:\n%s\n' "$verify" >&2

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -73,6 +74,13 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     mappers_.insert(tgid);
   }
   for (const MappedLibrary& m : found_libs) {
+    if (stopping()) return;
+    // Mapped, whether or not it can be opened below: a library whose file was
+    // deleted (upgraded) is reachable only through map_files, which needs
+    // CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; failing that it must still
+    // count as in use, or detach_gone would take its probes off a process
+    // that still calls it.
+    if (mapped) mapped->insert(Key{makedev(m.dev_major, m.dev_minor), m.inode});
     // Through the process's root the path means what it means to the process
     // (its mount namespace: container images, bind mounts); map_files names
     // the mapped file itself, also when deleted or replaced since.
@@ -165,8 +173,12 @@ void LibraryWatch::scan_all(const char* reason) {
     std::lock_guard lk(mu_);
     mappers_.clear();  // refilled by the scans below
   }
-  for (uint32_t pid : pids) scan_process(pid, reason, started, &mapped);
-  detach_gone(mapped);
+  for (uint32_t pid : pids) {
+    if (stopping()) return;  // SIGTERM must not wait for a scan of every process
+    scan_process(pid, reason, started, &mapped);
+  }
+  // A scan cut short knows too little to say what is gone.
+  if (!stopping()) detach_gone(mapped);
 }
 
 void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
@@ -183,6 +195,7 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
     }
   }
   for (const Key& key : gone) {
+    if (stopping()) return;
     hooks_.detach(key.first, key.second);
     int64_t now = mono_now_ns();
     hooks_.record_detach(key.first, key.second, now);
@@ -204,6 +217,7 @@ void LibraryWatch::stop() {
     std::lock_guard lk(queue_mu_);
     stopping_ = true;
   }
+  stop_flag_.store(true, std::memory_order_relaxed);
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -211,8 +225,7 @@ void LibraryWatch::stop() {
 void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mono_ns) {
   {
     std::lock_guard lk(queue_mu_);
-    for (const auto& r : queue_)
-      if (r.tgid == tgid) return;  // already due: one scan answers both
+    if (!queued_.insert(tgid).second) return;  // already due: one scan answers both
     queue_.push_back(Request{tgid, reason, trigger_mono_ns});
   }
   cv_.notify_one();
@@ -239,12 +252,17 @@ void LibraryWatch::run() {
       std::unique_lock lk(queue_mu_);
       cv_.wait_until(lk, next_rescan, [&] { return stopping_ || !queue_.empty() || rescan_due_; });
       if (stopping_) return;
-      // Requests first: they are what the 100 ms budget is about.
+      // Requests first: they are what the 100 ms budget is about. A rescan
+      // that is due runs anyway, between two requests: a steady stream of
+      // new processes must not starve it (it finds what requests miss and
+      // detaches what is gone).
       if (!queue_.empty()) {
         req = queue_.front();
         queue_.pop_front();
+        queued_.erase(req.tgid);
         have = true;
-      } else if (rescan_due_ || std::chrono::steady_clock::now() >= next_rescan) {
+      }
+      if (rescan_due_ || std::chrono::steady_clock::now() >= next_rescan) {
         rescan = true;
         rescan_due_ = false;
       }

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -107,6 +108,10 @@ class LibraryWatch {
   std::condition_variable cv_;
   std::deque<Request> queue_;
   bool stopping_ = false;
+  std::unordered_set<uint32_t> queued_;  // the tgids in queue_
+  // stopping_ without the lock, read inside long scans.
+  std::atomic<bool> stop_flag_{false};
+  bool stopping() const { return stop_flag_.load(std::memory_order_relaxed); }
   bool rescan_due_ = false;
   std::thread thread_;
 };

@@ -149,6 +149,10 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
   next_process_id_ = prev.next_process_id_;
   api_.carry_names_from(prev.api_);
   if (auto s = db_.exec("BEGIN"); !s) return s;
+  // Built aside and kept only once COMMIT succeeds: after a ROLLBACK no row
+  // of these ids exists here, and live_ must not claim they do.
+  std::unordered_map<uint32_t, int64_t> carried;
+  std::unordered_map<uint32_t, ProcessOrigin> carried_origin;
   for (const auto& [tgid, id] : prev.live_) {
     ProcessInfo info;
     if (lookup_)
@@ -166,7 +170,7 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
     if (auto it = prev.live_origin_.find(tgid); it != prev.live_origin_.end()) origin = it->second;
     else if (origin_)
       if (auto o = origin_(tgid)) origin = *o;
-    if (!origin.cgroup.empty()) live_origin_[tgid] = origin;
+    if (!origin.cgroup.empty()) carried_origin[tgid] = origin;
     if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
     if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
     if (ins_process_.exec() != SQLITE_DONE) {
@@ -174,9 +178,15 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
       (void)db_.exec("ROLLBACK");
       return make_error("cannot carry the live processes into " + path_ + ": " + err);
     }
-    live_[tgid] = id;
+    carried[tgid] = id;
   }
-  return db_.exec("COMMIT");
+  if (auto s = db_.exec("COMMIT"); !s) {
+    (void)db_.exec("ROLLBACK");
+    return s;
+  }
+  for (auto& [tgid, id] : carried) live_[tgid] = id;
+  for (auto& [tgid, o] : carried_origin) live_origin_[tgid] = std::move(o);
+  return {};
 }
 
 Status CaptureWriter::limit_pages(int64_t pages) {
