@@ -70,12 +70,6 @@ std::vector<std::string> base_args(const std::string& conf, const std::string& s
           "--libcuda", FAKE_LIBCUDA, "--no-gpu-devices", "--ring-mb", "64"};
 }
 
-std::string text(Db& db, const std::string& sql) {
-  Stmt st(db.get(), sql);
-  if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
-  return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
-}
-
 // stdout of a shell command line.
 std::string output_of(const std::string& cmd) {
   std::string out;

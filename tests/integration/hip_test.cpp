@@ -41,11 +41,7 @@ class Hip : public ::testing::Test {
     db_ = std::move(db.value());
   }
   int64_t q(const std::string& sql) { return scalar(db_, sql); }
-  std::string text(const std::string& sql) {
-    Stmt st(db_.get(), sql);
-    if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
-    return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
-  }
+  std::string text(const std::string& sql) { return gpuobs::testing::text(db_, sql); }
 
   static constexpr int kIterations = 15;
   static inline TempDir* dir_;

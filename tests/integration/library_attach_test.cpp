@@ -84,12 +84,6 @@ uint64_t inode_of(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
-std::string text(Db& db, const std::string& sql) {
-  Stmt st(db.get(), sql);
-  if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
-  return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
-}
-
 void copy(const std::string& from, const std::string& to) {
   fs::create_directories(fs::path(to).parent_path());
   fs::copy_file(from, to, fs::copy_options::overwrite_existing);

@@ -34,12 +34,6 @@ int line_of(const std::string& source, const std::string& marker) {
   return -1;
 }
 
-std::string text(Db& db, const std::string& sql) {
-  Stmt st(db.get(), sql);
-  if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
-  return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
-}
-
 // The stored functions of a stack, innermost first ("?" where unknown).
 std::vector<std::string> functions(Db& db, int64_t stack_id) {
   Stmt st(db.get(), "SELECT coalesce(symbol, '?') FROM stack_symbols WHERE stack_id = ? ORDER BY position");

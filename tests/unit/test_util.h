@@ -34,4 +34,11 @@ inline int64_t scalar(Db& db, const std::string& sql) {
   return r ? *r : -1;
 }
 
+// The first column of the first row as text; "<null>" for NULL or no row.
+inline std::string text(Db& db, const std::string& sql) {
+  Stmt st(db.get(), sql);
+  if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
+  return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+}
+
 }  // namespace gpuobs::testing
