@@ -1,11 +1,45 @@
 // gpuobs: record a command's GPU activity, and query captures.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 #include "common/log.h"
 #include "version.h"
+
+namespace {
+
+// Seconds since the capture started: a finite number >= 0 ("nan", "inf" and
+// negative values would silently select nothing or everything).
+const CLI::Validator kSeconds(
+    [](std::string& v) -> std::string {
+      try {
+        size_t used = 0;
+        double d = std::stod(v, &used);
+        if (used == v.size() && std::isfinite(d) && d >= 0) return {};
+      } catch (const std::exception&) {
+      }
+      return "'" + v + "' is not a number of seconds >= 0";
+    },
+    "SECONDS>=0");
+
+// --unwind dwarf copies this many bytes of stack per event: whole 8-byte
+// words, at least one, at most 64 KiB (the BPF side's per-CPU buffer).
+const CLI::Validator kStackCopy(
+    [](std::string& v) -> std::string {
+      try {
+        size_t used = 0;
+        long long n = std::stoll(v, &used);
+        if (used == v.size() && n >= 8 && n <= 65536 && n % 8 == 0) return {};
+      } catch (const std::exception&) {
+      }
+      return "'" + v + "' is not a multiple of 8 from 8 to 65536";
+    },
+    "BYTES");
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpuobs;
@@ -29,15 +63,19 @@ int main(int argc, char** argv) {
   record->add_flag("!--no-gpu-devices", rec.session.gpu_devices,
                    "do not watch the GPU drivers' devices found in /proc/devices");
   uint32_t ring_mb = 16;
-  record->add_option("--ring-mb", ring_mb, "ring buffer size in MiB")->capture_default_str();
+  record->add_option("--ring-mb", ring_mb, "ring buffer size in MiB, 1 to 1024 (rounded up to a power of two)")
+      ->check(CLI::Range(1u, 1024u))->capture_default_str();
   record->add_option("--stack-depth", rec.session.stack_depth,
-                     "user-stack frames per event, 0 to 127 (0: no stacks)")->capture_default_str();
+                     "user-stack frames per event, 0 to 127 (0: no stacks)")
+      ->check(CLI::Range(0, 127))->capture_default_str();
   record->add_option("--unwind", rec.session.unwind,
                      "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame "
                      "in user space; bpf: unwind in BPF from .eh_frame tables (both go through code built "
-                     "without frame pointers)")->capture_default_str();
-  record->add_option("--stack-copy", rec.session.stack_copy_bytes,
-                     "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")->capture_default_str();
+                     "without frame pointers)")
+      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))->capture_default_str();
+  auto* stack_copy = record->add_option("--stack-copy", rec.session.stack_copy_bytes,
+                                        "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")
+                         ->check(kStackCopy)->capture_default_str();
   record->footer("The command starts after -- or at the first word that is not an option.");
 
   // Which captures: files, --segment in --state-dir, or gpuobsd's current segment.
@@ -58,10 +96,12 @@ int main(int argc, char** argv) {
       "capture files (default: gpuobsd's current segment); with several, the report runs once per file, "
       "each headed by its path: sums are per segment"));
   report->add_option("--format", rep.format, "table, json or csv")->capture_default_str();
-  report->add_option("--pid", rep.pid, "only this process id");
+  report->add_option("--pid", rep.pid, "only this process id")->check(CLI::PositiveNumber);
   report->add_option("--process", rep.process, "only processes with this name (comm)");
-  report->add_option("--since", rep.since_s, "only activity from this many seconds after the capture started");
-  report->add_option("--until", rep.until_s, "only activity up to this many seconds after the capture started");
+  report->add_option("--since", rep.since_s, "only activity from this many seconds after the capture started")
+      ->check(kSeconds);
+  report->add_option("--until", rep.until_s, "only activity up to this many seconds after the capture started")
+      ->check(kSeconds);
 
   cli::SqlArgs sq;
   auto* sql = app.add_subcommand("sql", "run a read-only SQL query over a capture (docs/schema.md)");
@@ -78,12 +118,12 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     cmd->add_option("--kernel", s.kernel, "only launches of kernels whose name contains this");
     cmd->add_option("--api", s.api, "only calls of this API (e.g. cuMemcpyHtoD_v2)");
-    cmd->add_option("--pid", s.pid, "only this process id");
+    cmd->add_option("--pid", s.pid, "only this process id")->check(CLI::PositiveNumber);
   };
   cli::StackArgs stk;
   auto* stacks = app.add_subcommand("stacks", "the call stacks behind the most launches, bytes or blocked time");
   add_stack_options(stacks, stk);
-  stacks->add_option("--top", stk.top, "how many stacks")->capture_default_str();
+  stacks->add_option("--top", stk.top, "how many stacks (at least 1)")->check(CLI::PositiveNumber)->capture_default_str();
   stacks->add_option("--format", stk.format, "table, json")->capture_default_str();
 
   cli::StackArgs fold;
@@ -117,7 +157,7 @@ int main(int argc, char** argv) {
 
   cli::StatusArgs status_args;
   auto* status = app.add_subcommand("status", "is gpuobsd up, what it probes, events/s, drops, its segments "
-                                               "(exit status 0: up, 3: not running)");
+                                               "(exit status 0: up, 3: not running, 4: permission denied)");
   status->add_option("--status-file", status_args.status_file, "gpuobsd's status file")->capture_default_str();
   status->add_option("--format", status_args.format, "table or json")->capture_default_str();
 
@@ -138,6 +178,17 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   log_init(log_level);
+  // Checks that involve two options (CLI11 validators see one value).
+  auto usage_error = [](const std::string& msg, const std::string& hint) {
+    print_error("gpuobs", make_error(msg, hint));
+    return 2;
+  };
+  if (record->parsed() && stack_copy->count() && rec.session.unwind != "dwarf")
+    return usage_error("--stack-copy applies only to --unwind dwarf (it sizes the stack copy that unwinds in user space)",
+                       "add --unwind dwarf, or drop --stack-copy");
+  if (report->parsed() && rep.since_s >= 0 && rep.until_s >= 0 && rep.until_s <= rep.since_s)
+    return usage_error("--until " + std::to_string(rep.until_s) + " is not after --since " + std::to_string(rep.since_s),
+                       "--since and --until are seconds after the capture started; --until must be the later one");
   if (record->parsed()) {
     rec.session.ring_bytes = ring_mb << 20;
     return cli::run_record(rec);

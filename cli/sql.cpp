@@ -30,7 +30,7 @@ int run_sql(const SqlArgs& a) {
     print_error("gpuobs sql", e);
     return e.exit_code;
   }
-  auto res = run_query(*db, a.query, params);
+  auto res = run_query(*db, a.query, params, ParamPolicy::all_given);
   if (!res) { print_error("gpuobs sql", res.error()); return res.error().exit_code; }
   print_result(*res, *fmt, std::cout);
   return 0;

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/terminal_text.h"
 #include "report/query.h"
 #include "report/stacks_query.h"
 #include "store/schema.h"
@@ -98,14 +99,15 @@ int run_stacks(const StackArgs& a) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f%%", total ? 100.0 * double(w) / double(total) : 0.0);
     std::cout << "\n#" << ++rank << "  " << w << " " << unit << " (" << share << ")  stack " << id << ", "
-              << s.frames.size() << " frames, " << s.end_reason << "\n";
+              << s.frames.size() << " frames, " << terminal_safe(s.end_reason) << "\n";
     auto ls = leaves_of[id];
     std::sort(ls.rbegin(), ls.rend());
     for (size_t i = 0; i < ls.size() && i < 3; ++i)
-      std::cout << "    " << (i == 0 ? "-> " : "   ") << ls[i].second << "  (" << ls[i].first << ")\n";
+      std::cout << "    " << (i == 0 ? "-> " : "   ") << terminal_safe(ls[i].second) << "  (" << ls[i].first << ")\n";
     if (ls.size() > 3) std::cout << "       ... " << ls.size() - 3 << " more\n";
     for (size_t i = 0; i < s.frames.size(); ++i)
-      std::cout << "    #" << i << "  " << frame_label(s.frames[i]) << "  [" << location(s.frames[i]) << "]\n";
+      std::cout << "    #" << i << "  " << terminal_safe(frame_label(s.frames[i])) << "  ["
+                << terminal_safe(location(s.frames[i])) << "]\n";
   }
   return 0;
 }

@@ -1,9 +1,12 @@
 // gpuobs status: is gpuobsd up, and how is it doing (its status file);
 // gpuobs segments: the segment files kept in the state directory.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -11,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/terminal_text.h"
 #include "daemon/health_json.h"
 #include "daemon/segments.h"
 #include "store/schema.h"
@@ -48,7 +52,17 @@ int run_status(const StatusArgs& a) {
   std::string why;
   std::optional<HealthSnapshot> h;
   if (!in) {
-    why = "no status file " + a.status_file;
+    // Not there and not ours to read are different answers: the second one
+    // says the daemon may well be up.
+    int e = 0;
+    if (int fd = ::open(a.status_file.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) ::close(fd); else e = errno;
+    if (e == EACCES || e == EPERM) {
+      print_error("gpuobs status",
+                  make_error("permission denied reading " + a.status_file,
+                             "members of group gpuobs can read it (sudo usermod -aG gpuobs $USER), or run as root", 4));
+      return 4;
+    }
+    why = e == ENOENT ? "no status file " + a.status_file : a.status_file + ": " + std::strerror(e);
   } else {
     try {
       j = nlohmann::json::parse(in);
@@ -89,10 +103,10 @@ int run_status(const StatusArgs& a) {
   std::printf("attach failures: %llu\n", static_cast<unsigned long long>(h->attach_failures));
   std::printf("libraries:\n");
   for (const auto& l : h->libraries)
-    std::printf("  %s: %d probes attached, %d failed\n", l.path.c_str(), l.probes_attached, l.probes_failed);
+    std::printf("  %s: %d probes attached, %d failed\n", terminal_safe(l.path).c_str(), l.probes_attached, l.probes_failed);
   if (h->libraries.empty()) std::printf("  (none)\n");
   std::printf("GPU processes:  %zu\n", h->processes.size());
-  std::printf("segment:        %s (%s)\n", h->segment_path.c_str(), human_bytes(h->segment_bytes).c_str());
+  std::printf("segment:        %s (%s)\n", terminal_safe(h->segment_path).c_str(), human_bytes(h->segment_bytes).c_str());
   std::printf("segments kept:  %llu (%s)\n", static_cast<unsigned long long>(h->segments),
               human_bytes(h->storage_bytes).c_str());
   return up ? 0 : 3;
@@ -129,7 +143,7 @@ int run_segments(const SegmentsArgs& a) {
                 r.value("start", std::string("?")).c_str(), r.value("end", std::string("-")).c_str(),
                 human_bytes(r["bytes"].get<uint64_t>()).c_str(),
                 r.contains("launches") ? std::to_string(r["launches"].get<int64_t>()).c_str() : "?",
-                r["path"].get<std::string>().c_str(), r["current"].get<bool>() ? " (current)" : "");
+                terminal_safe(r["path"].get<std::string>()).c_str(), r["current"].get<bool>() ? " (current)" : "");
   if (rows.empty()) std::printf("(no segments in %s)\n", a.state_dir.c_str());
   return 0;
 }

@@ -122,11 +122,18 @@ Parsed parse_config(int argc, char** argv) {
   app.add_option("--watch-dev,--watch_dev", c.watch_dev, "also watch this character device (repeatable)");
   app.add_flag("!--no-gpu-devices", c.gpu_devices, "do not watch GPU drivers' devices from /proc/devices");
   app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
-  app.add_option("--ring-mb,--ring_mb", c.ring_mb, "ring buffer size in MiB")->capture_default_str();
+  // ring_mb << 20 must fit the 32-bit size, and the ring must not be tiny:
+  // out-of-range values are refused, never clamped.
+  app.add_option("--ring-mb,--ring_mb", c.ring_mb, "ring buffer size in MiB, 1 to 1024 (rounded up to a power of two)")
+      ->check(CLI::Range(1u, 1024u))->capture_default_str();
   app.add_option("--stack-depth,--stack_depth", c.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
-      ->capture_default_str();
-  app.add_option("--unwind", c.unwind, "fp (frame pointers), dwarf or bpf")->capture_default_str();
+      ->check(CLI::Range(0, 127))->capture_default_str();
+  app.add_option("--unwind", c.unwind, "fp (frame pointers), dwarf or bpf")
+      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))->capture_default_str();
   app.add_option("--stack-copy,--stack_copy", c.stack_copy, "--unwind dwarf: stack bytes copied per event")
+      ->check(CLI::Range(8u, 65536u) & CLI::Validator([](std::string& v) -> std::string {
+        return std::stoul(v) % 8 == 0 ? "" : "stack_copy must be a multiple of 8";
+      }, "MULTIPLE OF 8"))
       ->capture_default_str();
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
                  "read every process's maps for GPU libraries this often (e.g. 10s, 500ms; plain number: s)")
@@ -146,6 +153,13 @@ Parsed parse_config(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     p.exit_code = rc == 0 ? 0 : 2;
+    return p;
+  }
+  // Only a value other than the default is an error: --print-config's output
+  // (every key) must read back as the same configuration.
+  if (c.stack_copy != Config{}.stack_copy && c.unwind != "dwarf") {
+    std::fprintf(stderr, "gpuobsd: error: stack_copy applies only to unwind = dwarf\n");
+    p.exit_code = 2;
     return p;
   }
   if (print_config) {

@@ -19,6 +19,7 @@
 
 #include "capture/session.h"
 #include "common/log.h"
+#include "common/private_files.h"
 #include "daemon/config.h"
 #include "daemon/health_json.h"
 #include "daemon/journal_log.h"
@@ -258,10 +259,9 @@ int Daemon::run() {
   started_unix_s_ = unix_now();
   SessionOptions opts = cfg_.session_options();
   if (segmented()) {
-    std::error_code ec;
-    std::filesystem::create_directories(cfg_.state_dir, ec);
-    if (ec) {
-      print_error("gpuobsd", make_error("cannot create " + cfg_.state_dir + ": " + ec.message()));
+    // Outside the unit (no StateDirectory=), gpuobsd makes it 0750 itself.
+    if (auto s = create_private_dirs(cfg_.state_dir); !s) {
+      print_error("gpuobsd", s.error());
       return 1;
     }
     // A restart never appends to an old segment: it starts the next one.

@@ -47,7 +47,7 @@ bool stderr_is_journal() {
 
 void log_init(std::string_view level) {
   gpuobs::log_init(level);
-  auto f = std::make_unique<spdlog::pattern_formatter>();
+  auto f = make_safe_formatter();  // traced names in messages stay inert on a terminal
   if (stderr_is_journal())
     f->add_flag<PriorityFlag>('*').set_pattern("%*%v");
   else

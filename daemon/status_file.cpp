@@ -1,5 +1,7 @@
 #include "daemon/status_file.h"
 
+#include "common/private_files.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,16 +13,13 @@
 namespace gpuobs::daemon {
 
 Status write_atomically(const std::string& path, const std::string& text, mode_t mode) {
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
-    std::filesystem::create_directories(dir, ec);
-    if (!ec) ::chmod(dir.c_str(), 0755);
-  }
+  // Outside the unit (no RuntimeDirectory=) the directory is made 0750,
+  // group gpuobs, like the unit's.
+  if (auto s = create_private_dirs(std::filesystem::path(path).parent_path()); !s) return s;
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
-  ::fchmod(fd, mode);  // the umask must not widen or narrow it
+  make_private(fd, mode);  // group gpuobs; the umask must not widen or narrow the mode
   size_t off = 0;
   while (off < text.size()) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);

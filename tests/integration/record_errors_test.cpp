@@ -30,14 +30,25 @@ TEST(RecordErrors, ExistingOutputIsRefusedAndUntouched) {
   TempDir dir;
   std::string out = dir.file("keep.gpuobs"), err = dir.file("err"), marker = dir.file("ran");
   std::ofstream(out) << "precious";
+  // Not a capture: refused, and --force is not suggested (it would be refused too).
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + out + " -- touch " + marker + " 2>" + err), 2);
-  EXPECT_NE(read_file(err).find("already exists"), std::string::npos);
-  EXPECT_NE(read_file(err).find("--force"), std::string::npos);
+  EXPECT_NE(read_file(err).find(out + " is not a gpuobs capture; refusing to write it"), std::string::npos);
+  EXPECT_EQ(read_file(err).find("--force"), std::string::npos);
   EXPECT_EQ(read_file(out), "precious");
   EXPECT_FALSE(exists(marker)) << "the command must not start";
-  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -f -o " + out + " -- touch " + marker + " 2>/dev/null"), 0);
+  // --force replaces captures only; this file is not one (OutputSafety.* in cli_safety_test.cpp).
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -f -o " + out + " -- touch " + marker + " 2>" + err), 2);
+  EXPECT_NE(read_file(err).find("is not a gpuobs capture"), std::string::npos);
+  EXPECT_EQ(read_file(out), "precious");
+  std::string cap = dir.file("old.gpuobs");
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + cap + " -- true 2>/dev/null"), 0);
+  // A capture: refused without --force, replaced with it.
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + cap + " -- touch " + marker + " 2>" + err), 2);
+  EXPECT_NE(read_file(err).find("already exists"), std::string::npos);
+  EXPECT_NE(read_file(err).find("--force"), std::string::npos);
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -f -o " + cap + " -- touch " + marker + " 2>/dev/null"), 0);
   EXPECT_TRUE(exists(marker));
-  EXPECT_TRUE(open_capture_readonly(out).ok());
+  EXPECT_TRUE(open_capture_readonly(cap).ok());
 }
 
 TEST(RecordErrors, UnwritableOutputFailsBeforeTheCommandStarts) {
@@ -45,7 +56,7 @@ TEST(RecordErrors, UnwritableOutputFailsBeforeTheCommandStarts) {
   std::string marker = dir.file("ran"), err = dir.file("err");
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o /proc/no/such/dir/x.gpuobs -- touch " + marker + " 2>" + err),
             2);
-  EXPECT_NE(read_file(err).find("cannot open /proc/no/such/dir/x.gpuobs"), std::string::npos);
+  EXPECT_NE(read_file(err).find("cannot create /proc/no/such/dir/x.gpuobs"), std::string::npos);
   EXPECT_FALSE(exists(marker));
 }
 

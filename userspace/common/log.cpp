@@ -1,6 +1,7 @@
 #include "common/log.h"
 
 #include <bpf/libbpf.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -8,8 +9,30 @@
 #include <cstdio>
 #include <string>
 
+#include "common/terminal_text.h"
+
 namespace gpuobs {
 namespace {
+
+// %v with the message made terminal-safe. Messages carry traced names (comm,
+// library paths): an embedded newline could forge a whole log line, so each
+// line after the first is indented, and other controls are escaped. libbpf's
+// multi-line verifier logs stay readable that way.
+class SafeMessageFlag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    for (size_t start = 0;;) {
+      size_t nl = text.find('\n', start);
+      std::string line = terminal_safe(text.substr(start, nl == std::string_view::npos ? nl : nl - start));
+      if (start) dest.append(std::string_view("\n    "));
+      dest.append(line.data(), line.data() + line.size());
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<SafeMessageFlag>(); }
+};
 
 // libbpf hands us printf-style messages; a verifier log can be many KiB, so
 // format into a right-sized buffer instead of a fixed one.
@@ -34,16 +57,24 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
 
 void log_init(std::string_view level) {
   auto logger = spdlog::stderr_color_mt("gpuobs");
-  logger->set_pattern("%^%l%$: %v");
+  auto f = make_safe_formatter();
+  f->set_pattern("%^%l%$: %v");
+  logger->set_formatter(std::move(f));
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(std::string(level)));
   libbpf_set_print(libbpf_print);
 }
 
+std::unique_ptr<spdlog::pattern_formatter> make_safe_formatter() {
+  auto f = std::make_unique<spdlog::pattern_formatter>();
+  f->add_flag<SafeMessageFlag>('v');
+  return f;
+}
+
 void print_error(std::string_view program, const Error& err) {
   std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(program.size()), program.data(),
-               err.message.c_str());
-  if (!err.hint.empty()) std::fprintf(stderr, "hint: %s\n", err.hint.c_str());
+               terminal_safe(err.message).c_str());
+  if (!err.hint.empty()) std::fprintf(stderr, "hint: %s\n", terminal_safe(err.hint).c_str());
 }
 
 }  // namespace gpuobs

@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "common/terminal_text.h"
 #include "store/embedded_sql.h"
 
 namespace gpuobs {
@@ -37,9 +38,15 @@ std::string csv_escape(const std::string& s) {
 // json and csv keep every character.
 constexpr size_t kTableCellMax = 96;
 
+// Tables go to terminals: control characters in traced names are escaped
+// (common/terminal_text.h), and a cut never splits a UTF-8 sequence.
 std::string table_text(const Cell& c) {
-  std::string t = cell_text(c);
-  if (t.size() > kTableCellMax) t = t.substr(0, kTableCellMax - 3) + "...";
+  std::string t = terminal_safe(cell_text(c));
+  if (t.size() > kTableCellMax) {
+    size_t cut = kTableCellMax - 3;
+    while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
+    t = t.substr(0, cut) + "...";
+  }
   return t;
 }
 
@@ -66,7 +73,7 @@ Cell parse_param_value(const std::string& v) {
   return v;
 }
 
-Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params) {
+Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params, ParamPolicy policy) {
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK) {
@@ -97,6 +104,17 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
     if (auto* v = std::get_if<int64_t>(&value)) sqlite3_bind_int64(raw, i, *v);
     else if (auto* d = std::get_if<double>(&value)) sqlite3_bind_double(raw, i, *d);
     else if (auto* t = std::get_if<std::string>(&value)) sqlite3_bind_text(raw, i, t->c_str(), -1, SQLITE_TRANSIENT);
+  }
+  if (policy == ParamPolicy::all_given) {
+    std::string missing, example;
+    for (int i = 1; i <= sqlite3_bind_parameter_count(raw); ++i) {
+      const char* name = sqlite3_bind_parameter_name(raw, i);
+      if (!name) return make_error("the query has a positional parameter (?)", "name it (:name) and pass -p name=VALUE", 2);
+      if (params.count(name + 1)) continue;
+      missing += std::string(missing.empty() ? "" : ", ") + name;
+      example += std::string(" -p ") + (name + 1) + "=VALUE";
+    }
+    if (!missing.empty()) return make_error("no value for " + missing, "pass" + example, 2);
   }
   QueryResult r;
   int n = sqlite3_column_count(st.get());
@@ -159,7 +177,9 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   for (const auto& row : r.rows)
     for (size_t i = 0; i < row.size(); ++i) numeric[i] = numeric[i] && !std::holds_alternative<std::string>(row[i]);
   std::vector<size_t> width(r.columns.size());
-  for (size_t i = 0; i < r.columns.size(); ++i) width[i] = r.columns[i].size();
+  std::vector<std::string> heads;
+  for (const auto& c : r.columns) heads.push_back(terminal_safe(c));
+  for (size_t i = 0; i < r.columns.size(); ++i) width[i] = heads[i].size();
   for (const auto& row : r.rows)
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i]).size());
   auto line = [&](auto get, auto right) {
@@ -171,7 +191,7 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
     }
     out << "\n";
   };
-  line([&](size_t i) { return r.columns[i]; }, [](size_t) { return false; });
+  line([&](size_t i) { return heads[i]; }, [](size_t) { return false; });
   line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
   for (const auto& row : r.rows)
     line([&](size_t i) { return table_text(row[i]); },

@@ -30,7 +30,12 @@ Result<OutputFormat> parse_format(std::string_view s);
 // reads "every process" unless --pid is given. The same files run in a plain
 // sqlite3 shell, where unset parameters are NULL too.
 using Params = std::map<std::string, Cell>;
-Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params = {});
+// Reports rely on that; a user's own query (gpuobs sql) passes
+// ParamPolicy::all_given, so a parameter left without -p is an error rather
+// than a NULL that silently matches nothing.
+enum class ParamPolicy { unset_is_null, all_given };
+Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params = {},
+                              ParamPolicy policy = ParamPolicy::unset_is_null);
 // A user's value for -p name=value: an integer, a real, or text.
 Cell parse_param_value(const std::string& v);
 void print_result(const QueryResult& r, OutputFormat f, std::ostream& out);

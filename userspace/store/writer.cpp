@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "decode/cuda_api.h"
+#include "store/capture_file.h"
 #include "store/schema.h"
 
 namespace gpuobs {
@@ -21,13 +22,10 @@ constexpr auto kBatchInterval = std::chrono::milliseconds(100);
 
 Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& path, bool force,
                                                               ProcessLookup lookup) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) == 0) {
-    if (!force)
-      return make_error("output file " + path + " already exists", "use --force to overwrite it", 2);
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
-  }
-  auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // Only a new file, or (force) an old capture, becomes the capture; SQLite
+  // then opens that file, never a link planted in its place.
+  if (auto s = create_capture_file(path, force); !s) return s.error();
+  auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
   if (!db) return make_error(db.error().message, "check that the directory exists and is writable", 2);
   std::unique_ptr<CaptureWriter> w(new CaptureWriter());
   w->db_ = std::move(db.value());

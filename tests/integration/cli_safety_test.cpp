@@ -1,0 +1,272 @@
+// What gpuobs does with hostile or mistaken input before it records
+// anything: the output path (-o, -f), the files and directories it creates
+// (who may read them), numeric options, unbound SQL parameters, and traced
+// names that would drive root's terminal. Each test failed on the build
+// before issue 15.
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "decode/cuda_api.h"
+#include "run_util.h"
+#include "store/schema.h"
+#include "store/writer.h"
+#include "unit/test_util.h"
+
+using namespace gpuobs;
+using namespace gpuobs::testing;
+
+namespace {
+
+const std::string kGpuobs = GPUOBS_BIN;
+
+// `gpuobs record -o OUT ...ARGS -- touch MARKER`: the exit status, stderr in *err.
+int record(const std::string& args, const std::string& marker, std::string* err) {
+  TempDir tmp;
+  std::string e = tmp.file("err");
+  int rc = run(kGpuobs + " record " + args + " -- touch " + marker + " 2>" + e);
+  *err = read_file(e);
+  return rc;
+}
+
+mode_t mode_of(const std::string& p) {
+  struct stat st{};
+  return ::lstat(p.c_str(), &st) == 0 ? st.st_mode : 0;
+}
+
+void ensure_group_gpuobs() { ASSERT_EQ(run("getent group gpuobs >/dev/null || groupadd --system gpuobs"), 0); }
+
+gid_t gpuobs_gid() {
+  struct group* g = ::getgrnam("gpuobs");
+  return g ? g->gr_gid : static_cast<gid_t>(-1);
+}
+
+}  // namespace
+
+// -o /dev/null with -f replaced the device node with a capture.
+TEST(OutputSafety, ForceNeverReplacesADeviceNode) {
+  TempDir dir;
+  std::string dev = dir.file("null"), marker = dir.file("ran"), err;
+  ASSERT_EQ(::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  EXPECT_EQ(record("-f -o " + dev, marker, &err), 2);
+  EXPECT_NE(err.find(dev + " is a device, FIFO or socket, not a capture file; refusing to replace it"),
+            std::string::npos) << err;
+  EXPECT_TRUE(S_ISCHR(mode_of(dev))) << "the device node must still be there";
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command must not start";
+  EXPECT_FALSE(std::filesystem::exists(dev + "-wal"));
+}
+
+TEST(OutputSafety, ForceRefusesDirectoriesFifosAndFilesThatAreNotCaptures) {
+  TempDir dir;
+  std::string marker = dir.file("ran"), err;
+  std::string d = dir.file("adir"), fifo = dir.file("fifo"), text = dir.file("notes.txt"), other = dir.file("app.db");
+  std::filesystem::create_directory(d);
+  std::ofstream(d + "/inside") << "x";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ofstream(text) << "precious";
+  ASSERT_EQ(run("sqlite3 " + other + " 'CREATE TABLE users (name TEXT); INSERT INTO users VALUES (1)'"), 0);
+  std::string other_bytes = read_file(other);
+
+  EXPECT_EQ(record("-f -o " + d, marker, &err), 2);
+  EXPECT_NE(err.find(d + " is a directory"), std::string::npos) << err;
+  EXPECT_TRUE(std::filesystem::exists(d + "/inside"));
+  EXPECT_EQ(record("-f -o " + fifo, marker, &err), 2);
+  EXPECT_NE(err.find("is a device, FIFO or socket"), std::string::npos) << err;
+  EXPECT_EQ(record("-f -o " + text, marker, &err), 2);
+  EXPECT_NE(err.find(text + " is not a gpuobs capture; refusing to replace it"), std::string::npos) << err;
+  EXPECT_EQ(read_file(text), "precious");
+  EXPECT_EQ(record("-f -o " + other, marker, &err), 2);
+  EXPECT_NE(err.find(other + " is an SQLite database but not a gpuobs capture"), std::string::npos) << err;
+  EXPECT_EQ(read_file(other), other_bytes);
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST(OutputSafety, ForceReplacesAnEmptyFileOrACaptureAndItsCompanions) {
+  TempDir dir;
+  std::string out = dir.file("c.gpuobs"), marker = dir.file("ran"), err;
+  std::ofstream(out).close();  // empty
+  EXPECT_EQ(record("-f -o " + out, marker, &err), 0) << err;
+  EXPECT_TRUE(open_capture_readonly(out).ok());
+  // A capture with a leftover (empty, so not hot) rollback journal: both replaced.
+  std::ofstream(out + "-journal").close();
+  EXPECT_EQ(record("-f -o " + out, marker, &err), 0) << err;
+  EXPECT_FALSE(std::filesystem::exists(out + "-journal"));
+  EXPECT_TRUE(open_capture_readonly(out).ok());
+  // A companion name that is not a regular file is not SQLite's: refused.
+  std::string before = read_file(out);
+  std::filesystem::create_directory(out + "-wal");
+  std::ofstream(out + "-wal/keep") << "x";
+  EXPECT_EQ(record("-f -o " + out, marker, &err), 2);
+  EXPECT_NE(err.find(out + "-wal exists and is not a regular file"), std::string::npos) << err;
+  EXPECT_EQ(read_file(out), before);
+  EXPECT_TRUE(std::filesystem::exists(out + "-wal/keep"));
+}
+
+// Without -f, a dangling link at -o was followed and its target created.
+TEST(OutputSafety, SymbolicLinksAreNeverFollowed) {
+  TempDir dir;
+  std::string link = dir.file("out.gpuobs"), target = dir.file("victim"), marker = dir.file("ran"), err;
+  std::filesystem::create_symlink(target, link);
+  EXPECT_EQ(record("-o " + link, marker, &err), 2);
+  EXPECT_NE(err.find(link + " is a symbolic link: gpuobs does not write captures through links"), std::string::npos)
+      << err;
+  EXPECT_FALSE(std::filesystem::exists(target)) << "the link's target must not be created";
+  // A link to a real capture: not replaced through the link either.
+  std::string real = dir.file("real.gpuobs");
+  ASSERT_EQ(record("-o " + real, marker, &err), 0) << err;
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(real, link);
+  EXPECT_EQ(record("-f -o " + link, marker, &err), 2);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+}
+
+// Captures hold every user's command lines and stacks.
+TEST(OutputSafety, CapturesAre0640GroupGpuobsWhateverTheUmask) {
+  ensure_group_gpuobs();
+  TempDir dir;
+  std::string out = dir.file("p.gpuobs"), marker = dir.file("ran"), e = dir.file("err");
+  ASSERT_EQ(run("umask 000; " + kGpuobs + " record -o " + out + " -- touch " + marker + " 2>" + e), 0) << read_file(e);
+  EXPECT_EQ(mode_of(out) & 07777, 0640u);
+  struct stat st{};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, gpuobs_gid());
+}
+
+TEST(OutputSafety, DaemonDirectoriesAre0750AndItsSegments0640) {
+  ensure_group_gpuobs();
+  TempDir dir;
+  std::string state = dir.file("a/state"), status = dir.file("run/gpuobs/status.json"), e = dir.file("err");
+  // gpuobsd outside the unit: it makes the directories itself.
+  std::string cmd = "umask 000; timeout -s TERM 4 " + std::string(GPUOBSD_BIN) + " --state-dir " + state +
+                    " --status-file " + status + " --no-gpu-devices 2>" + e;
+  int rc = run(cmd);
+  EXPECT_TRUE(rc == 0 || rc == 124) << rc << " " << read_file(e);
+  EXPECT_EQ(mode_of(state) & 07777, 0750u);
+  EXPECT_EQ(mode_of(dir.file("a")) & 07777, 0750u);
+  EXPECT_EQ(mode_of(dir.file("run/gpuobs")) & 07777, 0750u);
+  EXPECT_EQ(mode_of(status) & 07777, 0640u);
+  int segments = 0;
+  for (auto& f : std::filesystem::directory_iterator(state))
+    if (f.path().extension() == ".gpuobs") {
+      ++segments;
+      EXPECT_EQ(mode_of(f.path()) & 07777, 0640u) << f.path();
+    }
+  EXPECT_GE(segments, 1);
+}
+
+TEST(OutputSafety, StatusSaysPermissionDeniedToAUserWhoCannotRead) {
+  TempDir dir;
+  std::string status = dir.file("status.json"), e = dir.file("err");
+  std::ofstream(status) << "{}";
+  ::chmod(status.c_str(), 0640);
+  ::chmod(dir.path().c_str(), 0755);
+  int rc = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + kGpuobs + " status --status-file " + status +
+               " 2>" + e);
+  EXPECT_EQ(rc, 4);
+  EXPECT_NE(read_file(e).find("permission denied reading " + status), std::string::npos) << read_file(e);
+  EXPECT_EQ(read_file(e).find("no status file"), std::string::npos);
+  // Missing is still "not running".
+  EXPECT_EQ(run(kGpuobs + " status --status-file " + dir.file("none.json") + " >/dev/null"), 3);
+}
+
+TEST(OptionValidation, NumericOptionsAreCheckedNotWrappedOrClamped) {
+  TempDir dir;
+  std::string marker = dir.file("ran"), out = dir.file("o.gpuobs"), e = dir.file("err");
+  auto refused = [&](const std::string& args, const std::string& says) {
+    int rc = run(kGpuobs + " " + args + " 2>" + e + " >/dev/null");
+    std::string err = read_file(e);
+    EXPECT_EQ(rc, 2) << args << ": " << err;
+    EXPECT_NE(err.find(says), std::string::npos) << args << ": " << err;
+  };
+  // ring_mb << 20 wrapped to a 4 KiB ring; above 1024 it was clamped.
+  refused("record --ring-mb 0 -o " + out + " -- touch " + marker, "--ring-mb");
+  refused("record --ring-mb 4096 -o " + out + " -- touch " + marker, "Value 4096 not in range 1 to 1024");
+  refused("record --ring-mb -1 -o " + out + " -- touch " + marker, "--ring-mb");
+  refused("record --stack-depth 128 -o " + out + " -- touch " + marker, "--stack-depth");
+  refused("record --unwind lbr -o " + out + " -- touch " + marker, "--unwind");
+  refused("record --stack-copy 4096 -o " + out + " -- touch " + marker, "--stack-copy applies only to --unwind dwarf");
+  refused("record --unwind dwarf --stack-copy 100 -o " + out + " -- touch " + marker, "not a multiple of 8 from 8 to 65536");
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  std::string cap = dir.file("c.gpuobs");
+  ASSERT_EQ(run(kGpuobs + " record -o " + cap + " -- true 2>/dev/null"), 0);
+  refused("stacks " + cap + " --top -1", "--top");
+  refused("stacks " + cap + " --top 0", "--top");
+  refused("report api_sum " + cap + " --since -5", "is not a number of seconds >= 0");
+  refused("report api_sum " + cap + " --since nan", "is not a number of seconds >= 0");
+  refused("report api_sum " + cap + " --until inf", "is not a number of seconds >= 0");
+  refused("report api_sum " + cap + " --since 10 --until 1", "--until 1.000000 is not after --since 10.000000");
+  refused("report api_sum " + cap + " --pid -3", "--pid");
+  EXPECT_EQ(run(kGpuobs + " report api_sum " + cap + " --since 0.5 --until 2 >/dev/null"), 0);
+  EXPECT_EQ(run(kGpuobs + " record --ring-mb 1024 -o " + dir.file("big.gpuobs") + " -- true 2>/dev/null"), 0);
+  auto db = open_capture_readonly(dir.file("big.gpuobs"));
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT ring_buffer_bytes FROM capture"), int64_t{1} << 30);
+}
+
+TEST(OptionValidation, SqlParametersWithoutAValueAreAnError) {
+  TempDir dir;
+  std::string cap = dir.file("c.gpuobs"), e = dir.file("err"), o = dir.file("out");
+  ASSERT_EQ(run(kGpuobs + " record -o " + cap + " -- true 2>/dev/null"), 0);
+  EXPECT_EQ(run(kGpuobs + " sql 'SELECT :a, :b' " + cap + " -p b=2 2>" + e), 2);
+  EXPECT_NE(read_file(e).find("no value for :a"), std::string::npos) << read_file(e);
+  EXPECT_NE(read_file(e).find("-p a=VALUE"), std::string::npos);
+  EXPECT_EQ(run(kGpuobs + " sql 'SELECT ?' " + cap + " 2>" + e), 2);
+  EXPECT_NE(read_file(e).find("positional parameter"), std::string::npos) << read_file(e);
+  EXPECT_EQ(run(kGpuobs + " sql 'SELECT :a + 1 AS x' " + cap + " -p a=41 --format csv >" + o), 0);
+  EXPECT_EQ(read_file(o), "x\n42\n");
+}
+
+// A kernel, process and library named with terminal controls: tables and
+// `stacks` show them escaped; JSON keeps the bytes.
+TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
+  TempDir dir;
+  std::string cap = dir.file("h.gpuobs");
+  const std::string kernel = "k\x1b[2J\x1b[H\r\nroot@host:~# ";
+  const std::string comm = "p\x1b]0;x\x07";
+  {
+    auto w = CaptureWriter::create(cap, false, nullptr);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", 1000, 0, 4096}).ok());
+    (*w)->start();
+    gpuobs_hdr h{GPUOBS_EV_PROC_FORK, 0, 1000, 77, 77};
+    (*w)->push(ProcEvent{GPUOBS_EV_PROC_FORK, h, 1, 1, 0, comm, ""});
+    uint32_t get_function = 0;
+    for (const ApiSpec& s : cuda_api_table())
+      if (s.symbol == "cuModuleGetFunction") get_function = s.id;
+    ApiCallEvent call{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, 2000, 77, 77}, {}, 0, 5, 0xF1, get_function,
+                      GPUOBS_CALL_F_RETURNED | GPUOBS_CALL_F_OUT_READ, GPUOBS_BLOB_STRING, kernel + std::string(1, '\0')};
+    (*w)->push(call);
+    (*w)->push(ModuleDef{1, "/tmp/\x1b[31mlib.so", 0, 0, nullptr});
+    (*w)->push(FrameDef{1, 1, 0x1234});
+    (*w)->push(StackDef{1, 0, {1}});
+    gpuobs_launch l{};
+    l.hdr = gpuobs_hdr{GPUOBS_EV_LAUNCH, 0, 3000, 77, 77};
+    l.function = 0xF1;
+    l.grid_x = l.grid_y = l.grid_z = l.block_x = l.block_y = l.block_z = 1;
+    l.api = GPUOBS_API_CU_LAUNCH_KERNEL;
+    (*w)->push(l, 1);
+    (*w)->stop();
+    ASSERT_TRUE((*w)->write_end(4000, 0, {}).ok());
+  }
+  std::string o = dir.file("out");
+  for (std::string cmd : {"report kern_sum", "report launches", "report proc_sum", "stacks", "sql 'SELECT comm FROM processes'"}) {
+    ASSERT_EQ(run(kGpuobs + " " + cmd + " " + cap + " >" + o), 0) << cmd;
+    std::string out = read_file(o);
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << cmd << ":\n" << out;
+    EXPECT_EQ(out.find('\r'), std::string::npos) << cmd;
+    EXPECT_EQ(out.find('\x07'), std::string::npos) << cmd;
+    EXPECT_EQ(out.find("\nroot@host"), std::string::npos) << cmd << ": a forged prompt line";
+  }
+  ASSERT_EQ(run(kGpuobs + " report kern_sum " + cap + " >" + o), 0);
+  EXPECT_NE(read_file(o).find("k\\e[2J\\e[H\\r\\nroot@host:~#"), std::string::npos) << read_file(o);
+  ASSERT_EQ(run(kGpuobs + " stacks " + cap + " >" + o), 0);
+  EXPECT_NE(read_file(o).find("\\e[31mlib.so"), std::string::npos) << read_file(o);
+  ASSERT_EQ(run(kGpuobs + " sql 'SELECT comm FROM processes' " + cap + " --format json >" + o), 0);
+  EXPECT_EQ(nlohmann::json::parse(read_file(o))[0]["comm"], comm);
+}
