@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, as root: install dependencies, build, run every test.
+# The whole test suite, as root: install dependencies, build, run every test,
+# then the fuzz targets for a short fixed time (scripts/fuzz.sh).
 # BPF tests run for real and fail (never skip) where BPF cannot load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,5 +8,10 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
 ./scripts/mount-tracefs.sh
-cd build
-ctest --output-on-failure --timeout 120 "$@"
+(cd build && ctest --output-on-failure --timeout 120 "$@")
+# The fuzz targets (tests/fuzz/README.md): their own clang build, then each
+# for GPUOBS_FUZZ_SECONDS (default 20, all at once); any crash fails.
+# GPUOBS_FUZZ_SECONDS=0 leaves them out (a quick local run of a few tests).
+if [ "${GPUOBS_FUZZ_SECONDS:-20}" != 0 ]; then
+  ./scripts/fuzz.sh "${GPUOBS_FUZZ_SECONDS:-20}"
+fi
