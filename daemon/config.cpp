@@ -18,6 +18,8 @@ CLI::AsNumberWithUnit duration_units() {
                                "DURATION");
 }
 
+constexpr uint64_t kMaxDurationMs = 24ull * 3600 * 1000;
+
 // "500ms", "10s", "2min", or a plain number of seconds -> milliseconds.
 CLI::Validator duration_ms() {
   return CLI::Validator(
@@ -33,16 +35,38 @@ CLI::Validator duration_ms() {
         for (const auto& [name, m] : units)
           if (unit == name) mult = m;
         if (!mult) return "unknown unit '" + unit + "' (ms, s, min, h)";
+        // At most a day: a longer rescan is no rescan, and every accepted
+        // value prints (as ms) in a form this parser reads back.
+        if (n > kMaxDurationMs / mult) return "'" + v + "' is longer than a day (24h)";
         v = std::to_string(n * mult);
         return {};
       },
       "DURATION", "duration_ms");
 }
 
+// CLI11 (2.1.2, Debian 12) strips one pair of either quote and undoes no
+// backslash escape, and a '#' anywhere starts a comment: a value is written
+// between the quotes it does not contain, and one it cannot be written in
+// at all is reported by config_unwritable().
 std::string quoted(const std::string& v) {
-  std::string out = "\"";
-  for (char ch : v) out += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
-  return out + "\"";
+  char q = v.find('"') == std::string::npos ? '"' : '\'';
+  return q + v + q;
+}
+
+bool writable(const std::string& v) {
+  return v.find_first_of("#\n\r") == std::string::npos &&
+         (v.find('"') == std::string::npos || v.find('\'') == std::string::npos);
+}
+
+// The string options with their config-file keys.
+std::vector<std::pair<const char*, const std::string*>> string_options(const Config& c) {
+  std::vector<std::pair<const char*, const std::string*>> out = {
+      {"state_dir", &c.state_dir}, {"db", &c.db}, {"unwind", &c.unwind}, {"log_level", &c.log_level},
+      {"metrics_listen", &c.metrics_listen}, {"status_file", &c.status_file}};
+  using List = std::pair<const char*, const std::vector<std::string>*>;
+  for (const List& l : {List{"libcuda", &c.libcuda}, List{"libhip", &c.libhip}, List{"watch_dev", &c.watch_dev}})
+    for (const std::string& v : *l.second) out.emplace_back(l.first, &v);
+  return out;
 }
 
 std::string list(const std::vector<std::string>& v) {
@@ -52,6 +76,12 @@ std::string list(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+std::optional<std::string> config_unwritable(const Config& c) {
+  for (const auto& [key, v] : string_options(c))
+    if (!writable(*v)) return std::string(key);
+  return std::nullopt;
+}
 
 std::string config_text(const Config& c) {
   std::string t;
@@ -162,7 +192,22 @@ Parsed parse_config(int argc, char** argv) {
     p.exit_code = 2;
     return p;
   }
+  // A '#' inside quotes in the file cuts the value there and leaves its
+  // opening quote: refuse it rather than run with a wrong path.
+  for (const auto& [key, v] : string_options(c))
+    if (!v->empty() && (v->front() == '"' || v->front() == '\'')) {
+      std::fprintf(stderr, "gpuobsd: error: %s begins with a quote: %s (a '#' starts a comment in the config file, "
+                   "even inside quotes)\n", key, v->c_str());
+      p.exit_code = 2;
+      return p;
+    }
   if (print_config) {
+    if (auto key = config_unwritable(c)) {
+      std::fprintf(stderr, "gpuobsd: error: %s cannot be written in a config file ('#', a line break, or both kinds "
+                   "of quote)\n", key->c_str());
+      p.exit_code = 2;
+      return p;
+    }
     std::printf("%s", config_text(c).c_str());
     p.exit_code = 0;
     return p;

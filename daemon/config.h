@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ Parsed parse_config(int argc, char** argv);
 // The options in effect, one `key = value` line each, in the config file's
 // syntax (gpuobsd --print-config).
 std::string config_text(const Config& c);
+// The key of a value config_text() cannot write so that it reads back ('#',
+// a line break, or both kinds of quote), if any; --print-config refuses it.
+std::optional<std::string> config_unwritable(const Config& c);
 
 // SIGHUP: what changed between two configs, applied or not.
 struct ConfigChange {
