@@ -40,9 +40,11 @@ constexpr int kRotateRetryS = 5;
 // failure to write: the disk is full (an empty capture alone is about 1.2 MiB).
 constexpr uint64_t kFullBelowBytes = 1 << 20;
 // An emergency deletion (the disk full) deletes the oldest finished segments
-// until this much is free: room for a new segment (about 1.2 MiB) and the
-// batches that follow, so that one episode deletes once, not at every batch.
-constexpr uint64_t kRoomBytes = 4 << 20;
+// until this much is free, so that one episode deletes once, not at every
+// batch: finishing a segment folds its WAL (up to 4 MiB, SQLite's automatic
+// checkpoint) into the file, a new segment is about 1.2 MiB and grows its
+// own WAL to 4 MiB, and the batches after it need room too.
+constexpr uint64_t kRoomBytes = 16 << 20;
 
 uint64_t free_bytes(const std::string& dir) {
   struct statvfs v {};
@@ -267,6 +269,12 @@ Result<std::unique_ptr<Session>> Daemon::create_session(SessionOptions& opts) {
                             "; the disk is full and no segment is left to delete",
                         "make room on the file system of " + cfg_.state_dir, 1);
   }
+}
+
+void Daemon::apply_retention(const std::string& current) {
+  if (!segmented()) return;
+  for (const auto& p : segments::enforce(cfg_.state_dir, retention_of(cfg_), current, unix_now()))
+    spdlog::info("segment {} deleted (retention)", p);
 }
 
 void Daemon::reload() {

@@ -325,9 +325,9 @@ TEST(DaemonService, FullDiskCountsLostRowsKeepsRunningAndRecovers) {
 }
 
 // An old segment (5.8 MB, sequence 1) fills most of an 8 MiB state_dir (an
-// empty segment alone is about 1.2 MiB): when
-// rotation then fails for want of space, gpuobsd deletes that oldest segment
-// itself (logged as an emergency deletion) and goes on in a new segment.
+// empty segment alone is about 1.2 MiB): with less than 4 MiB free, gpuobsd
+// deletes that oldest segment itself (logged as an emergency deletion: at
+// start since issue 15, at a failed rotation before) and goes on in new segments.
 TEST(DaemonService, FullDiskDeletesTheOldestSegmentByItself) {
   TempDir dir;
   std::string state = dir.file("state"), log = dir.file("log"), status = dir.file("status.json");
