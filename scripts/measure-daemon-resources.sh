@@ -69,5 +69,5 @@ echo "peak open fds:   $peak_fd (soft limit $(awk '/Max open files/ {print $4}' 
 echo "peak tasks:      $peak_tasks"
 echo "peak RSS:        $(awk '/VmHWM/ {print $2, $3}' /proc/$pid/status)"
 [[ -n $cg ]] && echo "cgroup peak:     $(( $(cat $cg/$peak_file) / 1048576 )) MiB (RSS, BPF maps, page cache of the segments)"
-echo "status:          $(tr -d '\n ' < "$work/status.json" | grep -o '"events_total":[0-9]*,"events_per_s":[0-9.e+]*,"drops_total":[0-9]*,"store_failed":[0-9]*')"
+echo "status:          $(tr -d '\n ' < "$work/status.json" | grep -oE '"(events_total|drops_total|store_failed)":[0-9]*' | tr '\n' ' ')"
 echo "segments:        $(ls "$work/state" | grep -c '\.gpuobs$') ($(du -sh "$work/state" | cut -f1))"
