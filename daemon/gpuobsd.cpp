@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -50,6 +51,14 @@ uint64_t free_bytes(const std::string& dir) {
   struct statvfs v {};
   if (::statvfs(dir.c_str(), &v) != 0) return UINT64_MAX;
   return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+}
+
+// kRoomBytes, but at most a quarter of the file system: a small state
+// directory keeps segments besides the current one.
+uint64_t room_bytes(const std::string& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return kRoomBytes;
+  return std::min<uint64_t>(kRoomBytes, static_cast<uint64_t>(v.f_blocks) * v.f_frsize / 4);
 }
 
 bool disk_full(const std::string& dir, const std::string& error) {
@@ -111,7 +120,7 @@ class Daemon {
   // Disk full: deletes the oldest segment but current; false if none is left.
   bool delete_oldest(const std::string& current, const std::string& why);
   // Disk full: retention, then the oldest segments but current until
-  // kRoomBytes are free. Returns how many were deleted.
+  // room_bytes() are free. Returns how many were deleted.
   int make_room(const std::string& current, const std::string& why);
   // Batches failing on a full disk: makes room while finished segments are
   // left, so the current segment goes on storing (losses stay counted).
@@ -172,7 +181,7 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   std::string cur = session_->output();
   // A nearly full disk: room first, so that the new segment can take the
   // live state carried into it and its first batches, not only its schema.
-  if (free_bytes(cfg_.state_dir) < kRoomBytes) make_room(cur, "before starting segment " + std::to_string(seq));
+  if (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir)) make_room(cur, "before starting segment " + std::to_string(seq));
   auto st = session_->rotate(path, seq);
   // Still a full disk: the oldest finished segments go, one at a time, until
   // the new one can be made, so that capture goes on without an
@@ -219,7 +228,7 @@ bool Daemon::delete_oldest(const std::string& current, const std::string& why) {
 int Daemon::make_room(const std::string& current, const std::string& why) {
   apply_retention(current);
   int n = 0;
-  while (free_bytes(cfg_.state_dir) < kRoomBytes && delete_oldest(current, why)) ++n;
+  while (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir) && delete_oldest(current, why)) ++n;
   return n;
 }
 
@@ -231,7 +240,9 @@ void Daemon::check_store() {
     return;
   }
   failed_rows_seen_ = w.failed_rows;
-  if (!disk_full(cfg_.state_dir, "")) return;
+  // A batch lost with less than the room free: the disk (a large batch can
+  // fail with more than kFullBelowBytes still free).
+  if (free_bytes(cfg_.state_dir) >= room_bytes(cfg_.state_dir)) return;
   if (make_room(session_->output(), "the current segment could not store a batch") == 0 && !full_logged_) {
     spdlog::error("disk full: {} cannot store events and no other segment is left to delete; events are counted "
                   "as not stored until there is room", session_->output());
@@ -374,7 +385,7 @@ int Daemon::run() {
     // Retention before the new segment is made, then, on a (nearly) full
     // disk, the oldest segments: gpuobsd starts rather than failing in a loop.
     apply_retention("");
-    if (free_bytes(cfg_.state_dir) < kRoomBytes) make_room("", "gpuobsd is starting on a full disk");
+    if (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir)) make_room("", "gpuobsd is starting on a full disk");
     // A restart never appends to an old segment: it starts the next one.
     seq_ = segments::next_seq(cfg_.state_dir);
     opts.output = new_segment_path(seq_);
