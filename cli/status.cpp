@@ -101,6 +101,13 @@ int run_status(const StatusArgs& a) {
   std::printf("dropped:        %llu\n", static_cast<unsigned long long>(h->drops_total));
   std::printf("not stored:     %llu\n", static_cast<unsigned long long>(h->store_failed));
   std::printf("attach failures: %llu\n", static_cast<unsigned long long>(h->attach_failures));
+  std::printf("batches lost:   %llu\n", static_cast<unsigned long long>(h->store_failed_batches));
+  std::printf("emergency deletions: %llu (segments deleted on a full disk)\n",
+              static_cast<unsigned long long>(h->emergency_deletions));
+  std::printf("metrics:        %llu connections open, %llu refused, %llu accept backoffs\n",
+              static_cast<unsigned long long>(h->metrics_connections),
+              static_cast<unsigned long long>(h->metrics_connections_refused),
+              static_cast<unsigned long long>(h->metrics_accept_backoffs));
   std::printf("libraries:\n");
   for (const auto& l : h->libraries)
     std::printf("  %s: %d probes attached, %d failed\n", terminal_safe(l.path).c_str(), l.probes_attached, l.probes_failed);

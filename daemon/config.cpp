@@ -105,6 +105,7 @@ std::string config_text(const Config& c) {
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
   line("log_level", quoted(c.log_level));
   line("metrics_listen", quoted(c.metrics_listen));
+  line("metrics_max_connections", std::to_string(c.metrics_max_connections));
   line("status_file", quoted(c.status_file));
   return t;
 }
@@ -172,6 +173,9 @@ Parsed parse_config(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--metrics-listen,--metrics_listen", c.metrics_listen,
                  "serve Prometheus metrics on this 127.0.0.1:PORT (empty: no listening socket)");
+  app.add_option("--metrics-max-connections,--metrics_max_connections", c.metrics_max_connections,
+                 "metrics connections served at once, 1 to 1024; more get 503 and are closed")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1024}))->capture_default_str();
   app.add_option("--status-file,--status_file", c.status_file, "JSON health file rewritten every second")
       ->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
@@ -239,6 +243,7 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.unwind != b.unwind, "unwind", false);
   note(a.stack_copy != b.stack_copy, "stack_copy", false);
   note(a.metrics_listen != b.metrics_listen, "metrics_listen", false);
+  note(a.metrics_max_connections != b.metrics_max_connections, "metrics_max_connections", false);
   note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);
   return ch;
 }

@@ -32,6 +32,7 @@ struct Config {
   uint64_t library_rescan_ms = 10000;  // rescan every process's maps for GPU libraries
   std::string log_level = "info";
   std::string metrics_listen;     // empty: no listening socket
+  uint64_t metrics_max_connections = 16;  // served at once; more get 503 and are closed
   std::string status_file = "/run/gpuobs/status.json";
 
   SessionOptions session_options() const;

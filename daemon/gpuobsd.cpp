@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -38,13 +39,36 @@ using Clock = std::chrono::steady_clock;
 // A rotation that failed (full disk, say) is tried again this much later.
 constexpr int kRotateRetryS = 5;
 // Less free space than this on the state directory's file system, after a
-// failed rotation: the disk is full (an empty capture alone is a few hundred KiB).
+// failure to write: the disk is full (an empty capture alone is about 1.2 MiB).
 constexpr uint64_t kFullBelowBytes = 1 << 20;
+// An emergency deletion (the disk full) deletes the oldest finished segments
+// until this much is free, so that one episode deletes once, not at every
+// batch: finishing a segment folds its WAL (up to 4 MiB, SQLite's automatic
+// checkpoint) into the file, a new segment is about 1.2 MiB and grows its
+// own WAL to 4 MiB, and the batches after it need room too.
+constexpr uint64_t kRoomBytes = 16 << 20;
+
+uint64_t free_bytes(const std::string& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return UINT64_MAX;
+  return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+}
+
+// kRoomBytes, but at most a quarter of the file system: a small state
+// directory keeps segments besides the current one.
+uint64_t room_bytes(const std::string& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return kRoomBytes;
+  return std::min<uint64_t>(kRoomBytes, static_cast<uint64_t>(v.f_blocks) * v.f_frsize / 4);
+}
 
 bool disk_full(const std::string& dir, const std::string& error) {
   if (error.find("full") != std::string::npos || error.find("No space") != std::string::npos) return true;
-  struct statvfs v {};
-  return ::statvfs(dir.c_str(), &v) == 0 && static_cast<uint64_t>(v.f_bavail) * v.f_frsize < kFullBelowBytes;
+  return free_bytes(dir) < kFullBelowBytes;
+}
+
+void unlink_capture(const std::string& path) {
+  for (const char* sfx : {"", "-wal", "-shm", "-journal"}) ::unlink((path + sfx).c_str());
 }
 
 std::atomic<bool> g_stop{false};
@@ -91,9 +115,25 @@ class Daemon {
     return cfg_.state_dir + "/" + segments::segment_name(seq, unix_now());
   }
   void maybe_rotate(Clock::time_point now);
-  void apply_retention();
-  // Disk full: deletes the oldest segment but the current one; false if none.
-  bool free_space();
+  // Retention; never deletes current (empty: none is current yet).
+  void apply_retention(const std::string& current);
+  void apply_retention() { apply_retention(session_->output()); }
+  // Disk full: deletes the oldest segment but current; false if none is left.
+  bool delete_oldest(const std::string& current, const std::string& why);
+  // Disk full: retention, then the oldest segments but current until
+  // room_bytes() are free. Returns how many were deleted.
+  int make_room(const std::string& current, const std::string& why);
+  // Batches failing on a full disk: makes room while finished segments are
+  // left, so the current segment goes on storing (losses stay counted).
+  void check_store();
+  // The segment this run starts in, made on a full disk by deleting the
+  // oldest segments first; nothing left behind if it cannot be made.
+  Result<std::unique_ptr<Session>> create_session(SessionOptions& opts);
+  // Startup: 0-byte segment files (left by an older gpuobsd that could not
+  // initialise them on a full disk) are deleted.
+  void delete_empty_segments();
+  // The counters of issue 15 into the session (stored with the capture).
+  void sync_counters();
   void reload();
   HealthSnapshot sample(Clock::time_point now);
   void publish(const HealthSnapshot& h);
@@ -114,6 +154,9 @@ class Daemon {
   uint64_t last_records_ = 0;
   Clock::time_point last_sample_;
   std::unique_ptr<MetricsServer> metrics_;  // only with metrics_listen set
+  uint64_t emergency_deletions_ = 0;
+  uint64_t failed_rows_seen_ = 0;           // of the current segment's writer (check_store)
+  bool full_logged_ = false;                // "nothing left to delete" said once per episode
 };
 
 void Daemon::maybe_rotate(Clock::time_point now) {
@@ -136,10 +179,17 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   if (now < rotate_retry_at_) return;
   int64_t seq = seq_ + 1;
   std::string path = new_segment_path(seq);
+  std::string cur = session_->output();
+  // A nearly full disk: room first, so that the new segment can take the
+  // live state carried into it and its first batches, not only its schema.
+  if (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir)) make_room(cur, "before starting segment " + std::to_string(seq));
   auto st = session_->rotate(path, seq);
-  // A full disk: retention first, then the oldest finished segment goes, so
-  // that capture goes on without an administrator (the newest data is kept).
-  if (!st && disk_full(cfg_.state_dir, st.error().message) && free_space()) st = session_->rotate(path, seq);
+  // Still a full disk: the oldest finished segments go, one at a time, until
+  // the new one can be made, so that capture goes on without an
+  // administrator (the newest data is kept).
+  while (!st && disk_full(cfg_.state_dir, st.error().message) &&
+         delete_oldest(cur, "segment " + std::to_string(seq) + " could not be made"))
+    st = session_->rotate(path, seq);
   if (!st) {
     // The current segment goes on (and keeps counting what it cannot store);
     // retried in a while, not at every check, on a full disk.
@@ -148,6 +198,7 @@ void Daemon::maybe_rotate(Clock::time_point now) {
     return;
   }
   spdlog::info("segment {} started ({})", path, by_size ? "size limit" : "age limit");
+  failed_rows_seen_ = 0;  // the new writer's count starts at 0
   seq_ = seq;
   segment_opened_ = now;
   records_at_open_ = session_->records();
@@ -158,25 +209,83 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   apply_retention();
 }
 
-bool Daemon::free_space() {
-  apply_retention();
-  std::string cur = std::filesystem::path(session_->output()).filename();
+bool Daemon::delete_oldest(const std::string& current, const std::string& why) {
+  std::string cur = std::filesystem::path(current).filename();
   for (const auto& s : segments::list(cfg_.state_dir)) {  // oldest first
     if (std::filesystem::path(s.path).filename() == cur) continue;
     if (::unlink(s.path.c_str()) != 0 && errno != ENOENT) {
       spdlog::warn("disk full: cannot delete segment {}: {}", s.path, std::strerror(errno));
       continue;
     }
-    for (const char* sfx : {"-wal", "-shm", "-journal"}) ::unlink((s.path + sfx).c_str());
-    spdlog::warn("segment {} deleted (emergency: the disk is full, {} bytes freed)", s.path, s.bytes);
+    unlink_capture(s.path);
+    ++emergency_deletions_;
+    spdlog::warn("segment {} deleted (emergency: the disk is full, {} bytes freed; {})", s.path, s.bytes, why);
+    sync_counters();
     return true;
   }
   return false;  // nothing but the current segment: an administrator must make room
 }
 
-void Daemon::apply_retention() {
+int Daemon::make_room(const std::string& current, const std::string& why) {
+  apply_retention(current);
+  int n = 0;
+  while (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir) && delete_oldest(current, why)) ++n;
+  return n;
+}
+
+void Daemon::check_store() {
   if (!segmented()) return;
-  for (const auto& p : segments::enforce(cfg_.state_dir, retention_of(cfg_), session_->output(), unix_now()))
+  WriterStats w = session_->writer_stats();
+  if (w.failed_rows == failed_rows_seen_) {
+    full_logged_ = false;
+    return;
+  }
+  failed_rows_seen_ = w.failed_rows;
+  // A batch lost with less than the room free: the disk (a large batch can
+  // fail with more than kFullBelowBytes still free).
+  if (free_bytes(cfg_.state_dir) >= room_bytes(cfg_.state_dir)) return;
+  if (make_room(session_->output(), "the current segment could not store a batch") == 0 && !full_logged_) {
+    spdlog::error("disk full: {} cannot store events and no other segment is left to delete; events are counted "
+                  "as not stored until there is room", session_->output());
+    full_logged_ = true;
+  }
+}
+
+void Daemon::sync_counters() {
+  if (!session_) return;
+  session_->set_counter("segments_deleted_emergency", emergency_deletions_);
+  if (metrics_) {
+    MetricsServerStats m = metrics_->stats();
+    session_->set_counter("metrics_connections_refused", m.connections_refused);
+    session_->set_counter("metrics_accept_backoffs", m.accept_backoffs);
+  }
+}
+
+void Daemon::delete_empty_segments() {
+  for (const auto& s : segments::list(cfg_.state_dir)) {
+    if (s.bytes != 0) continue;
+    unlink_capture(s.path);
+    spdlog::warn("segment {} deleted: an empty file, never initialised (left by a start on a full disk)", s.path);
+  }
+}
+
+Result<std::unique_ptr<Session>> Daemon::create_session(SessionOptions& opts) {
+  for (;;) {
+    auto session = Session::create(opts);
+    if (session) return session;
+    // The path is new (next_seq): whatever a failed start left there goes.
+    if (segmented()) unlink_capture(opts.output);
+    if (!segmented() || !disk_full(cfg_.state_dir, session.error().message)) return session.error();
+    if (!delete_oldest("", "gpuobsd could not start its segment"))
+      return make_error("cannot start segment " + opts.output + ": " + session.error().message +
+                            "; the disk is full and no segment is left to delete",
+                        "make room on the file system of " + cfg_.state_dir, 1);
+  }
+}
+
+void Daemon::apply_retention(const std::string& current) {
+  if (!segmented()) return;
+  for (const auto& p : segments::enforce(cfg_.state_dir, retention_of(cfg_), current, unix_now()))
     spdlog::info("segment {} deleted (retention)", p);
 }
 
@@ -228,6 +337,14 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
                                         w.probes_attached, w.probes_failed});
   }
   h.attach_failures = session_->attach_failures();
+  h.store_failed_batches = session_->failed_batches_total();
+  h.emergency_deletions = emergency_deletions_;
+  if (metrics_) {
+    MetricsServerStats m = metrics_->stats();
+    h.metrics_connections = m.connections_active;
+    h.metrics_connections_refused = m.connections_refused;
+    h.metrics_accept_backoffs = m.accept_backoffs;
+  }
   h.processes = tally_.snapshot();
   h.segment_path = session_->output();
   h.segment_bytes = file_bytes(h.segment_path);
@@ -264,6 +381,11 @@ int Daemon::run() {
       print_error("gpuobsd", s.error());
       return 1;
     }
+    delete_empty_segments();
+    // Retention before the new segment is made, then, on a (nearly) full
+    // disk, the oldest segments: gpuobsd starts rather than failing in a loop.
+    apply_retention("");
+    if (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir)) make_room("", "gpuobsd is starting on a full disk");
     // A restart never appends to an old segment: it starts the next one.
     seq_ = segments::next_seq(cfg_.state_dir);
     opts.output = new_segment_path(seq_);
@@ -278,7 +400,7 @@ int Daemon::run() {
   sa.sa_handler = on_hup;
   ::sigaction(SIGHUP, &sa, nullptr);
 
-  auto session = Session::create(opts);
+  auto session = create_session(opts);
   if (!session) {
     print_error("gpuobsd", session.error());
     return session.error().exit_code;
@@ -292,7 +414,10 @@ int Daemon::run() {
   }
   // No listening socket unless asked for.
   if (!cfg_.metrics_listen.empty()) {
-    auto m = MetricsServer::start(cfg_.metrics_listen);
+    MetricsServerOptions mo;
+    mo.max_connections = cfg_.metrics_max_connections;
+    mo.warn = [](const std::string& msg) { spdlog::warn("{}", msg); };
+    auto m = MetricsServer::start(cfg_.metrics_listen, std::move(mo));
     if (!m) {
       print_error("gpuobsd", m.error());
       return 1;
@@ -313,10 +438,12 @@ int Daemon::run() {
     now = Clock::now();
     if (g_reload.exchange(false)) reload();
     if (now >= next_rotate_check) {
+      check_store();
       maybe_rotate(now);
       next_rotate_check = now + std::chrono::milliseconds(250);
     }
     if (now >= next_sample) {
+      sync_counters();
       publish(sample(now));
       next_sample = now + std::chrono::seconds(1);
     }
@@ -331,6 +458,7 @@ int Daemon::run() {
   // Exit within 2 s even while processes keep submitting: 1 s to drain the
   // ring, the rest for the writer to commit what it holds.
   session_->set_drain_budget(std::chrono::milliseconds(1000));
+  sync_counters();
   auto sum = session_->finish(std::nullopt);
   if (!sum) {
     print_error("gpuobsd", sum.error());

@@ -40,6 +40,13 @@ struct HealthSnapshot {
   uint64_t segment_bytes = 0;    // its size on disk (db + wal)
   uint64_t segments = 0;         // segments kept on disk
   uint64_t storage_bytes = 0;    // all kept segments
+  // Failure modes of issue 15, counted since the daemon started (0 in a
+  // status file written by an older gpuobsd).
+  uint64_t emergency_deletions = 0;   // segments deleted because the disk was full
+  uint64_t store_failed_batches = 0;  // batches rolled back (their rows are in store_failed)
+  uint64_t metrics_connections = 0;           // metrics connections open now
+  uint64_t metrics_connections_refused = 0;   // over the cap or short of fds: 503 and closed
+  uint64_t metrics_accept_backoffs = 0;       // failed accepts (EMFILE, ...) waited out
 };
 
 }  // namespace gpuobs

@@ -16,7 +16,10 @@ nlohmann::json to_json(const HealthSnapshot& h) {
           {"events_per_s", h.events_per_s}, {"drops_total", h.drops_total}, {"store_failed", h.store_failed},
           {"attach_failures", h.attach_failures}, {"libraries", libs}, {"processes", procs},
           {"segment_path", h.segment_path}, {"segment_bytes", h.segment_bytes}, {"segments", h.segments},
-          {"storage_bytes", h.storage_bytes}};
+          {"storage_bytes", h.storage_bytes}, {"emergency_deletions", h.emergency_deletions},
+          {"store_failed_batches", h.store_failed_batches}, {"metrics_connections", h.metrics_connections},
+          {"metrics_connections_refused", h.metrics_connections_refused},
+          {"metrics_accept_backoffs", h.metrics_accept_backoffs}};
 }
 
 Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
@@ -44,6 +47,12 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
     h.segment_bytes = j.at("segment_bytes").get<uint64_t>();
     h.segments = j.at("segments").get<uint64_t>();
     h.storage_bytes = j.at("storage_bytes").get<uint64_t>();
+    // Added in issue 15: absent from an older gpuobsd's file.
+    h.emergency_deletions = j.value("emergency_deletions", uint64_t{0});
+    h.store_failed_batches = j.value("store_failed_batches", uint64_t{0});
+    h.metrics_connections = j.value("metrics_connections", uint64_t{0});
+    h.metrics_connections_refused = j.value("metrics_connections_refused", uint64_t{0});
+    h.metrics_accept_backoffs = j.value("metrics_accept_backoffs", uint64_t{0});
     return h;
   } catch (const nlohmann::json::exception& e) {
     return make_error(std::string("malformed status file: ") + e.what(), "", 2);

@@ -10,15 +10,28 @@
 // One thread runs an io_context: accept, then per connection read a request,
 // answer it, repeat while keep-alive (Prometheus keeps its connection), each
 // read bounded by a timeout so an idle or slow client cannot pin a socket.
+//
+// Bounded (issue 15): at most max_connections are served at once and none
+// while the process is short of file descriptors; a connection over either
+// limit gets a 503 and is closed at once. An accept() that fails (EMFILE with
+// the fd limit reached: the connection stays queued and the listening socket
+// stays readable) is retried after a growing pause, never at once, which
+// would spin a core.
 #include "metrics_server.h"
 
+#include <dirent.h>
+#include <sys/resource.h>
+
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <mutex>
 #include <thread>
@@ -35,6 +48,10 @@ using tcp = asio::ip::tcp;
 struct MetricsServer::Impl {
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
+  MetricsServerOptions options;
+  asio::steady_timer backoff_timer{io};
+  std::chrono::milliseconds backoff{0};  // the pause before the next accept (0: none); server thread only
+  std::atomic<uint64_t> active{0}, refused{0}, backoffs{0};
   tcp::endpoint bound;  // read by port()/address() from any thread, written once in start()
   std::thread thread;
   std::mutex mu;
@@ -45,17 +62,39 @@ struct MetricsServer::Impl {
     return body;
   }
   void accept_next();
+  void on_accept_error(const beast::error_code& ec);
+  void refuse(tcp::socket& socket);
 };
 
 namespace {
 
 constexpr auto kReadTimeout = std::chrono::seconds(30);
+// Pauses after a failed accept: 100 ms, doubling up to 2 s.
+constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(2000);
+
+// True when fewer than reserve descriptors are free under the soft
+// RLIMIT_NOFILE (counted in /proc/self/fd; not countable: short).
+bool short_of_fds(size_t reserve) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return false;
+  DIR* d = ::opendir("/proc/self/fd");
+  if (!d) return true;
+  size_t open = 0;
+  while (const dirent* e = ::readdir(d)) open += e->d_name[0] != '.';
+  ::closedir(d);
+  return open + reserve > rl.rlim_cur;
+}
 
 // One client connection; keeps itself alive through its pending handlers.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  // Counted in server.active from here to its destruction (socket closed).
   Connection(tcp::socket socket, MetricsServer::Impl& server)
-      : stream_(std::move(socket)), server_(server) {}
+      : stream_(std::move(socket)), server_(server) {
+    ++server_.active;
+  }
+  ~Connection() { --server_.active; }
   void start() { read(); }
 
  private:
@@ -133,15 +172,62 @@ Result<tcp::endpoint> parse_listen(const std::string& listen) {
 void MetricsServer::Impl::accept_next() {
   acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;  // stopping
-    if (!ec) std::make_shared<Connection>(std::move(socket), *this)->start();
+    if (ec) return on_accept_error(ec);
+    if (backoff.count()) {
+      backoff = std::chrono::milliseconds(0);
+      if (options.warn) options.warn("metrics endpoint: accepting connections again");
+    }
+    // Only this thread creates connections: active cannot grow behind the check.
+    if (active.load() >= options.max_connections || short_of_fds(options.fd_reserve)) refuse(socket);
+    else std::make_shared<Connection>(std::move(socket), *this)->start();
     accept_next();
   });
 }
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen) {
+// Logged once per run of failures (the first), counted each time.
+void MetricsServer::Impl::on_accept_error(const beast::error_code& ec) {
+  ++backoffs;
+  if (!backoff.count()) {
+    backoff = kFirstBackoff;
+    if (options.warn)
+      options.warn(fmt::format("metrics endpoint: cannot accept a connection: {}; waiting {}-{} ms between tries "
+                               "until it can (counted in gpuobs_metrics_accept_backoffs_total)",
+                               ec.message(), kFirstBackoff.count(), kMaxBackoff.count()));
+  } else {
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+  backoff_timer.expires_after(backoff);
+  backoff_timer.async_wait([this](beast::error_code tec) {
+    if (!tec) accept_next();
+  });
+}
+
+// 503 and close: the client learns why at once instead of waiting in a queue
+// that a slow client at the head would hold. The reply fits an empty socket
+// buffer: written without blocking, or not at all.
+void MetricsServer::Impl::refuse(tcp::socket& socket) {
+  ++refused;
+  static constexpr std::string_view kBusy =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 26\r\n"
+      "Connection: close\r\nServer: gpuobsd\r\n\r\ntoo many connections open\n";
+  beast::error_code ignored;
+  socket.non_blocking(true, ignored);
+  // A request already received is read first: closing over unread data
+  // would send a reset that can discard the 503 at the client.
+  char sink[4096];
+  socket.read_some(asio::buffer(sink), ignored);
+  socket.write_some(asio::buffer(kBusy.data(), kBusy.size()), ignored);
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  socket.close(ignored);
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen, MetricsServerOptions options) {
   auto ep = parse_listen(listen);
   if (!ep) return ep.error();
   auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  if (impl->options.max_connections == 0)
+    return make_error("metrics endpoint: the connection limit must be at least 1", "set metrics_max_connections");
   beast::error_code ec;
   auto fail = [&](const char* what) {
     return make_error(fmt::format("metrics endpoint: cannot {} {}: {}", what, listen, ec.message()),
@@ -168,6 +254,7 @@ MetricsServer::~MetricsServer() {
   asio::post(impl_->io, [raw = impl_.get()] {
     beast::error_code ignored;
     raw->acceptor.close(ignored);
+    raw->backoff_timer.cancel();
   });
   impl_->io.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
@@ -177,6 +264,10 @@ void MetricsServer::update(const HealthSnapshot& snapshot) {
   auto text = std::make_shared<const std::string>(render_prometheus(snapshot));
   std::lock_guard lock(impl_->mu);
   impl_->body = std::move(text);
+}
+
+MetricsServerStats MetricsServer::stats() const {
+  return MetricsServerStats{impl_->active.load(), impl_->refused.load(), impl_->backoffs.load()};
 }
 
 uint16_t MetricsServer::port() const { return impl_->bound.port(); }

@@ -55,6 +55,20 @@ std::string render_prometheus(const HealthSnapshot& s) {
   sample(out, "gpuobs_store_failed_total", s.store_failed);
   family(out, "gpuobs_attach_failures_total", "counter", "Probes or libraries that failed to attach.");
   sample(out, "gpuobs_attach_failures_total", s.attach_failures);
+  family(out, "gpuobs_store_failed_batches_total", "counter",
+         "Writer batches rolled back (disk full, I/O errors); their rows count in gpuobs_store_failed_total.");
+  sample(out, "gpuobs_store_failed_batches_total", s.store_failed_batches);
+  family(out, "gpuobs_emergency_deletions_total", "counter",
+         "Segments deleted, oldest first, because the state directory's disk was full.");
+  sample(out, "gpuobs_emergency_deletions_total", s.emergency_deletions);
+  family(out, "gpuobs_metrics_connections", "gauge", "Connections to this endpoint open now.");
+  sample(out, "gpuobs_metrics_connections", s.metrics_connections);
+  family(out, "gpuobs_metrics_connections_refused_total", "counter",
+         "Connections to this endpoint answered 503 and closed: over metrics_max_connections or short of fds.");
+  sample(out, "gpuobs_metrics_connections_refused_total", s.metrics_connections_refused);
+  family(out, "gpuobs_metrics_accept_backoffs_total", "counter",
+         "Failed accepts on this endpoint (EMFILE, ENFILE, ...), each followed by a pause before the next try.");
+  sample(out, "gpuobs_metrics_accept_backoffs_total", s.metrics_accept_backoffs);
 
   uint64_t attached = 0;
   for (const auto& l : s.libraries) attached += l.probes_attached > 0 ? 1 : 0;

@@ -180,7 +180,10 @@ TEST(MetricsText, HelpTypeAndEscapedLabels) {
                           "gpuobs_attached_libraries gauge", "gpuobs_gpu_processes gauge",
                           "gpuobs_process_launches_total counter", "gpuobs_process_bytes_copied_total counter",
                           "gpuobs_process_device_memory_bytes gauge", "gpuobs_segment_bytes gauge",
-                          "gpuobs_storage_bytes gauge"}) {
+                          "gpuobs_storage_bytes gauge", "gpuobs_store_failed_batches_total counter",
+                          "gpuobs_emergency_deletions_total counter", "gpuobs_metrics_connections gauge",
+                          "gpuobs_metrics_connections_refused_total counter",
+                          "gpuobs_metrics_accept_backoffs_total counter"}) {
     std::string name(fam, std::string_view(fam).find(' '));
     EXPECT_NE(text.find("\n# TYPE " + std::string(fam) + "\n"), std::string::npos) << fam;
     EXPECT_NE(text.find("# HELP " + name + " "), std::string::npos) << name;
@@ -227,6 +230,44 @@ TEST(MetricsServer, ServesOnlyGetMetricsAndRefusesBadAddresses) {
       EXPECT_NE(r.error().message.find("bad metrics listen address"), std::string::npos) << bad;
     }
   }
+}
+
+// Over max_connections, a connection gets a 503 and is closed at once (the
+// server never queues behind idle clients); the count is in stats(), and
+// once the idle ones close, /metrics answers again.
+TEST(MetricsServer, RefusesConnectionsOverTheCapWith503) {
+  MetricsServerOptions o;
+  o.max_connections = 3;
+  auto srv = MetricsServer::start("127.0.0.1:0", o);
+  ASSERT_TRUE(srv) << srv.error().message;
+  (*srv)->update(known_snapshot());
+  boost::asio::io_context io;
+  std::vector<tcp::socket> idle;
+  tcp::endpoint ep(boost::asio::ip::make_address("127.0.0.1"), (*srv)->port());
+  for (int i = 0; i < 3; ++i) {
+    idle.emplace_back(io);
+    idle.back().connect(ep);
+  }
+  for (int i = 0; i < 50 && (*srv)->stats().connections_active < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ((*srv)->stats().connections_active, 3u);
+  for (int i = 0; i < 4; ++i) {
+    auto [st, body] = http_get((*srv)->port(), "/metrics");
+    EXPECT_EQ(st, 503) << body;
+    EXPECT_EQ(body, "too many connections open\n");
+  }
+  EXPECT_EQ((*srv)->stats().connections_refused, 4u);
+  EXPECT_EQ((*srv)->stats().accept_backoffs, 0u);
+  idle.clear();  // closed: the server sees EOF and frees their slots
+  int st = 0;
+  for (int i = 0; i < 50 && st != 200; ++i) {
+    st = http_get((*srv)->port(), "/metrics").first;
+    if (st != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(st, 200);
+  MetricsServerOptions zero;
+  zero.max_connections = 0;
+  EXPECT_FALSE(MetricsServer::start("127.0.0.1:0", zero));
 }
 
 TEST(MetricsServer, RealPrometheusScrapesExactValues) {

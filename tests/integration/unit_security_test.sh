@@ -2,6 +2,7 @@
 # The systemd unit as systemd itself judges it:
 #  - `systemd-analyze security --offline=true`: prints the table, fails above
 #    the exposure target of issue 8 (2.0);
+#  - LimitNOFILE, TasksMax and MemoryMax are set (issue 15);
 #  - `systemd-analyze verify`: no unknown directive, bad value or missing
 #    binary (ExecStart pointed at the built gpuobsd; man pages not required
 #    here: the package test checks them).
@@ -31,6 +32,13 @@ if awk -v l="$level" -v m="$max" 'BEGIN { exit !(l > m) }'; then
   exit 1
 fi
 echo "exposure $level <= $max"
+
+# Resource ceilings (issue 15): without them a flood of metrics connections
+# or a leak could take every fd, task or byte of the host.
+for key in LimitNOFILE TasksMax MemoryMax; do
+  grep -qE "^$key=[0-9]+[KMG]?$" "$unit" || { echo "FAIL: the unit sets no $key" >&2; exit 1; }
+done
+echo "resource limits: $(grep -E '^(LimitNOFILE|TasksMax|MemoryMax)=' "$unit" | tr '\n' ' ')"
 
 sed "s|^ExecStart=/usr/bin/gpuobsd |ExecStart=$gpuobsd |" "$unit" > "$tmp/gpuobsd.service"
 if ! verify=$(systemd-analyze verify --man=no "$tmp/gpuobsd.service" 2>&1) || [[ -n $verify ]]; then

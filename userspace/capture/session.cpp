@@ -255,6 +255,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["kernel_name_unreadable"] = {w.unreadable_names, "userspace"};
   out["stored_process_events"] = {w.process_events, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
+  out["store_failed_batches"] = {w.failed_batches, "userspace"};
   out["frames_unsymbolized"] = {w.symbols.unsymbolized, "userspace"};
   out["modules_without_symbols"] = {w.symbols.modules_no_symbols, "userspace"};
   int failed = 0;
@@ -270,6 +271,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
     out["library_probes_failed"] = {ls.probes_failed, "userspace"};
     out["library_detached"] = {ls.detached, "userspace"};
   }
+  for (const auto& [name, value] : extra_counters_) out[name] = {value, "userspace"};
   return out;
 }
 
@@ -320,6 +322,7 @@ Status Session::rotate(const std::string& path, int64_t segment) {
     spdlog::warn("segment {}: {}", output_, st.error().message);
   if (auto st = w->continue_from(*writer_); !st)
     spdlog::warn("segment {}: {}", path, st.error().message);
+  failed_batches_finished_ += writer_->stats().failed_batches;
   writer_ = std::move(w);
   output_ = path;
   definitions_lost_seen_ = 0;

@@ -72,6 +72,9 @@ class Session {
 
   const std::vector<ProbeResult>& probes() const { return probes_; }
   std::map<std::string, std::pair<uint64_t, std::string>> counters() const;
+  // A counter kept by the program around the session (gpuobsd's emergency
+  // deletions, say), stored with the others (source "userspace").
+  void set_counter(const std::string& name, uint64_t value) { extra_counters_[name] = value; }
   // Library files with probes now (daemon health: LibraryHealth), and the
   // libraries and probes that failed to attach since the start.
   std::vector<WatchedLibrary> libraries() const;
@@ -95,6 +98,8 @@ class Session {
   uint64_t records() const { return records_; }  // ring records consumed
   uint64_t dropped() const;                       // every BPF drop counter summed
   WriterStats writer_stats() const;               // of the current file's writer
+  // Batches lost (rolled back) by every file's writer of this session.
+  uint64_t failed_batches_total() const { return failed_batches_finished_ + writer_->stats().failed_batches; }
 
  private:
   Session() = default;
@@ -131,6 +136,8 @@ class Session {
   std::function<void(const Event&)> observer_;
   std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);
   uint64_t records_ = 0;
+  std::map<std::string, uint64_t> extra_counters_;  // set_counter()
+  uint64_t failed_batches_finished_ = 0;             // of the files rotated away from
   // Library watch. Its rows wait in the outbox for the polling thread.
   std::mutex watch_out_mu_;
   std::vector<ProbeRow> watch_rows_;

@@ -256,6 +256,7 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
     ++definitions_lost_;  // stack definitions in the batch must be sent again
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
+    ++stats_.failed_batches;
     return;
   }
   uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0;
@@ -311,6 +312,7 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
     ++definitions_lost_;
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
+    ++stats_.failed_batches;
     return;
   }
   std::lock_guard lk(mu_);

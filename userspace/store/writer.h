@@ -72,6 +72,7 @@ struct WriterStats {
   uint64_t unreadable_names = 0;  // kernel-name lookups whose string could not be read
   uint64_t batches = 0;
   uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
+  uint64_t failed_batches = 0;  // batches not committed (begin failed or rolled back); rows in failed_rows
   SymbolStats symbols;
 };
 
