@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <ctime>
 #include <sstream>
 #include <thread>
@@ -44,11 +46,16 @@ int64_t issued_by(const std::vector<std::pair<int64_t, int64_t>>& progress, int6
   return n;
 }
 
-pid_t first_child_of(pid_t pid) {
-  std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
-  pid_t c = 0;
-  in >> c;
-  return c;
+// The process whose command line holds `word` (the test's own temporary path).
+pid_t process_with_arg(const std::string& word) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_file("/proc/" + name + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.rfind(LAUNCH_WORKLOAD, 0) == 0 && cmdline.find(word) != std::string::npos) return std::stoi(name);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -72,15 +79,24 @@ TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   }
   // Launching for 2.5 s at full rate.
   pid_t workload = 0;
-  for (int i = 0; i < 200 && (issued_by(progress_of(progress), INT64_MAX) == 0 || !workload); ++i) {
+  struct Reaper {  // no process outlives a failed assertion (ctest would wait on its output)
+    pid_t& rec;
+    pid_t& workload;
+    ~Reaper() {
+      if (rec > 0 && ::kill(rec, SIGKILL) == 0) ::waitpid(rec, nullptr, 0);
+      if (workload > 0) ::kill(workload, SIGKILL);
+    }
+  } reaper{rec, workload};
+  for (int i = 0; i < 400 && (issued_by(progress_of(progress), INT64_MAX) == 0 || !workload); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    if (!workload) workload = first_child_of(rec);
+    if (!workload) workload = process_with_arg(progress);
   }
   ASSERT_GT(workload, 0) << "the workload did not start";
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   int64_t t_kill = mono_ns();
   ::kill(rec, SIGKILL);
   ASSERT_EQ(::waitpid(rec, nullptr, 0), rec);
+  rec = -1;
   ::kill(workload, SIGKILL);
 
   auto prog = progress_of(progress);
