@@ -113,6 +113,39 @@ TEST(CaptureState, CountersAndStateAreWrittenWithEveryBatch) {
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dropped_launch_ringbuf_full'"), 11);
 }
 
+// A writer held up (here by another connection's write lock) longer than its
+// backlog limit drops the oldest launches and counts them, instead of
+// queueing without bound; what arrives once it runs again is stored.
+TEST(CaptureState, AWriterTooFarBehindDropsAndCountsTheOldest) {
+  TempDir dir;
+  std::string path = dir.file("behind.gpuobs");
+  auto w = new_writer(path);
+  w->set_max_backlog(std::chrono::milliseconds(200));
+  auto lock = Db::open(path, SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(lock.ok());
+  ASSERT_TRUE(lock->exec("BEGIN EXCLUSIVE").ok());
+  w->start();
+  w->push(launch(42, 2000, 1));  // taken at once; its insert waits for the lock
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  for (int i = 0; i < 100; ++i) w->push(launch(42, 3000 + i, 2));  // queued behind it
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ASSERT_TRUE(lock->exec("COMMIT").ok());  // the writer goes on, 1.2 s behind
+  { Db closed = std::move(*lock); }         // (write_end needs the file to itself)
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 10; ++i) w->push(launch(42, 4000 + i, 3));
+  w->stop();
+  WriterStats st = w->stats();
+  EXPECT_EQ(st.launches, 11u);
+  EXPECT_EQ(st.backlog_dropped, 100u);
+  EXPECT_EQ(st.failed_rows, 0u);
+  ASSERT_TRUE(w->write_end(9000, 0, {}).ok());
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE function = 2"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 11);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dropped_store_backlog'"), 100);
+}
+
 // A writer killed with -9 leaves a capture that says so, with the counters of
 // its last commit, and `report capture` prints them.
 TEST(CaptureState, KilledWriterLeavesAnIncompleteCaptureWithItsCounters) {

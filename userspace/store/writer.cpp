@@ -48,6 +48,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->db_ = std::move(db.value());
   w->path_ = path;
   w->lookup_ = std::move(lookup);
+  w->max_backlog_ = kMaxBacklog;
   if (auto s = w->db_.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
     return make_error("cannot initialise " + path + ": " + s.error().message, "", 2);
   if (auto s = migrate(w->db_); !s)
@@ -281,7 +282,7 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
   // commits at most kMaxTransaction apart, never as one long transaction
   // that a kill -9 would lose whole.
   auto start = std::chrono::steady_clock::now();
-  auto deadline = start + kMaxTransaction, too_old = start - kMaxBacklog;
+  auto deadline = start + kMaxTransaction, too_old = start - max_backlog_;
   std::span<Item> batch = items;
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
@@ -378,7 +379,7 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
   }
   if (behind)
     spdlog::warn("store: the writer is more than {} ms behind: {} events dropped (dropped_store_backlog)",
-                 kMaxBacklog.count(), behind);
+                 max_backlog_.count(), behind);
   std::lock_guard lk(mu_);
   stats_.backlog_dropped += behind;
   stats_.launches += launches;

@@ -124,6 +124,9 @@ class CaptureWriter {
   // goes on. Tests use it to simulate a full disk.
   Status limit_pages(int64_t pages);
 
+  // Before start(): the backlog past which events are dropped (default
+  // kMaxBacklog, 1 s; tests set less).
+  void set_max_backlog(std::chrono::milliseconds m) { max_backlog_ = m; }
   void start();
   // Thread-safe, never blocks on SQLite. stack_id: the event's stack (0: none),
   // defined by a ModuleDef/FrameDef/StackDef pushed before it.
@@ -188,6 +191,7 @@ class CaptureWriter {
   DriverRowWriter driver_;
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
   Stmt ins_counter_, upd_committed_;
+  std::chrono::milliseconds max_backlog_;  // set from kMaxBacklog in create()
   CounterMap counters_;          // guarded by mu_: the session's latest
   bool counters_dirty_ = false;  // guarded by mu_: counters_ not stored yet
 
