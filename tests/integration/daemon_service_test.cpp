@@ -162,7 +162,7 @@ TEST(DaemonService, RotatesBySizeEachSegmentSelfContainedAndSighupAppliesRetenti
         << s.path;
     total += n;
   }
-  EXPECT_EQ(total, 60000);
+  EXPECT_EQ(total, 60000) << read_file(log);
   auto cur = segments::current(state);
   ASSERT_TRUE(cur.ok());
   EXPECT_EQ(*cur, segs.back().path);

@@ -113,14 +113,15 @@ TEST(CaptureState, CountersAndStateAreWrittenWithEveryBatch) {
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dropped_launch_ringbuf_full'"), 11);
 }
 
-// A writer held up (here by another connection's write lock) longer than its
-// backlog limit drops the oldest launches and counts them, instead of
-// queueing without bound; what arrives once it runs again is stored.
+// A writer held up (here by another connection's write lock) past its
+// backlog limit (age and count) drops the oldest launches and counts them,
+// instead of queueing without bound; what arrives once it runs again is
+// stored. A short queue, however old, is kept.
 TEST(CaptureState, AWriterTooFarBehindDropsAndCountsTheOldest) {
   TempDir dir;
   std::string path = dir.file("behind.gpuobs");
   auto w = new_writer(path);
-  w->set_max_backlog(std::chrono::milliseconds(200));
+  w->set_max_backlog(std::chrono::milliseconds(200), 50);
   auto lock = Db::open(path, SQLITE_OPEN_READWRITE);
   ASSERT_TRUE(lock.ok());
   ASSERT_TRUE(lock->exec("BEGIN EXCLUSIVE").ok());

@@ -22,10 +22,13 @@ constexpr auto kBatchInterval = std::chrono::milliseconds(100);
 // documented 400 ms (docs/operations.md, "Crash") while the writer keeps up.
 constexpr auto kMaxTransaction = std::chrono::milliseconds(100);
 constexpr size_t kDeadlineCheckEvery = 256;  // events between clock reads
-// A writer this far behind (sustained overload: producers faster than SQLite)
-// drops the oldest launches, calls and ioctls, counted as
-// dropped_store_backlog, rather than queue without bound.
+// A writer this far behind, in time and in events (sustained overload:
+// producers faster than SQLite), drops the oldest launches, calls and ioctls,
+// counted as dropped_store_backlog, rather than queue without bound. Both
+// must hold: a writer briefly stalled (a slow disk, a loaded host) with a
+// short queue costs little memory and little at a kill, and drops nothing.
 constexpr auto kMaxBacklog = std::chrono::milliseconds(1000);
+constexpr size_t kMaxBacklogEvents = 65536;
 
 bool droppable(const Event& ev) {
   return std::holds_alternative<gpuobs_launch>(ev) || std::holds_alternative<ApiCallEvent>(ev) ||
@@ -49,6 +52,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->path_ = path;
   w->lookup_ = std::move(lookup);
   w->max_backlog_ = kMaxBacklog;
+  w->max_backlog_events_ = kMaxBacklogEvents;
   if (auto s = w->db_.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
     return make_error("cannot initialise " + path + ": " + s.error().message, "", 2);
   if (auto s = migrate(w->db_); !s)
@@ -283,6 +287,12 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
   // that a kill -9 would lose whole.
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + kMaxTransaction, too_old = start - max_backlog_;
+  size_t waiting = items.size();
+  {
+    std::lock_guard lk(mu_);
+    waiting += pending_.size();
+  }
+  bool overloaded = waiting >= max_backlog_events_;
   std::span<Item> batch = items;
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
@@ -303,7 +313,7 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     }
     ++written;
     Event& ev = item.ev;
-    if (item.queued < too_old && droppable(ev)) {
+    if (overloaded && item.queued < too_old && droppable(ev)) {
       ++behind;
       continue;
     }
@@ -378,8 +388,8 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     return batch.size();
   }
   if (behind)
-    spdlog::warn("store: the writer is more than {} ms behind: {} events dropped (dropped_store_backlog)",
-                 max_backlog_.count(), behind);
+    spdlog::warn("store: the writer is more than {} ms and {} events behind: {} events dropped "
+                 "(dropped_store_backlog)", max_backlog_.count(), max_backlog_events_, behind);
   std::lock_guard lk(mu_);
   stats_.backlog_dropped += behind;
   stats_.launches += launches;

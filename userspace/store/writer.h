@@ -74,9 +74,9 @@ struct WriterStats {
   uint64_t unreadable_names = 0;  // kernel-name lookups whose string could not be read
   uint64_t batches = 0;
   uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
-  // Launches, calls and ioctls dropped because the writer was more than
-  // kMaxBacklog behind (sustained overload): memory and the loss at a kill
-  // stay bounded. Process and stack records are never dropped.
+  // Launches, calls and ioctls dropped because the writer was more than 1 s
+  // and 65536 events behind (sustained overload): memory and the loss at a
+  // kill stay bounded. Process and stack records are never dropped.
   uint64_t backlog_dropped = 0;
   SymbolStats symbols;
 };
@@ -124,9 +124,13 @@ class CaptureWriter {
   // goes on. Tests use it to simulate a full disk.
   Status limit_pages(int64_t pages);
 
-  // Before start(): the backlog past which events are dropped (default
-  // kMaxBacklog, 1 s; tests set less).
-  void set_max_backlog(std::chrono::milliseconds m) { max_backlog_ = m; }
+  // Before start(): the backlog past which events are dropped: queued longer
+  // than age while at least events are waiting (defaults 1 s and 65536;
+  // tests set less).
+  void set_max_backlog(std::chrono::milliseconds age, size_t events) {
+    max_backlog_ = age;
+    max_backlog_events_ = events;
+  }
   void start();
   // Thread-safe, never blocks on SQLite. stack_id: the event's stack (0: none),
   // defined by a ModuleDef/FrameDef/StackDef pushed before it.
@@ -192,6 +196,7 @@ class CaptureWriter {
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
   Stmt ins_counter_, upd_committed_;
   std::chrono::milliseconds max_backlog_;  // set from kMaxBacklog in create()
+  size_t max_backlog_events_ = 0;          // set from kMaxBacklogEvents in create()
   CounterMap counters_;          // guarded by mu_: the session's latest
   bool counters_dirty_ = false;  // guarded by mu_: counters_ not stored yet
 
