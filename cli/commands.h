@@ -93,4 +93,11 @@ struct TimelineExportArgs {
 int run_export_timeline(const TimelineExportArgs& args);
 int run_export_pprof(const StackArgs& args);  // output: required; by: default_sample_type
 
+// gpuobs check FILE... (cli/check.cpp): PRAGMA integrity_check of each
+// capture. Exit status 0: intact; 1: corrupt; 2: not a readable capture.
+struct CheckArgs {
+  std::vector<std::string> files;
+};
+int run_check(const CheckArgs& args);
+
 }  // namespace gpuobs::cli

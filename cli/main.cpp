@@ -166,6 +166,11 @@ int main(int argc, char** argv) {
   segs->add_option("--state-dir", seg_args.state_dir, "gpuobsd's state directory")->capture_default_str();
   segs->add_option("--format", seg_args.format, "table or json")->capture_default_str();
 
+  cli::CheckArgs check_args;
+  auto* check = app.add_subcommand("check", "PRAGMA integrity_check over captures: exit status 0 intact, 1 corrupt, "
+                                             "2 not a readable capture");
+  check->add_option("files", check_args.files, "capture files")->required();
+
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -194,6 +199,7 @@ int main(int argc, char** argv) {
     return cli::run_record(rec);
   }
   if (status->parsed()) return cli::run_status(status_args);
+  if (check->parsed()) return cli::run_check(check_args);
   if (segs->parsed()) return cli::run_segments(seg_args);
   // The default capture is the daemon's current segment.
   auto current_if_unset = [&](std::string& file) -> bool {

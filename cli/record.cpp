@@ -165,12 +165,12 @@ int run_record(RecordArgs& a) {
   std::fprintf(stderr,
                "gpuobs: recorded %s (exit status %d): %llu kernel launches, %llu other CUDA calls and %llu driver "
                "ioctls from %llu process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
-               "stored; %d/%d library probes attached. Capture written to %s.\n",
+               "stored; %d/%d library probes attached. Capture written to %s (%s).\n",
                a.session.command.c_str(), status, (unsigned long long)sum->launches,
                (unsigned long long)sum->api_calls, (unsigned long long)sum->ioctls, (unsigned long long)sum->processes,
                (unsigned long long)sum->process_events, (unsigned long long)sum->dropped,
                (unsigned long long)sum->decode_errors, (unsigned long long)sum->store_failed,
-               sum->probes_attached, sum->probes_planned, a.session.output.c_str());
+               sum->probes_attached, sum->probes_planned, a.session.output.c_str(), sum->state.c_str());
   return status;
 }
 

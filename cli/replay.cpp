@@ -22,6 +22,8 @@ constexpr const char* kProgram = "gpuobs replay";
 Result<Db> open_for_write(const std::string& file) {
   auto check = open_capture_readonly(file);  // the same clear errors as every read command
   if (!check) return check.error();
+  // A newer gpuobs's capture may hold meanings this build would break.
+  if (auto s = refuse_if_newer(*check, file); !s) return s.error();
   auto hint = "run with --no-write to only print the replay, or replay a copy: cp " + file +
               " /tmp/replay.gpuobs && gpuobs replay /tmp/replay.gpuobs";
   if (::access(file.c_str(), W_OK) != 0)

@@ -78,7 +78,7 @@ TEST(DaemonService, RotatesBySizeEachSegmentSelfContainedAndSighupAppliesRetenti
         << s.path;
     total += n;
   }
-  EXPECT_EQ(total, 60000);
+  EXPECT_EQ(total, 60000) << read_file(log);
   auto cur = segments::current(state);
   ASSERT_TRUE(cur.ok());
   EXPECT_EQ(*cur, segs.back().path);
@@ -195,6 +195,9 @@ TEST(DaemonService, KillNineUnderLoadKeepsAllButTheLastBatches) {
   auto db = open_capture_readonly(*crashed);
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(text(*db, "PRAGMA integrity_check"), "ok");
+  // It says it was cut short, and holds the counters of its last commit.
+  EXPECT_EQ(text(*db, "SELECT substr(state, 1, 10) FROM capture"), "incomplete");
+  EXPECT_GE(scalar(*db, "SELECT value FROM counters WHERE name = 'submitted_launch'"), by_cutoff);
   int64_t stored = scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(w));
   EXPECT_GE(stored, by_cutoff);
   // The workload went on for a moment after the kill; none of that is here.

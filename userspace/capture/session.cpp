@@ -5,6 +5,7 @@
 #include "capture/host_info.h"
 #include "decode/cuda_api.h"
 #include "capture/procfs.h"
+#include "store/schema.h"
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ namespace gpuobs {
 // The consumer's longest sleep while libraries are watched: part of the
 // 100 ms budget from a first GPU ioctl to its library's probes.
 constexpr int kLibraryWatchPollMs = 20;
+constexpr auto kCountersPushInterval = std::chrono::milliseconds(100);
 
 std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
@@ -37,6 +39,10 @@ std::string shell_quote(const std::vector<std::string>& argv) {
 }
 
 Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
+  // --force never replaces a capture a newer gpuobs wrote (it may be the
+  // only copy of data this build cannot even read in full).
+  if (opts.force)
+    if (auto st = refuse_replacing_newer(opts.output); !st) return st.error();
   // Privileges and kernel support first: a refusal leaves no file behind.
   if (auto st = preflight(); !st) return st.error();
   // Every mapped code file stays open (for its symbols after its process
@@ -216,6 +222,12 @@ void Session::poll(int timeout_ms) {
   int n = engine_->poll(timeout_ms);
   if (watch_) flush_library_watch();
   stacks_->tick();
+  // The losses counted so far reach the file with the next batch (at most
+  // ~200 ms later): a capture cut short still says what it lost.
+  if (auto now = std::chrono::steady_clock::now(); now - counters_pushed_ >= kCountersPushInterval) {
+    counters_pushed_ = now;
+    writer_->set_counters(counters());
+  }
   if (n < 0) spdlog::warn("ring buffer poll failed: {}", std::strerror(-n));
 }
 
@@ -256,6 +268,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stored_process_events"] = {w.process_events, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
   out["store_failed_batches"] = {w.failed_batches, "userspace"};
+  out["dropped_store_backlog"] = {w.backlog_dropped, "userspace"};
   out["frames_unsymbolized"] = {w.symbols.unsymbolized, "userspace"};
   out["modules_without_symbols"] = {w.symbols.modules_no_symbols, "userspace"};
   int failed = 0;
@@ -278,10 +291,12 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
 uint64_t Session::dropped() const {
   Counters c = engine_->counters();
   // Every record lost in BPF: ring full, in-flight map full, or an entry
-  // replaced because its exit never came (that call is lost too).
+  // replaced because its exit never came (that call is lost too); and those
+  // a writer too far behind dropped (every segment's).
   return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
          c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
-         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE];
+         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + backlog_dropped_before_ +
+         writer_->stats().backlog_dropped;
 }
 
 WriterStats Session::writer_stats() const { return writer_->stats(); }
@@ -323,6 +338,7 @@ Status Session::rotate(const std::string& path, int64_t segment) {
   if (auto st = w->continue_from(*writer_); !st)
     spdlog::warn("segment {}: {}", path, st.error().message);
   failed_batches_finished_ += writer_->stats().failed_batches;
+  backlog_dropped_before_ += writer_->stats().backlog_dropped;
   writer_ = std::move(w);
   output_ = path;
   definitions_lost_seen_ = 0;
@@ -342,7 +358,11 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {
   }
   writer_->stop();
-  if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) return st.error();
+  if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) {
+    Error e = st.error();
+    e.message += "; the capture is marked incomplete";
+    return e;
+  }
 
   SessionSummary s;
   WriterStats w = writer_->stats();
@@ -359,6 +379,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.with_stack = stacks_->stats().with_stack;
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == "attached";
+  s.state = kStateComplete;
   return s;
 }
 

@@ -57,6 +57,7 @@ struct SessionSummary {
   uint64_t stacks = 0;          // distinct stacks
   uint64_t with_stack = 0;      // events that carried a stack
   int probes_attached = 0, probes_planned = 0;
+  std::string state;            // capture.state: "complete" once the end is written
 };
 
 class Session {
@@ -138,6 +139,9 @@ class Session {
   uint64_t records_ = 0;
   std::map<std::string, uint64_t> extra_counters_;  // set_counter()
   uint64_t failed_batches_finished_ = 0;             // of the files rotated away from
+  uint64_t backlog_dropped_before_ = 0;  // writers of earlier segments
+  // The counters go to the writer this often (it stores them with its batches).
+  std::chrono::steady_clock::time_point counters_pushed_{};
   // Library watch. Its rows wait in the outbox for the polling thread.
   std::mutex watch_out_mu_;
   std::vector<ProbeRow> watch_rows_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "store/schema.h"
+
 namespace gpuobs::replay::detail {
 
 const char* table_name(Table t) {
@@ -63,7 +65,7 @@ Status each_row(Db& db, const std::string& sql, const char* table, Fill fill) {
                       "the capture's schema may be too old: record it again with this gpuobs", 2);
   int rc;
   while ((rc = st.step()) == SQLITE_ROW) fill(st.get());
-  if (rc != SQLITE_DONE) return make_error(std::string("cannot read ") + table + ": " + db.errmsg(), "", 2);
+  if (rc != SQLITE_DONE) return capture_error(db.get(), std::string("cannot read ") + table);
   return {};
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/terminal_text.h"
 #include "store/embedded_sql.h"
+#include "store/schema.h"
 
 namespace gpuobs {
 namespace {
@@ -78,7 +79,7 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw, &tail) != SQLITE_OK) {
     sqlite3_finalize(raw);
-    return make_error("query failed: " + db.errmsg(), "", 2);
+    return capture_error(db.get(), "query failed");
   }
   if (!raw) return make_error("the query is empty", "", 2);
   Stmt st(raw);
@@ -134,7 +135,8 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
     }
     r.rows.push_back(std::move(row));
   }
-  if (rc != SQLITE_DONE) return make_error("query failed: " + db.errmsg(), "", 2);
+  // Corruption met half-way is an error, never a short result.
+  if (rc != SQLITE_DONE) return capture_error(db.get(), "query failed");
   return r;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "store/schema.h"
+
 namespace gpuobs {
 namespace {
 
@@ -74,7 +76,7 @@ Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackF
     out.push_back(StackLeaf{sqlite3_column_int64(st.get(), 0), leaf ? reinterpret_cast<const char*>(leaf) : "",
                             sqlite3_column_int64(st.get(), 2)});
   }
-  if (rc != SQLITE_DONE) return make_error("cannot query stacks: " + db.errmsg(), "", 2);
+  if (rc != SQLITE_DONE) return capture_error(db.get(), "cannot query stacks");
   return out;
 }
 

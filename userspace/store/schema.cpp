@@ -1,9 +1,15 @@
 #include "store/schema.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <string>
+
+#include "events.h"
 
 #include "store/embedded_sql.h"
 
@@ -24,10 +30,8 @@ int schema_version() {
 Status migrate(Db& db) {
   auto cur = db.scalar("PRAGMA user_version");
   if (!cur) return cur.error();
-  if (*cur > schema_version())
-    return make_error("capture schema version " + std::to_string(*cur) +
-                      " is newer than this gpuobs understands (" + std::to_string(schema_version()) + ")",
-                      "upgrade gpuobs", 2);
+  if (std::string why = newer_than_build(db); !why.empty())
+    return make_error("the capture was written by a newer gpuobs (" + why + ")", "upgrade gpuobs", 2);
   if (auto s = db.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
                        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_utc TEXT NOT NULL)");
       !s)
@@ -47,7 +51,98 @@ Status migrate(Db& db) {
   return db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
 }
 
-Result<Db> open_capture_readonly(const std::string& path) {
+namespace {
+
+int64_t file_size(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+// Once per file and process: `report` over several segments, or a command
+// that opens a file twice, warns once for each file.
+void warn_newer_once(const std::string& path, const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard lk(mu);
+  if (!warned.insert(path).second) return;
+  spdlog::warn("{} was written by a newer gpuobs ({}): reading it as schema {}; what the newer version added "
+               "is not shown, and this gpuobs will not write into it",
+               path, why, schema_version());
+}
+
+}  // namespace
+
+std::string newer_than_build(Db& db) {
+  std::string why;
+  auto add = [&](const std::string& s) { why += (why.empty() ? "" : ", ") + s; };
+  const std::string known = std::to_string(schema_version());
+  if (auto v = db.scalar("PRAGMA user_version"); v && *v > schema_version())
+    add("schema version " + std::to_string(*v) + ", this gpuobs knows " + known);
+  // A migration row beyond ours, even with user_version unchanged.
+  if (auto m = db.scalar("SELECT coalesce(max(version), 0) FROM schema_migrations"); m && *m > schema_version())
+    add("migration " + std::to_string(*m) + " applied, this gpuobs knows up to " + known);
+  if (auto a = db.scalar("SELECT abi_version FROM capture WHERE id = 1"); a && *a > GPUOBS_ABI_VERSION)
+    add("event ABI " + std::to_string(*a) + ", this gpuobs knows " + std::to_string(GPUOBS_ABI_VERSION));
+  return why;
+}
+
+Status refuse_if_newer(Db& db, const std::string& path) {
+  if (std::string why = newer_than_build(db); !why.empty())
+    return make_error("refusing to write into " + path + ": it was written by a newer gpuobs (" + why + ")",
+                      "upgrade gpuobs, or write elsewhere", 2);
+  return {};
+}
+
+Status refuse_replacing_newer(const std::string& path) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  auto db = Db::open(path, SQLITE_OPEN_READONLY);
+  if (!db) return {};
+  auto app = db->scalar("PRAGMA application_id");
+  if (!app || *app != kApplicationId) return {};
+  if (std::string why = newer_than_build(*db); !why.empty())
+    return make_error("refusing to replace " + path + ": it was written by a newer gpuobs (" + why + ")",
+                      "upgrade gpuobs, or record into another file", 2);
+  return {};
+}
+
+bool is_corruption(int rc) {
+  int primary = rc & 0xff;
+  return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
+}
+
+Error capture_error(sqlite3* db, const std::string& what, int exit_code) {
+  const char* file = sqlite3_db_filename(db, "main");
+  std::string path = file && *file ? file : "the capture";
+  if (is_corruption(sqlite3_extended_errcode(db)))
+    return make_error("capture is corrupt: " + path + ": " + sqlite3_errmsg(db),
+                      "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted",
+                      exit_code);
+  return make_error(what + ": " + sqlite3_errmsg(db), "", exit_code);
+}
+
+Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max) {
+  std::string sql = std::string(quick ? "PRAGMA quick_check(" : "PRAGMA integrity_check(") + std::to_string(max) + ")";
+  Stmt st(db.get(), sql);
+  if (!st.valid()) return capture_error(db.get(), "cannot check the capture");
+  std::vector<std::string> problems;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(st.get(), 0);
+    // One row can hold several lines, under a "*** in database main ***" heading.
+    std::istringstream rows(t ? reinterpret_cast<const char*>(t) : "");
+    for (std::string line; std::getline(rows, line);)
+      if (line != "ok" && !line.empty() && line.rfind("*** in database", 0) != 0) problems.push_back(line);
+  }
+  // The check itself can stop at a page too damaged to walk.
+  if (rc != SQLITE_DONE) {
+    if (!is_corruption(rc)) return capture_error(db.get(), "cannot check the capture");
+    problems.push_back(sqlite3_errmsg(db.get()));
+  }
+  return problems;
+}
+
+Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0)
     return make_error("cannot open capture " + path + ": no such file", "", 2);
@@ -58,22 +153,37 @@ Result<Db> open_capture_readonly(const std::string& path) {
   sqlite3_busy_timeout(db->get(), 2000);
   auto app = db->scalar("PRAGMA application_id");
   if (!app) {
-    if (sqlite3_errcode(db->get()) == SQLITE_BUSY)
+    int rc = sqlite3_errcode(db->get());
+    if (rc == SQLITE_BUSY)
       return make_error(path + " is locked by another process", "retry when its writer has finished", 2);
+    if (is_corruption(rc))
+      return make_error(path + " is not a readable SQLite database (not a capture, or a capture whose header is "
+                               "corrupt): " + app.error().message,
+                        "gpuobs check " + path, 2);
     return make_error(path + " is not a readable SQLite database: " + app.error().message, "", 2);
   }
   if (*app != kApplicationId)
     return make_error(path + " is not a gpuobs capture (application_id " + std::to_string(*app) + ")", "", 2);
   auto ver = db->scalar("PRAGMA user_version");
   if (!ver) return make_error(path + ": " + ver.error().message, "", 2);
-  if (*ver > schema_version())
-    return make_error(path + " has schema version " + std::to_string(*ver) +
-                      ", newer than this gpuobs understands (" + std::to_string(schema_version()) + ")",
-                      "upgrade gpuobs", 2);
   if (*ver < 1) return make_error(path + " is an incomplete gpuobs capture (no schema)", "", 2);
+  if (check == OpenCheck::quick && file_size(path) + file_size(path + "-wal") <= kQuickCheckMaxBytes) {
+    auto problems = integrity_problems(*db, true, 5);
+    if (!problems) return problems.error();
+    if (!problems->empty()) {
+      std::string list;
+      for (const auto& p : *problems) list += (list.empty() ? "" : "; ") + p;
+      return make_error("capture is corrupt: " + path + ": " + list,
+                        "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", 2);
+    }
+  }
   // A cheap structural check catches truncated files before a report half-prints.
   auto ok = db->scalar("SELECT count(*) FROM capture");
-  if (!ok) return make_error(path + " is damaged: " + ok.error().message, "", 2);
+  if (!ok) {
+    if (is_corruption(sqlite3_errcode(db->get()))) return capture_error(db->get(), path);
+    return make_error(path + " is damaged: " + ok.error().message, "", 2);
+  }
+  if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
   return std::move(db.value());
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 #include "decode/cuda_api.h"
 #include "store/capture_file.h"
@@ -17,6 +18,23 @@ namespace {
 
 constexpr size_t kBatchEvents = 8192;             // wake the writer early past this
 constexpr auto kBatchInterval = std::chrono::milliseconds(100);
+// One transaction is cut here and committed, the rest of the batch going into
+// the next: with kBatchInterval, what a kill -9 can lose stays within the
+// documented 400 ms (docs/operations.md, "Crash") while the writer keeps up.
+constexpr auto kMaxTransaction = std::chrono::milliseconds(100);
+constexpr size_t kDeadlineCheckEvery = 256;  // events between clock reads
+// A writer this far behind, in time and in events (sustained overload:
+// producers faster than SQLite), drops the oldest launches, calls and ioctls,
+// counted as dropped_store_backlog, rather than queue without bound. Both
+// must hold: a writer briefly stalled (a slow disk, a loaded host) with a
+// short queue costs little memory and little at a kill, and drops nothing.
+constexpr auto kMaxBacklog = std::chrono::milliseconds(1000);
+constexpr size_t kMaxBacklogEvents = 65536;
+
+bool droppable(const Event& ev) {
+  return std::holds_alternative<gpuobs_launch>(ev) || std::holds_alternative<ApiCallEvent>(ev) ||
+         std::holds_alternative<IoctlEvent>(ev);
+}
 
 }  // namespace
 
@@ -31,6 +49,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->db_ = std::move(db.value());
   w->path_ = path;
   w->lookup_ = std::move(lookup);
+  w->max_backlog_ = kMaxBacklog;
+  w->max_backlog_events_ = kMaxBacklogEvents;
   if (auto s = w->db_.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"); !s)
     return make_error("cannot initialise " + path + ": " + s.error().message, "", 2);
   if (auto s = migrate(w->db_); !s)
@@ -43,11 +63,13 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
+  w->ins_counter_ = Stmt(d, "INSERT OR REPLACE INTO counters (name, value, source) VALUES (?,?,?)");
+  w->upd_committed_ = Stmt(d, "UPDATE capture SET committed_mono_ns = ? WHERE id = 1");
   if (auto st = w->api_.prepare(d); !st) return st.error();
   if (auto st = w->stacks_.prepare(d); !st) return st.error();
   if (auto st = w->driver_.prepare(d); !st) return st.error();
   for (auto* s : {&w->ins_process_, &w->ins_thread_, &w->upd_exec_,
-                  &w->upd_exit_})
+                  &w->upd_exit_, &w->ins_counter_, &w->upd_committed_})
     if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
   return w;
 }
@@ -57,12 +79,14 @@ CaptureWriter::~CaptureWriter() { stop(); }
 Status CaptureWriter::write_meta(const CaptureMeta& m) {
   Stmt st(db_.get(),
           "INSERT OR REPLACE INTO capture (id, gpuobs_version, abi_version, mode, command, host, kernel,"
-          " nvidia_driver, start_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1,?,?,?,?,?,?,?,?,?,?)");
+          " nvidia_driver, start_mono_ns, clock_offset_ns, ring_buffer_bytes, state)"
+          " VALUES (1,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, m.gpuobs_version).bind(2, int64_t{GPUOBS_ABI_VERSION}).bind(3, m.mode);
   if (m.command.empty()) st.bind_null(4); else st.bind(4, m.command);
   st.bind(5, m.host).bind(6, m.kernel);
   if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
   st.bind(8, m.start_mono_ns).bind(9, m.clock_offset_ns).bind(10, m.ring_buffer_bytes);
+  st.bind(11, std::string_view(kStateUnfinished));
   api_.aggregates().set_capture_start(static_cast<uint64_t>(m.start_mono_ns));
   driver_.set_nvidia_version(parse_nvidia_version(m.nvidia_driver));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write capture metadata: " + db_.errmsg());
@@ -198,7 +222,7 @@ void CaptureWriter::push(Event ev, int64_t stack_id) {
   bool wake;
   {
     std::lock_guard lk(mu_);
-    pending_.push_back(Item{std::move(ev), stack_id});
+    pending_.push_back(Item{std::move(ev), stack_id, std::chrono::steady_clock::now()});
     wake = pending_.size() >= kBatchEvents;
   }
   if (wake) cv_.notify_one();
@@ -219,6 +243,7 @@ void CaptureWriter::run() {
       stop = stopping_;
     }
     if (!batch.empty()) write_batch(batch);
+    else write_counters_only();
     batch.clear();
     write_library_changes(probe_rows, detached);
     if (stop) {
@@ -250,21 +275,47 @@ void CaptureWriter::forget_batch_state() {
   driver_.forget_allocations();
 }
 
-void CaptureWriter::write_batch(std::vector<Item>& batch) {
+void CaptureWriter::write_batch(std::vector<Item>& all) {
+  for (size_t from = 0; from < all.size();) from = write_transaction(std::span<Item>(all).subspan(from)) + from;
+}
+
+size_t CaptureWriter::write_transaction(std::span<Item> items) {
+  // Bounded by time as well as count: a backlog is written as a series of
+  // commits at most kMaxTransaction apart, never as one long transaction
+  // that a kill -9 would lose whole.
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + kMaxTransaction, too_old = start - max_backlog_;
+  size_t waiting = items.size();
+  {
+    std::lock_guard lk(mu_);
+    waiting += pending_.size();
+  }
+  bool overloaded = waiting >= max_backlog_events_;
+  std::span<Item> batch = items;
   if (auto s = db_.exec("BEGIN"); !s) {
     spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
     ++definitions_lost_;  // stack definitions in the batch must be sent again
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     ++stats_.failed_batches;
-    return;
+    return batch.size();
   }
-  uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0;
+  uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0, behind = 0;
   created_in_batch_.clear();
   batch_rolled_back_ = false;
+  size_t written = 0;
   for (auto& item : batch) {
     if (batch_rolled_back_) break;
+    if (written && written % kDeadlineCheckEvery == 0 && std::chrono::steady_clock::now() >= deadline) {
+      batch = batch.first(written);  // the rest goes into the next transaction
+      break;
+    }
+    ++written;
     Event& ev = item.ev;
+    if (overloaded && item.queued < too_old && droppable(ev)) {
+      ++behind;
+      continue;
+    }
     api_.set_stack(item.stack_id);
     if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
       int64_t pid = process_for(l->hdr.tgid);
@@ -293,6 +344,23 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
       check(stacks_.write_stack(*st));
     }
   }
+  // The counters travel with the rows they count: what a capture cut short
+  // says it lost is true as of its last commit.
+  if (!batch_rolled_back_) {
+    WriterStats now;
+    {
+      std::lock_guard lk(mu_);
+      now = stats_;
+    }
+    now.launches += launches;
+    now.ioctls += ioctls;
+    now.process_events += procs;
+    now.api_calls += calls;
+    now.backlog_dropped += behind;
+    now.unreadable_names = api_.unreadable_names();
+    now.symbols = stacks_.stats();
+    write_progress(now);
+  }
   // The aggregates must match the launches: a batch whose aggregates cannot
   // be stored is rolled back whole.
   if (!batch_rolled_back_ && api_.aggregates().flush() != SQLITE_DONE) {
@@ -306,6 +374,9 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
     }
   }
   if (batch_rolled_back_) {
+    // As before transactions were cut by time: the whole batch is lost (its
+    // stack definitions with it; later events may refer to them).
+    batch = items;
     spdlog::warn("store: batch rolled back ({}); {} events lost", db_.errmsg(), batch.size());
     forget_batch_state();
     api_.aggregates().clear();
@@ -313,9 +384,14 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
     ++stats_.failed_batches;
-    return;
+    counters_dirty_ = true;  // its counter rows went with it
+    return batch.size();
   }
+  if (behind)
+    spdlog::warn("store: the writer is more than {} ms and {} events behind: {} events dropped "
+                 "(dropped_store_backlog)", max_backlog_.count(), max_backlog_events_, behind);
   std::lock_guard lk(mu_);
+  stats_.backlog_dropped += behind;
   stats_.launches += launches;
   stats_.ioctls += ioctls;
   stats_.process_events += procs;
@@ -323,6 +399,69 @@ void CaptureWriter::write_batch(std::vector<Item>& batch) {
   stats_.unreadable_names = api_.unreadable_names();
   stats_.symbols = stacks_.stats();
   ++stats_.batches;
+  return batch.size();
+}
+
+void CaptureWriter::set_counters(CounterMap counters) {
+  std::lock_guard lk(mu_);
+  if (counters == counters_) return;
+  counters_ = std::move(counters);
+  counters_dirty_ = true;
+}
+
+namespace {
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// The counters the writer itself keeps (Session::counters() names them the same).
+void add_writer_counters(CounterMap& c, const WriterStats& w) {
+  c["stored_launch"] = {w.launches, "userspace"};
+  c["stored_ioctl"] = {w.ioctls, "userspace"};
+  c["stored_api_call"] = {w.api_calls, "userspace"};
+  c["stored_process_events"] = {w.process_events, "userspace"};
+  c["store_failed_rows"] = {w.failed_rows, "userspace"};
+  c["dropped_store_backlog"] = {w.backlog_dropped, "userspace"};
+  c["kernel_name_unreadable"] = {w.unreadable_names, "userspace"};
+  c["frames_unsymbolized"] = {w.symbols.unsymbolized, "userspace"};
+  c["modules_without_symbols"] = {w.symbols.modules_no_symbols, "userspace"};
+}
+
+}  // namespace
+
+void CaptureWriter::write_progress(const WriterStats& now) {
+  CounterMap c;
+  {
+    std::lock_guard lk(mu_);
+    c = counters_;
+    counters_dirty_ = false;
+  }
+  add_writer_counters(c, now);
+  for (const auto& [name, v] : c) {
+    if (batch_rolled_back_) return;
+    check(ins_counter_.bind(1, name).bind(2, v.first).bind(3, v.second).exec());
+  }
+  if (!batch_rolled_back_) check(upd_committed_.bind(1, monotonic_ns()).exec());
+}
+
+void CaptureWriter::write_counters_only() {
+  WriterStats now;
+  {
+    std::lock_guard lk(mu_);
+    if (!counters_dirty_) return;
+    now = stats_;
+  }
+  if (!db_.exec("BEGIN")) return;  // tried again with the next batch
+  batch_rolled_back_ = false;
+  write_progress(now);
+  if (batch_rolled_back_ || !db_.exec("COMMIT")) {
+    (void)db_.exec("ROLLBACK");
+    std::lock_guard lk(mu_);
+    counters_dirty_ = true;
+  }
 }
 
 int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
@@ -411,17 +550,27 @@ int64_t CaptureWriter::active_processes() {
   return n ? *n : 0;
 }
 
-Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_status,
-                                const std::map<std::string, std::pair<uint64_t, std::string>>& counters) {
+Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_status, const CounterMap& counters) {
   stop();
-  Stmt end(db_.get(), "UPDATE capture SET end_mono_ns = ?, exit_status = ? WHERE id = 1");
+  // End row, final counters and 'complete' together, or none of them: a
+  // capture whose end could not be written stays 'incomplete'.
+  if (auto s = db_.exec("BEGIN"); !s) return make_error("cannot finish the capture: " + s.error().message);
+  Stmt end(db_.get(), "UPDATE capture SET end_mono_ns = ?, exit_status = ?, state = ? WHERE id = 1");
   end.bind(1, end_mono_ns);
   if (exit_status) end.bind(2, *exit_status); else end.bind_null(2);
+  end.bind(3, std::string_view(kStateComplete));
   int rc = end.exec();
-  Stmt cnt(db_.get(), "INSERT OR REPLACE INTO counters (name, value, source) VALUES (?,?,?)");
   for (const auto& [name, v] : counters)
-    if (cnt.bind(1, name).bind(2, v.first).bind(3, v.second).exec() != SQLITE_DONE) rc = SQLITE_ERROR;
-  if (rc != SQLITE_DONE) return make_error("cannot finish the capture: " + db_.errmsg());
+    if (rc == SQLITE_DONE) rc = ins_counter_.bind(1, name).bind(2, v.first).bind(3, v.second).exec();
+  if (rc != SQLITE_DONE) {
+    std::string err = db_.errmsg();
+    (void)db_.exec("ROLLBACK");
+    return make_error("cannot finish the capture: " + err);
+  }
+  if (auto s = db_.exec("COMMIT"); !s) {
+    (void)db_.exec("ROLLBACK");
+    return make_error("cannot finish the capture: " + s.error().message);
+  }
   // A finished capture is one self-contained file: fold the WAL in and leave
   // WAL mode, so read-only readers need (and create) no -wal/-shm files.
   if (auto s = db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;"); !s)

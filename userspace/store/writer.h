@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -73,8 +75,21 @@ struct WriterStats {
   uint64_t batches = 0;
   uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
   uint64_t failed_batches = 0;  // batches not committed (begin failed or rolled back); rows in failed_rows
+  // Launches, calls and ioctls dropped because the writer was more than 1 s
+  // and 65536 events behind (sustained overload): memory and the loss at a
+  // kill stay bounded. Process and stack records are never dropped.
+  uint64_t backlog_dropped = 0;
   SymbolStats symbols;
 };
+
+// Counter name -> (value, source 'bpf' or 'userspace'): the counters table.
+using CounterMap = std::map<std::string, std::pair<uint64_t, std::string>>;
+
+// capture.state (migration 011) from write_meta until write_end succeeds: a
+// capture whose writer was killed, crashed or could not write its end keeps it.
+inline constexpr const char* kStateUnfinished =
+    "incomplete (no clean end: killed, crashed, disk full or still recording)";
+inline constexpr const char* kStateComplete = "complete";
 
 class CaptureWriter {
  public:
@@ -110,6 +125,13 @@ class CaptureWriter {
   // goes on. Tests use it to simulate a full disk.
   Status limit_pages(int64_t pages);
 
+  // Before start(): the backlog past which events are dropped: queued longer
+  // than age while at least events are waiting (defaults 1 s and 65536;
+  // tests set less).
+  void set_max_backlog(std::chrono::milliseconds age, size_t events) {
+    max_backlog_ = age;
+    max_backlog_events_ = events;
+  }
   void start();
   // Thread-safe, never blocks on SQLite. stack_id: the event's stack (0: none),
   // defined by a ModuleDef/FrameDef/StackDef pushed before it.
@@ -117,11 +139,16 @@ class CaptureWriter {
   // Bumped each time a rolled-back batch lost stack definitions: the
   // producer must send them again (StackResolver::redefine_all).
   uint64_t definitions_lost() const { return definitions_lost_.load(); }
+  // Thread-safe: the session's counters now. Each batch's transaction stores
+  // the latest of them (the writer's own, stored_* and store_failed_rows, as
+  // of that batch), so a capture cut short holds its losses up to its last
+  // commit. A set equal to the last one stored is not written again.
+  void set_counters(CounterMap counters);
   // Stops the thread after writing everything pushed.
   void stop();
-  // Records the end of the capture and the final counters; folds the WAL in.
-  Status write_end(int64_t end_mono_ns, std::optional<int> exit_status,
-                   const std::map<std::string, std::pair<uint64_t, std::string>>& counters);
+  // Records the end of the capture, the final counters and state 'complete',
+  // in one transaction; folds the WAL in.
+  Status write_end(int64_t end_mono_ns, std::optional<int> exit_status, const CounterMap& counters);
   // Number of distinct processes with launches or ioctls.
   int64_t active_processes();
   WriterStats stats() const;
@@ -132,8 +159,12 @@ class CaptureWriter {
   struct Item {
     Event ev;
     int64_t stack_id;
+    std::chrono::steady_clock::time_point queued;  // when push() took it
   };
   void write_batch(std::vector<Item>& batch);
+  // One transaction over the first items, cut at kMaxTransaction; returns how
+  // many it took (written, or lost with a rolled-back transaction).
+  size_t write_transaction(std::span<Item> items);
   struct Detach {
     uint64_t dev, inode;
     int64_t mono_ns;
@@ -144,6 +175,11 @@ class CaptureWriter {
   void on_proc(const ProcEvent& e);
   int64_t insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
                          std::optional<uint64_t> fork_ns);
+  // In a batch's transaction: the counters (the session's latest, with the
+  // writer's own as of this batch) and capture.committed_mono_ns.
+  void write_progress(const WriterStats& now);
+  // A transaction of counters alone: losses counted while no event arrives.
+  void write_counters_only();
   // Counts a failed row; false once SQLite has rolled the whole batch back.
   bool check(int rc);
   void forget_batch_state();
@@ -159,6 +195,11 @@ class CaptureWriter {
   std::atomic<uint64_t> definitions_lost_{0};
   DriverRowWriter driver_;
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
+  Stmt ins_counter_, upd_committed_;
+  std::chrono::milliseconds max_backlog_;  // set from kMaxBacklog in create()
+  size_t max_backlog_events_ = 0;          // set from kMaxBacklogEvents in create()
+  CounterMap counters_;          // guarded by mu_: the session's latest
+  bool counters_dirty_ = false;  // guarded by mu_: counters_ not stored yet
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
   // Origins of live processes, carried into the next segment (continue_from).
