@@ -46,12 +46,13 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 struct MetricsServer::Impl {
+  // Before io: connections still pending when io is destroyed count down here.
+  std::atomic<uint64_t> active{0}, refused{0}, backoffs{0};
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   MetricsServerOptions options;
   asio::steady_timer backoff_timer{io};
   std::chrono::milliseconds backoff{0};  // the pause before the next accept (0: none); server thread only
-  std::atomic<uint64_t> active{0}, refused{0}, backoffs{0};
   tcp::endpoint bound;  // read by port()/address() from any thread, written once in start()
   std::thread thread;
   std::mutex mu;

@@ -64,7 +64,7 @@ kill "${scrapers[@]}" 2>/dev/null
 wait "${scrapers[@]}" 2>/dev/null
 sleep 1
 sample
-echo "busy: $workloads workloads x 2 threads x $launches launches in $(echo "$end - $start" | bc) s, 16 scrapers"
+echo "busy: $workloads workloads x 2 threads x $launches launches in $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s, 16 scrapers"
 echo "peak open fds:   $peak_fd (soft limit $(awk '/Max open files/ {print $4}' /proc/$pid/limits))"
 echo "peak tasks:      $peak_tasks"
 echo "peak RSS:        $(awk '/VmHWM/ {print $2, $3}' /proc/$pid/status)"

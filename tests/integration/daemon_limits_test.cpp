@@ -179,24 +179,26 @@ size_t occurrences(const std::string& hay, const std::string& needle) {
 
 }  // namespace
 
-// (b) 20 old segments (1 MB each) and a ballast file fill a 24 MiB state
-// directory to the last block. gpuobsd deletes the oldest segments until a
-// quarter of the file system (6 MiB; 16 MiB on one of 64 MiB or more) is
-// free: 7 of the 20. It starts, and stores a workload exactly; the
-// deletions are counted in the status file and in the capture.
+// (b) 60 old segments (1 MB each) and a ballast file fill a 64 MiB state
+// directory to the last block. gpuobsd deletes the oldest segments until
+// 16 MiB are free (a quarter of a smaller file system): 17 of the 60. It
+// starts, and stores a workload exactly; the deletions are counted in the
+// status file and in the capture.
 TEST(DaemonLimits, StartsOnAFullDiskByDeletingTheOldestSegments) {
   TempDir dir;
   std::string state = dir.file("state"), log = dir.file("log"), status = dir.file("status.json");
-  Tmpfs fs(state, "24M");
+  Tmpfs fs(state, "64M");
   ASSERT_TRUE(fs.ok);
   std::vector<std::string> old;
-  for (int64_t seq = 1; seq <= 20; ++seq) old.push_back(old_segment(state, seq, 1000000));
+  for (int64_t seq = 1; seq <= 60; ++seq) old.push_back(old_segment(state, seq, 1000000));
   fill(state);
   ASSERT_LT(free_bytes(state), 64u << 10);
-  Daemon d(base_args(dir.file("gpuobsd.conf"), state, status), log);
+  auto args = base_args(dir.file("gpuobsd.conf"), state, status);
+  for (std::string a : {"--keep-segments", "100"}) args.push_back(a);  // retention alone deletes none
+  Daemon d(args, log);
   ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(std::filesystem::exists(old[i]), i >= 7) << old[i];
-  EXPECT_EQ(occurrences(read_file(log), "deleted (emergency"), 7u) << read_file(log);
+  for (int i = 0; i < 60; ++i) EXPECT_EQ(std::filesystem::exists(old[i]), i >= 17) << old[i];
+  EXPECT_EQ(occurrences(read_file(log), "deleted (emergency"), 17u) << read_file(log);
 
   std::string truth = dir.file("t.json");
   ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 3000 --truth " +
@@ -207,17 +209,17 @@ TEST(DaemonLimits, StartsOnAFullDiskByDeletingTheOldestSegments) {
   auto j = nlohmann::json::parse(output_of(std::string(GPUOBS_BIN) + " status --format json --status-file " + status),
                                  nullptr, false);
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j["emergency_deletions"], 7) << j.dump();
+  EXPECT_EQ(j["emergency_deletions"], 17) << j.dump();
   EXPECT_EQ(j["store_failed"], 0) << j.dump();
   int st = 0;
   d.stop(st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_file(log);
   auto segs = segments::list(state);
-  ASSERT_EQ(segs.size(), 14u) << read_file(log);
-  EXPECT_EQ(segs.back().seq, 21);
+  ASSERT_EQ(segs.size(), 44u) << read_file(log);
+  EXPECT_EQ(segs.back().seq, 61);
   for (const auto& s : segs) EXPECT_GT(s.bytes, 0u) << s.path;
   EXPECT_EQ(launches_of(segs.back().path, tgid), 3000);
-  EXPECT_EQ(counter(segs.back().path, "segments_deleted_emergency"), 7);
+  EXPECT_EQ(counter(segs.back().path, "segments_deleted_emergency"), 17);
 }
 
 // (c) A full state directory with no segment to delete (a 0-byte one left by
@@ -365,8 +367,9 @@ TEST(DaemonLimits, MetricsEndpointCapsConnectionsAndBacksOffWithoutFds) {
                 truth),
             0);
   int64_t tgid = read_json(truth)["pid"];
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  EXPECT_GE(segments::list(state).size(), segs_before + 2) << read_file(log);
+  for (int i = 0; i < 30 && segments::list(state).size() < segs_before + 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GE(segments::list(state).size(), segs_before + 1) << read_file(log);
   EXPECT_EQ(read_file(log).find("cannot start segment"), std::string::npos) << read_file(log);
 
   // No fd free: the limit at the lowest free descriptor (again if one was
