@@ -180,11 +180,35 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
       return make_error(std::string("cannot attach ") + bpf_program__name(p) + ": " + std::strerror(errno));
     links_.push_back(link);
   }
+  if (opts.attach_lib_map) {
+    // Optional: without them libraries are still found at a process's first
+    // GPU ioctl and by rescans, later.
+    std::vector<bpf_link*> made;
+    for (auto* p : {skel_->progs.lib_mmap_enter, skel_->progs.lib_mmap_exit}) {
+      bpf_link* link = bpf_program__attach(p);
+      if (!link) {
+        spdlog::warn("cannot attach {}: {}; GPU libraries are found at first GPU ioctl and by rescans only",
+                     bpf_program__name(p), std::strerror(errno));
+        for (auto* l : made) bpf_link__destroy(l);
+        made.clear();
+        break;
+      }
+      made.push_back(link);
+    }
+    lib_map_ = !made.empty();
+    links_.insert(links_.end(), made.begin(), made.end());
+  }
   spdlog::debug("attached {} tracepoint programs", progs.size());
   return {};
 }
 
 std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<const ApiSpec> table) {
+  {
+    // Detached a moment ago and mapped again: its old probes must be gone
+    // first, or every call would be recorded twice.
+    std::unique_lock lk(lib_mu_);
+    reap_cv_.wait(lk, [&] { return !reaping_.count({lib.dev, lib.ino}); });
+  }
   std::vector<ProbeResult> out;
   std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
@@ -276,17 +300,38 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
 }
 
 size_t Engine::detach_library(uint64_t dev, uint64_t ino) {
-  LibraryLinks gone;
-  {
-    std::lock_guard lk(lib_mu_);
-    auto it = lib_links_.find({dev, ino});
-    if (it == lib_links_.end()) return 0;
-    gone = std::move(it->second);
-    lib_links_.erase(it);
+  std::lock_guard lk(lib_mu_);
+  auto it = lib_links_.find({dev, ino});
+  if (it == lib_links_.end()) return 0;
+  size_t n = it->second.links.size() + it->second.multi_fds.size();
+  reaping_.insert(it->first);
+  reap_queue_.emplace_back(it->first, std::move(it->second));
+  lib_links_.erase(it);
+  if (!reaper_.joinable()) reaper_ = std::thread([this] { reap(); });
+  reap_cv_.notify_all();
+  return n;
+}
+
+void Engine::release_links(LibraryLinks& ll) {
+  std::vector<std::thread> pool;
+  for (auto* l : ll.links) pool.emplace_back([l] { bpf_link__destroy(l); });
+  for (int fd : ll.multi_fds) pool.emplace_back([fd] { ::close(fd); });
+  for (auto& t : pool) t.join();
+}
+
+void Engine::reap() {
+  std::unique_lock lk(lib_mu_);
+  for (;;) {
+    reap_cv_.wait(lk, [&] { return reap_stop_ || !reap_queue_.empty(); });
+    if (reap_queue_.empty()) return;  // stopping, and nothing left to release
+    auto item = std::move(reap_queue_.front());
+    reap_queue_.pop_front();
+    lk.unlock();
+    release_links(item.second);
+    lk.lock();
+    reaping_.erase(reaping_.find(item.first));
+    reap_cv_.notify_all();
   }
-  for (auto* l : gone.links) bpf_link__destroy(l);
-  for (int fd : gone.multi_fds) ::close(fd);
-  return gone.links.size() + gone.multi_fds.size();
 }
 
 size_t Engine::attached_libraries() const {
@@ -408,6 +453,12 @@ Counters Engine::counters() const {
 }
 
 Engine::~Engine() {
+  {
+    std::lock_guard lk(lib_mu_);
+    reap_stop_ = true;
+  }
+  reap_cv_.notify_all();
+  if (reaper_.joinable()) reaper_.join();  // releases what is queued first
   if (ring_) ring_buffer__free(ring_);
   if (rows_) ::munmap(rows_, size_t{rows_cap_} * 8);
   // Releasing a uprobe waits for an RCU grace period: about 80 ms each on
