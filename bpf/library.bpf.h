@@ -3,7 +3,7 @@
  * libcuda.so.1 at exec (a DT_NEEDED entry, wherever LD_LIBRARY_PATH or
  * RUNPATH found it) and at each dlopen(), before it relocates the library
  * and runs its constructors, so this is the earliest moment the file is
- * known. Entry notes the call when the fd's file is named like a GPU runtime;
+ * known. Entry notes an executable mapping of a file named like a GPU runtime;
  * exit, once the mapping exists in /proc/PID/maps, wakes user space with a
  * GPUOBS_EV_LIB_MAP record, and user space attaches the file's probes
  * (userspace/capture/library_watch.cpp). Nothing here holds the process.
@@ -60,13 +60,15 @@ int lib_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	__u64 prot = ctx->args[2], flags = ctx->args[3], off = ctx->args[5];
+	__u64 prot = ctx->args[2], flags = ctx->args[3];
 	int fd = (int)ctx->args[4];
 	if ((flags & GPUOBS_MAP_ANONYMOUS) || fd < 0)
 		return 0;
-	/* ld.so maps a library first whole at offset 0, then its code
-	 * executable: either is the first sight of it. */
-	if (!(prot & GPUOBS_PROT_EXEC) && off != 0)
+	/* ld.so maps a library first whole (read-only for -z separate-code
+	 * objects), then its code executable, microseconds later and before
+	 * running any of it: the executable mapping is the one that matters (a
+	 * tool that only reads the ELF file maps it read-only). */
+	if (!(prot & GPUOBS_PROT_EXEC))
 		return 0;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);

@@ -100,6 +100,10 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
   }
   if (!ok) return;
   auto found_libs = gpu_libraries_in_maps(maps);
+  // Only code a process runs: ld.so maps a library's text executable (the
+  // mmap trigger fires on that mapping); a file only read (another tool
+  // parsing its ELF) neither needs probes nor keeps them alive.
+  std::erase_if(found_libs, [](const MappedLibrary& m) { return !m.executable; });
   if (!found_libs.empty()) {
     std::lock_guard lk(mu_);
     mappers_.insert(tgid);
