@@ -25,6 +25,7 @@ uname -r
 ls -l /usr/local/nvidia/lib64/libcuda.so* | head -3
 echo "libcuda.so.1 in the ld.so cache: $(ldconfig -p | grep -c 'libcuda.so.1 ')"
 
+rm -f "$OUT"/rec*.gpuobs*
 say "1. gpuobs record -- cuda_streams --launches 20000 --streams 4 (LD_LIBRARY_PATH, no --libcuda)"
 "$B/gpuobs" record -o "$OUT/rec.gpuobs" -- "$B/cuda_streams" --launches 20000 --streams 4
 "$B/gpuobs" report launches "$OUT/rec.gpuobs" | head -8
@@ -46,10 +47,11 @@ rm -f "$OUT/d.gpuobs"*
 D=$!
 for _ in $(seq 100); do grep -q "capturing to" "$OUT/gpuobsd.log" && break; sleep 0.1; done
 mkdir -p /tmp/i15copy && cp /usr/local/nvidia/lib64/libcuda.so.1 /tmp/i15copy/libcuda.so.1
+timed() { local s e; s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo "$* lived $(( (e - s) / 1000000 )) ms"; }
 for i in 1 2 3; do
-  /usr/bin/time -f "lived %e s" "$B/cuda_streams" --launches 10 --streams 4
-  /usr/bin/time -f "lived %e s" "$B/cuda_streams" --lib /tmp/i15copy/libcuda.so.1 --launches 10 --streams 4
-done 2>&1 | grep -v "^cuda_streams: 10"
+  timed "$B/cuda_streams" --launches 10 --streams 4
+  timed "$B/cuda_streams" --lib /tmp/i15copy/libcuda.so.1 --launches 10 --streams 4
+done
 sleep 1
 kill -TERM $D; wait $D; echo "gpuobsd exit $?"
 sql "SELECT p.tgid, p.exe, count(k.tgid) AS launches FROM processes p LEFT JOIN kernel_launches k ON k.tgid = p.tgid

@@ -208,6 +208,7 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
       ++stats_.attached;
       stats_.attach_failed += failed;
       stats_.probes_failed += static_cast<uint64_t>(w.probes_failed);
+      stats_.probes_attached += static_cast<uint64_t>(w.probes_attached);
       libs_.emplace(key, std::move(w));
     }
     hooks_.record(std::move(rows));

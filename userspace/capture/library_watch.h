@@ -57,6 +57,7 @@ struct LibraryWatchStats {
   uint64_t attached = 0;           // libraries attached at run time (after startup)
   uint64_t attach_failed = 0;      // libraries with no probe attached
   uint64_t probes_failed = 0;      // probe rows 'failed' on libraries found in maps
+  uint64_t probes_attached = 0;    // probes attached on libraries found in maps
   uint64_t detached = 0;
   // Files not attached because a cap was reached (each file counted once,
   // and logged once, while it stays refused).

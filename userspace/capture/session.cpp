@@ -284,6 +284,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
     out["library_attached_runtime"] = {ls.attached, "userspace"};
     out["library_attach_failed"] = {ls.attach_failed, "userspace"};
     out["library_probes_failed"] = {ls.probes_failed, "userspace"};
+    out["library_probes_attached"] = {ls.probes_attached, "userspace"};
     out["library_detached"] = {ls.detached, "userspace"};
     out["library_refused_total_cap"] = {ls.refused_total_cap, "userspace"};
     out["library_refused_user_cap"] = {ls.refused_user_cap, "userspace"};
@@ -374,6 +375,13 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.with_stack = stacks_->stats().with_stack;
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == "attached";
+  if (watch_) {
+    // Libraries found where processes mapped them count too (record's
+    // summary would say "0/0" for a libcuda found through LD_LIBRARY_PATH).
+    LibraryWatchStats ls = watch_->stats();
+    s.probes_attached += static_cast<int>(ls.probes_attached);
+    s.probes_planned += static_cast<int>(ls.probes_attached + ls.probes_failed);
+  }
   return s;
 }
 
