@@ -6,10 +6,12 @@
 // the daemon attach: a user's copies count against a per-user cap, and their
 // probes go with the last process that maps them.
 //
-// The short workloads wait 20 ms between loading the library and their first
-// call (a real cuInit takes 100 ms and more before a launch can follow): the
-// watch attaches after the mapping, without holding the process, and the
-// latency each run measured is printed (docs/performance.md).
+// The workloads wait between loading the library and their first call, as a
+// real program does in cuInit (about 200 ms on an H100 before its first
+// launch, docs/performance.md): 30 ms for the daemon's processes, which then
+// live about 50 ms in all, and 100 ms in record's (the machine running the
+// suite may be busy). The watch attaches after the mapping, without holding
+// the process; each run prints the latency it measured.
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
@@ -116,6 +118,35 @@ int count_lines(const std::string& file, const std::string& a, const std::string
   return n;
 }
 
+// The launches a workload made, checked against the capture: all of them
+// when its probes were attached before its first launch; otherwise (a busy
+// machine: an attach waits for RCU grace periods) at most all, and some when
+// the attach came before its last launch. The probes are live before
+// attached_mono_ns (taken after the last link), so this never asks for more
+// than the process made after the attach.
+void expect_launches(Db& db, const std::string& out, int64_t pid, uint64_t ino, int64_t made) {
+  std::string s = read_file(out);
+  auto at = s.find("window ");
+  ASSERT_NE(at, std::string::npos) << s;
+  std::istringstream in(s.substr(at + 7));
+  int64_t first = 0, last = 0;
+  in >> first >> last;
+  int64_t attached = scalar(db, "SELECT attached_mono_ns FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " +
+                                    std::to_string(ino) + " AND trigger_tgid = " + std::to_string(pid));
+  int64_t got = scalar(db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(pid));
+  if (attached < first) {
+    EXPECT_EQ(got, made) << "pid " << pid;
+  } else {
+    std::printf("pid %lld: attached %.1f ms after its first launch: %lld of %lld launches recorded\n",
+                static_cast<long long>(pid), (attached - first) / 1e6, static_cast<long long>(got),
+                static_cast<long long>(made));
+    EXPECT_LE(got, made);
+    if (attached < last) {
+      EXPECT_GT(got, 0) << "pid " << pid;
+    }
+  }
+}
+
 // Mapping (the mmap's entry, the watch's trigger) to probes attached, in ms.
 double attach_ms(Db& db, uint64_t ino) {
   std::string where = " FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " + std::to_string(ino);
@@ -136,7 +167,8 @@ TEST(LibraryDiscovery, RecordFindsLibcudaWhereverTheCommandLoadsIt) {
   const std::string out = dir.file("r.gpuobs"), truth = dir.file("truth.json"), err = dir.file("err");
   const std::string inner = std::string(LAUNCH_WORKLOAD) + " --lib libcuda.so.1 --threads 4 --launches 1000 " +
                             "--child-launches 1000 --truth " + truth + " && LD_LIBRARY_PATH=" + dir.file("own") +
-                            " " + LIB_NEEDED_WORKLOAD + " 100 20 && " + LIB_DLOPEN_WORKLOAD + " 100 20 " + tmp;
+                            " " + LIB_NEEDED_WORKLOAD + " 100 100 >" + dir.file("own.out") + " && " + LIB_DLOPEN_WORKLOAD +
+                            " 100 100 " + tmp + " >" + dir.file("tmp.out");
   std::string cmd = "GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("empty") + " GPUOBS_LIBHIP_SEARCH_PATH=" +
                     dir.file("empty") + " LD_LIBRARY_PATH=" + dir.file("llp") + " " + GPUOBS_BIN +
                     " record -o " + out + " -- sh -c '" + inner + "' >" + dir.file("out") + " 2>" + err;
@@ -149,13 +181,13 @@ TEST(LibraryDiscovery, RecordFindsLibcudaWhereverTheCommandLoadsIt) {
   const int64_t pid = t["pid"], child = t["child"]["pid"];
   const int64_t needed = q("SELECT tgid FROM processes WHERE exe LIKE '%lib_needed_workload'");
   const int64_t opened = q("SELECT tgid FROM processes WHERE exe LIKE '%lib_dlopen_workload'");
-  EXPECT_EQ(needed, pid_after(dir.file("out"), "done"));
+  EXPECT_EQ(needed, pid_after(dir.file("own.out"), "done"));
+  EXPECT_EQ(opened, pid_after(dir.file("tmp.out"), "done"));
 
   EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(pid)), 4000);
   EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(child)), 1000);
-  EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(needed)), 100);
-  EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(opened)), 100);
-  EXPECT_EQ(q("SELECT count(*) FROM kernel_launches"), 5200);
+  expect_launches(*db, dir.file("own.out"), needed, inode_of(own), 100);
+  expect_launches(*db, dir.file("tmp.out"), opened, inode_of(tmp), 100);
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
 
   auto probe = [&](const std::string& path, const std::string& col) {
@@ -187,9 +219,9 @@ TEST(LibraryDiscovery, DaemonCatchesShortLivedProcessesWhereverTheirLibraryIs) {
   ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
 
   auto t0 = std::chrono::steady_clock::now();
-  ASSERT_EQ(run("LD_LIBRARY_PATH=" + dir.file("a") + " " + LIB_NEEDED_WORKLOAD + " 100 20 >" + dir.file("a.out")), 0);
+  ASSERT_EQ(run("LD_LIBRARY_PATH=" + dir.file("a") + " " + LIB_NEEDED_WORKLOAD + " 100 30 >" + dir.file("a.out")), 0);
   double lived_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_EQ(run(std::string(LIB_DLOPEN_WORKLOAD) + " 100 20 " + b + " >" + dir.file("b.out")), 0);
+  ASSERT_EQ(run(std::string(LIB_DLOPEN_WORKLOAD) + " 100 30 " + b + " >" + dir.file("b.out")), 0);
   const int64_t pa = pid_after(dir.file("a.out"), "done"), pb = pid_after(dir.file("b.out"), "done");
   ASSERT_GT(pa, 0);
   ASSERT_GT(pb, 0);
@@ -208,8 +240,8 @@ TEST(LibraryDiscovery, DaemonCatchesShortLivedProcessesWhereverTheirLibraryIs) {
   auto db = open_capture_readonly(db_path);
   ASSERT_TRUE(db.ok()) << db.error().message;
   auto q = [&](const std::string& sql) { return scalar(*db, sql); };
-  EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(pa)), 100);
-  EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(pb)), 100);
+  expect_launches(*db, dir.file("a.out"), pa, ino_a, 100);
+  expect_launches(*db, dir.file("b.out"), pb, ino_b, 100);
   for (auto [ino, pid] : {std::pair{ino_a, pa}, std::pair{ino_b, pb}}) {
     std::string where = " FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " + std::to_string(ino);
     EXPECT_EQ(text(*db, "SELECT reason" + where), "mmap");

@@ -13,8 +13,9 @@
  *
  * After loading, the process waits DELAY_MS (a stand-in for cuInit, which
  * takes 100 ms and more on a real driver before any launch can follow),
- * calls cuInit once and cuLaunchKernel LAUNCHES times, prints "done PID",
- * and exits: with DELAY_MS 20 it lives about 50 ms in all. */
+ * calls cuInit once and cuLaunchKernel LAUNCHES times, prints "window
+ * FIRST_NS LAST_NS" (CLOCK_MONOTONIC before the first and after the last
+ * launch) and "done PID", and exits: with DELAY_MS 30 it lives about 50 ms in all. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -92,8 +93,13 @@ int main(int argc, char **argv)
 #endif
 	sleep_ms(delay);
 	init(0);
+	struct timespec first, last;
+	clock_gettime(CLOCK_MONOTONIC, &first); /* the clock of bpf_ktime_get_ns */
 	for (long i = 0; i < n; ++i)
 		launch((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &last);
+	printf("window %lld %lld\n", (long long)first.tv_sec * 1000000000LL + first.tv_nsec,
+	       (long long)last.tv_sec * 1000000000LL + last.tv_nsec);
 	printf("done %d\n", (int)getpid());
 	return 0;
 }

@@ -273,28 +273,47 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
   std::map<std::pair<bpf_program*, bool>, std::vector<const Site*>> groups;
   for (const auto& site : sites)
     for (const auto& pr : site.progs) groups[pr].push_back(&site);
-  std::vector<int> made;
+  // One link per group, made in parallel: registering uprobes can wait for
+  // an RCU grace period (tens of ms on a busy host), and the waits overlap.
+  // The latency from a process's mmap to its probes is what this is about.
+  std::vector<std::pair<bpf_program*, bool>> keys;
+  std::vector<std::vector<uint64_t>> offsets, cookies;
   for (auto& [key, members] : groups) {
-    std::vector<uint64_t> offsets, cookies;
+    keys.push_back(key);
+    offsets.emplace_back();
+    cookies.emplace_back();
     for (const Site* site : members) {
-      offsets.push_back(site->offset);
-      cookies.push_back(site->cookie);
+      offsets.back().push_back(site->offset);
+      cookies.back().push_back(site->cookie);
     }
-    int fd = uprobe_multi_link(bpf_program__fd(key.first), lib.realpath, offsets, cookies, key.second);
-    if (fd < 0) {
-      // All or nothing per file: an entry probe without its return probe (or
-      // the reverse) would fill the in-flight map or miscount. (Programs
-      // loaded for uprobe-multi cannot fall back to perf-event uprobes.)
-      std::string err = std::string(bpf_program__name(key.first)) + ": " + std::strerror(-fd);
-      spdlog::warn("uprobe-multi link on {} failed ({}); no probe attached on this file", lib.realpath, err);
-      for (int l : made) ::close(l);
-      for (const auto& site : sites) {
-        results[site.result].status = "failed";
-        results[site.result].error = err;
-      }
-      return;
+  }
+  std::vector<int> fds(keys.size(), -1);
+  {
+    std::vector<std::thread> pool;
+    for (size_t i = 0; i < keys.size(); ++i)
+      pool.emplace_back([&, i] {
+        fds[i] = uprobe_multi_link(bpf_program__fd(keys[i].first), lib.realpath, offsets[i], cookies[i],
+                                   keys[i].second);
+      });
+    for (auto& t : pool) t.join();
+  }
+  std::vector<int> made;
+  std::string err;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (fds[i] >= 0) made.push_back(fds[i]);
+    else if (err.empty()) err = std::string(bpf_program__name(keys[i].first)) + ": " + std::strerror(-fds[i]);
+  }
+  if (!err.empty()) {
+    // All or nothing per file: an entry probe without its return probe (or
+    // the reverse) would fill the in-flight map or miscount. (Programs
+    // loaded for uprobe-multi cannot fall back to perf-event uprobes.)
+    spdlog::warn("uprobe-multi link on {} failed ({}); no probe attached on this file", lib.realpath, err);
+    for (int l : made) ::close(l);
+    for (const auto& site : sites) {
+      results[site.result].status = "failed";
+      results[site.result].error = err;
     }
-    made.push_back(fd);
+    return;
   }
   made_here.multi_fds.insert(made_here.multi_fds.end(), made.begin(), made.end());
 }
