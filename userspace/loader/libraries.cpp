@@ -114,6 +114,7 @@ namespace gpuobs {
 
 std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs) {
   std::vector<LibraryFile> out;
+  if (dirs.empty()) return out;  // ld.so ignores an empty LD_LIBRARY_PATH (an empty element is ".")
   std::vector<std::string> names = {"libcuda.so.1"};
   for (const char* n : kLibhipNames) names.emplace_back(n);
   for (const auto& name : names)
