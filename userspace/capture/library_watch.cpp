@@ -160,12 +160,6 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     bool trusted = via_root && trusted_location(st, dir + "/root", m.path);
     uint32_t owner = static_cast<uint32_t>(st.st_uid);
     if (!admit(key, f, trusted, owner, tgid)) continue;
-    // Symbols and probes through the pinned descriptor: the same file
-    // whatever happens to the process meanwhile.
-    LibraryFile through = f;
-    through.realpath = "/proc/self/fd/" + std::to_string(pin.fd);
-    auto results = hooks_.attach(through, table_for(f.path));
-    for (auto& r : results) r.library = f;
     WatchedLibrary w;
     w.file = f;
     w.trusted = trusted;
@@ -173,45 +167,106 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     w.reason = reason;
     w.trigger_tgid = tgid;
     w.trigger_mono_ns = trigger_mono_ns ? trigger_mono_ns : mono_now_ns();
-    w.attached_mono_ns = mono_now_ns();
-    std::vector<ProbeRow> rows;
-    for (const auto& r : results) {
-      w.probes_attached += r.status == "attached";
-      w.probes_failed += r.status == "failed";
-      if (r.status == "failed" && w.error.empty()) w.error = r.error;
-      ProbeRow row;
-      row.library = f.path;
-      row.dev = f.dev;
-      row.inode = f.ino;
-      row.symbol = r.symbol;
-      row.program = r.program;
-      row.status = r.status;
-      row.error = r.error;
-      row.reason = reason;
-      row.trigger_tgid = tgid;
-      row.trigger_mono_ns = w.trigger_mono_ns;
-      row.attached_mono_ns = w.attached_mono_ns;
-      rows.push_back(std::move(row));
-    }
-    bool failed = w.probes_attached == 0;
-    if (failed)
-      spdlog::warn("library {} (pid {}, dev {} inode {}): no probe attached: {}", f.path, tgid, f.dev, f.ino,
-                   w.error.empty() ? "no probed symbol in it" : w.error);
-    else
-      spdlog::info("attached {} probes on {} (pid {}, {}, dev {} inode {}, {}) {:.1f} ms after the trigger",
-                   w.probes_attached, f.path, tgid, reason, f.dev, f.ino,
-                   trusted ? std::string("trusted") : "uid " + std::to_string(owner),
-                   static_cast<double>(w.attached_mono_ns - w.trigger_mono_ns) / 1e6);
+    w.pending = true;
     {
+      // Known (and counted against the caps) from now on; its probes are
+      // made by the attacher, so this scan goes on to the next process
+      // while an attach waits for the kernel (RCU grace periods).
       std::lock_guard lk(mu_);
-      refused_.erase(key);
-      ++stats_.attached;
-      stats_.attach_failed += failed;
-      stats_.probes_failed += static_cast<uint64_t>(w.probes_failed);
-      stats_.probes_attached += static_cast<uint64_t>(w.probes_attached);
-      libs_.emplace(key, std::move(w));
+      libs_.emplace(key, w);
     }
-    hooks_.record(std::move(rows));
+    PendingAttach job{key, std::move(w), pin.fd};
+    pin.fd = -1;  // the job owns it now
+    if (!async_attach_) {
+      attach_now(job);  // the startup scan: attached before capturing starts
+      continue;
+    }
+    {
+      std::lock_guard lk(attach_mu_);
+      attach_queue_.push_back(std::move(job));
+    }
+    attach_cv_.notify_one();
+  }
+}
+
+void LibraryWatch::attach_now(PendingAttach& job) {
+  WatchedLibrary& w = job.lib;
+  const LibraryFile& f = w.file;
+  // Symbols and probes through the pinned descriptor: the same file
+  // whatever happened to the process meanwhile.
+  LibraryFile through = f;
+  through.realpath = "/proc/self/fd/" + std::to_string(job.fd);
+  auto results = hooks_.attach(through, table_for(f.path));
+  ::close(job.fd);
+  job.fd = -1;
+  for (auto& r : results) r.library = f;
+  w.attached_mono_ns = mono_now_ns();
+  w.pending = false;
+  std::vector<ProbeRow> rows;
+  for (const auto& r : results) {
+    w.probes_attached += r.status == "attached";
+    w.probes_failed += r.status == "failed";
+    if (r.status == "failed" && w.error.empty()) w.error = r.error;
+    ProbeRow row;
+    row.library = f.path;
+    row.dev = f.dev;
+    row.inode = f.ino;
+    row.symbol = r.symbol;
+    row.program = r.program;
+    row.status = r.status;
+    row.error = r.error;
+    row.reason = w.reason;
+    row.trigger_tgid = w.trigger_tgid;
+    row.trigger_mono_ns = w.trigger_mono_ns;
+    row.attached_mono_ns = w.attached_mono_ns;
+    rows.push_back(std::move(row));
+  }
+  bool failed = w.probes_attached == 0;
+  if (failed)
+    spdlog::warn("library {} (pid {}, dev {} inode {}): no probe attached: {}", f.path, w.trigger_tgid, f.dev, f.ino,
+                 w.error.empty() ? "no probed symbol in it" : w.error);
+  else
+    spdlog::info("attached {} probes on {} (pid {}, {}, dev {} inode {}, {}) {:.1f} ms after the trigger",
+                 w.probes_attached, f.path, w.trigger_tgid, w.reason, f.dev, f.ino,
+                 w.trusted ? std::string("trusted") : "uid " + std::to_string(w.owner_uid),
+                 static_cast<double>(w.attached_mono_ns - w.trigger_mono_ns) / 1e6);
+  {
+    std::lock_guard lk(mu_);
+    refused_.erase(job.key);
+    ++stats_.attached;
+    stats_.attach_failed += failed;
+    stats_.probes_failed += static_cast<uint64_t>(w.probes_failed);
+    stats_.probes_attached += static_cast<uint64_t>(w.probes_attached);
+    libs_[job.key] = w;
+  }
+  hooks_.record(std::move(rows));
+  // Its process may have exited while the probes were made (the rescan its
+  // exit caused skipped a pending file): look again, so that a file nobody
+  // maps is not kept until the periodic rescan.
+  if (async_attach_ && ::access((proc_root_ + "/" + std::to_string(w.trigger_tgid)).c_str(), F_OK) != 0) {
+    {
+      std::lock_guard lk(queue_mu_);
+      rescan_due_ = true;
+    }
+    cv_.notify_one();
+  }
+}
+
+void LibraryWatch::run_attacher() {
+  for (;;) {
+    PendingAttach job;
+    {
+      std::unique_lock lk(attach_mu_);
+      attach_cv_.wait(lk, [&] { return stopping() || !attach_queue_.empty(); });
+      if (stopping()) {
+        for (auto& j : attach_queue_) ::close(j.fd);
+        attach_queue_.clear();
+        return;
+      }
+      job = std::move(attach_queue_.front());
+      attach_queue_.pop_front();
+    }
+    attach_now(job);
   }
 }
 
@@ -291,7 +346,7 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
   {
     std::lock_guard lk(mu_);
     for (const auto& [key, w] : libs_) {
-      if (w.detached_mono_ns || mapped.count(key)) continue;
+      if (w.detached_mono_ns || w.pending || mapped.count(key)) continue;
       // A trusted file still installed where it was found (the system's
       // libcuda.so.1 with no CUDA process running): keep it, the next
       // process needs it. A user's file goes with its last process: it
@@ -317,7 +372,11 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
   }
 }
 
-void LibraryWatch::start() { thread_ = std::thread([this] { run(); }); }
+void LibraryWatch::start() {
+  async_attach_ = true;
+  attacher_ = std::thread([this] { run_attacher(); });
+  thread_ = std::thread([this] { run(); });
+}
 
 void LibraryWatch::stop() {
   {
@@ -327,6 +386,11 @@ void LibraryWatch::stop() {
   stop_flag_.store(true, std::memory_order_relaxed);
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lk(attach_mu_);  // the attacher checks stopping() under it
+  }
+  attach_cv_.notify_all();
+  if (attacher_.joinable()) attacher_.join();
 }
 
 void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mono_ns) {

@@ -48,6 +48,7 @@ struct WatchedLibrary {
   int64_t trigger_mono_ns = 0, attached_mono_ns = 0, detached_mono_ns = 0;
   int probes_attached = 0, probes_failed = 0;
   std::string error;  // first probe error when none attached
+  bool pending = false;  // admitted, its probes not made yet (never detached then)
 };
 
 struct LibraryWatchStats {
@@ -116,6 +117,14 @@ class LibraryWatch {
   // Scans what is queued now (between the processes of a long rescan),
   // adding what those processes map to `mapped`.
   void serve_queued(std::set<Key>* mapped);
+  // A file admitted by a scan, pinned by fd, waiting for its probes.
+  struct PendingAttach {
+    std::pair<uint64_t, uint64_t> key;
+    WatchedLibrary lib;
+    int fd = -1;
+  };
+  void attach_now(PendingAttach& job);  // makes the probes, closes the fd
+  void run_attacher();
   // Room under the caps for one more file of this kind; logs and counts a
   // refusal (once per file) when there is none.
   bool admit(const Key& key, const LibraryFile& f, bool trusted, uint32_t owner, uint32_t tgid);
@@ -143,6 +152,14 @@ class LibraryWatch {
   bool stopping() const { return stop_flag_.load(std::memory_order_relaxed); }
   bool rescan_due_ = false;
   std::thread thread_;
+  // Attaches run on their own thread: one can wait hundreds of ms in the
+  // kernel on a busy host, while the scans must read the next short-lived
+  // process's maps before it exits.
+  bool async_attach_ = false;  // false until start(): the startup scan attaches inline
+  std::mutex attach_mu_;
+  std::condition_variable attach_cv_;
+  std::deque<PendingAttach> attach_queue_;
+  std::thread attacher_;
 };
 
 }  // namespace gpuobs
