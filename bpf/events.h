@@ -19,7 +19,7 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 4
+#define GPUOBS_ABI_VERSION 5
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -28,6 +28,10 @@
 #define GPUOBS_EV_PROC_EXEC 4  /* struct gpuobs_proc: exec, filename filled */
 #define GPUOBS_EV_PROC_EXIT 5  /* struct gpuobs_proc: the whole thread group exited */
 #define GPUOBS_EV_API_CALL 6   /* struct gpuobs_api_call: any other probed library call */
+/* struct gpuobs_proc: the process mapped a file named like a GPU runtime
+ * (libcuda.so*, libamdhip64.so*); filename is the file's base name. A trigger
+ * for user space to attach it (bpf/library.bpf.h), not stored. ABI 5. */
+#define GPUOBS_EV_LIB_MAP 7
 
 /* Which probed library symbol produced a record. The full numbering is the
  * table in userspace/decode/cuda_api.cpp (1 and 2 are fixed here because the

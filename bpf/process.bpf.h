@@ -73,6 +73,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 	bpf_map_delete_elem(&call_inflight, &tid);
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
+	bpf_map_delete_elem(&lib_map_inflight, &tid);
 
 	/* The process ends with its last thread, not with its leader (which can
 	 * pthread_exit early): do_exit() decrements signal->live before this

@@ -81,6 +81,12 @@ int run_record(RecordArgs& a) {
   ::signal(SIGCHLD, SIG_DFL);
   a.session.mode = "record";
   a.session.only_tracked = true;
+  // GPU libraries are found where the command's processes map them (exec,
+  // dlopen); those its LD_LIBRARY_PATH names are attached before it starts,
+  // so its first call is seen whatever the attach latency.
+  a.session.watch_libraries = true;
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto& f : gpu_libraries_on_search_path(llp)) a.session.preload_libraries.push_back(f.path);
   a.session.command = shell_quote(a.command);
   auto session = Session::create(a.session);
   if (!session) {

@@ -103,6 +103,8 @@ std::string config_text(const Config& c) {
   line("unwind", quoted(c.unwind));
   line("stack_copy", std::to_string(c.stack_copy));
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
+  line("library_max_files", std::to_string(c.library_max_files));
+  line("library_max_files_per_user", std::to_string(c.library_max_files_per_user));
   line("log_level", quoted(c.log_level));
   line("metrics_listen", quoted(c.metrics_listen));
   line("metrics_max_connections", std::to_string(c.metrics_max_connections));
@@ -124,6 +126,8 @@ SessionOptions Config::session_options() const {
   o.stack_copy_bytes = stack_copy;
   o.output = db;
   o.library_rescan_ms = static_cast<uint32_t>(std::min<uint64_t>(library_rescan_ms, UINT32_MAX));
+  o.library_max_files = library_max_files;
+  o.library_max_files_per_user = library_max_files_per_user;
   return o;
 }
 
@@ -169,6 +173,12 @@ Parsed parse_config(int argc, char** argv) {
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
                  "read every process's maps for GPU libraries this often (e.g. 10s, 500ms; plain number: s)")
       ->transform(duration_ms())->default_str("10s");
+  app.add_option("--library-max-files,--library_max_files", c.library_max_files,
+                 "attach GPU library files up to this many in all (1 to 4096)")
+      ->check(CLI::Range(1u, 4096u))->capture_default_str();
+  app.add_option("--library-max-files-per-user,--library_max_files_per_user", c.library_max_files_per_user,
+                 "of them, files outside root-only system directories per owning user (0 to 4096)")
+      ->check(CLI::Range(0u, 4096u))->capture_default_str();
   app.add_option("-v,--log-level,--log_level", c.log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   app.add_option("--metrics-listen,--metrics_listen", c.metrics_listen,
@@ -245,6 +255,8 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.metrics_listen != b.metrics_listen, "metrics_listen", false);
   note(a.metrics_max_connections != b.metrics_max_connections, "metrics_max_connections", false);
   note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);
+  note(a.library_max_files != b.library_max_files, "library_max_files", false);
+  note(a.library_max_files_per_user != b.library_max_files_per_user, "library_max_files_per_user", false);
   return ch;
 }
 

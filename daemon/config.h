@@ -30,6 +30,10 @@ struct Config {
   std::string unwind = "fp";
   uint32_t stack_copy = 16384;
   uint64_t library_rescan_ms = 10000;  // rescan every process's maps for GPU libraries
+  // Library files with probes: in all, and untrusted ones per owning user
+  // (docs/operations.md, "Bounds"). A refusal is logged and counted.
+  uint32_t library_max_files = 64;
+  uint32_t library_max_files_per_user = 8;
   std::string log_level = "info";
   std::string metrics_listen;     // empty: no listening socket
   uint64_t metrics_max_connections = 16;  // served at once; more get 503 and are closed

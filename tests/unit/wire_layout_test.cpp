@@ -78,5 +78,5 @@ TEST(WireLayout, StackTrailer) {
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, nr), 8u);
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, cap), 10u);
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, flags), 12u);
-  EXPECT_EQ(GPUOBS_ABI_VERSION, 4);
+  EXPECT_EQ(GPUOBS_ABI_VERSION, 5);
 }

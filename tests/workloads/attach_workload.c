@@ -9,7 +9,7 @@
  * then finds nothing, and the first ioctl is what finds the library.
  *
  * attach_workload LIB DEVICE LAUNCHES (MARKER_FILE | -) [HOLD_FILE]
- * LIB "mmap:PATH": map PATH read-only instead of loading it (a file named
+ * LIB "mmap:PATH": map PATH executable instead of loading it (a file named
  * like libcuda that is not one: its attach fails) and launch nothing.
  * HOLD_FILE: after the launches, stay alive until it exists (the library
  * stays mapped while the test looks). */
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   if (strncmp(argv[1], "mmap:", 5) == 0) {
     int lf = open(argv[1] + 5, O_RDONLY);
     struct stat st;
-    if (lf < 0 || fstat(lf, &st) != 0 || mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, lf, 0) == MAP_FAILED) {
+    if (lf < 0 || fstat(lf, &st) != 0 || mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, lf, 0) == MAP_FAILED) {
       perror("attach_workload: mmap");
       return 1;
     }

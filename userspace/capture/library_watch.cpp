@@ -6,6 +6,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -36,10 +38,39 @@ std::span<const ApiSpec> table_for(const std::string& path) {
   return path.find("libamdhip64.so") != std::string::npos ? hip_api_table() : cuda_api_table();
 }
 
+bool root_only(const struct stat& st) { return st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)); }
+
+// A root-owned file that only root can replace: the file and every directory
+// above it, up to the process's root, owned by root and writable by no one
+// else (a sticky /tmp is writable by everyone: not a system location).
+bool trusted_location(const struct stat& file, const std::string& root, const std::string& path) {
+  if (!root_only(file)) return false;
+  std::string dir = path;
+  for (;;) {
+    size_t slash = dir.rfind('/');
+    if (slash == std::string::npos) return false;
+    dir.resize(slash);
+    struct stat st{};
+    if (::stat((root + (dir.empty() ? "/" : dir)).c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !root_only(st))
+      return false;
+    if (dir.empty()) return true;
+  }
+}
+
+// Keeps the mapped file open while its probes are made: a process that lives
+// 50 ms may be gone before the attach ends, and its /proc paths with it.
+struct PinnedFile {
+  int fd = -1;
+  ~PinnedFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 }  // namespace
 
-LibraryWatch::LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, std::string proc_root)
-    : hooks_(std::move(hooks)), rescan_every_(rescan_every), proc_root_(std::move(proc_root)),
+LibraryWatch::LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, LibraryWatchLimits limits,
+                           std::string proc_root)
+    : hooks_(std::move(hooks)), rescan_every_(rescan_every), limits_(limits), proc_root_(std::move(proc_root)),
       self_(static_cast<uint32_t>(::getpid())) {}
 
 LibraryWatch::~LibraryWatch() { stop(); }
@@ -69,6 +100,10 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
   }
   if (!ok) return;
   auto found_libs = gpu_libraries_in_maps(maps);
+  // Only code a process runs: ld.so maps a library's text executable (the
+  // mmap trigger fires on that mapping); a file only read (another tool
+  // parsing its ELF) neither needs probes nor keeps them alive.
+  std::erase_if(found_libs, [](const MappedLibrary& m) { return !m.executable; });
   if (!found_libs.empty()) {
     std::lock_guard lk(mu_);
     mappers_.insert(tgid);
@@ -89,13 +124,14 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     std::vector<std::string> via;
     if (!m.deleted) via.push_back(dir + "/root" + m.path);
     via.push_back(dir + "/map_files/" + m.range);
-    bool found = false;
+    bool found = false, via_root = false;
     for (const auto& p : via) {
       if (!stat_key(p, &f.dev, &f.ino)) continue;
       // The root path may name another file than the one mapped (replaced
       // since): the kernel's inode number must match.
       if (f.ino != m.inode && p != via.back()) continue;
       f.realpath = p;
+      via_root = p != via.back();
       found = true;
       break;
     }
@@ -110,75 +146,199 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
       std::lock_guard lk(mu_);
       if (libs_.count(key)) continue;
     }
-    auto results = hooks_.attach(f, table_for(f.path));
+    PinnedFile pin;
+    pin.fd = ::open(f.realpath.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st{};
+    if (pin.fd < 0 || ::fstat(pin.fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != f.dev ||
+        static_cast<uint64_t>(st.st_ino) != f.ino) {
+      std::lock_guard lk(mu_);
+      ++stats_.unresolved;
+      continue;
+    }
+    // Only a file reached by its path can be in a system location; a deleted
+    // or replaced one (map_files) belongs to its owner.
+    bool trusted = via_root && trusted_location(st, dir + "/root", m.path);
+    uint32_t owner = static_cast<uint32_t>(st.st_uid);
+    if (!admit(key, f, trusted, owner, tgid)) continue;
     WatchedLibrary w;
     w.file = f;
+    w.trusted = trusted;
+    w.owner_uid = owner;
     w.reason = reason;
     w.trigger_tgid = tgid;
     w.trigger_mono_ns = trigger_mono_ns ? trigger_mono_ns : mono_now_ns();
-    w.attached_mono_ns = mono_now_ns();
-    std::vector<ProbeRow> rows;
-    for (const auto& r : results) {
-      w.probes_attached += r.status == "attached";
-      w.probes_failed += r.status == "failed";
-      if (r.status == "failed" && w.error.empty()) w.error = r.error;
-      ProbeRow row;
-      row.library = f.path;
-      row.dev = f.dev;
-      row.inode = f.ino;
-      row.symbol = r.symbol;
-      row.program = r.program;
-      row.status = r.status;
-      row.error = r.error;
-      row.reason = reason;
-      row.trigger_tgid = tgid;
-      row.trigger_mono_ns = w.trigger_mono_ns;
-      row.attached_mono_ns = w.attached_mono_ns;
-      rows.push_back(std::move(row));
-    }
-    bool failed = w.probes_attached == 0;
-    if (failed)
-      spdlog::warn("library {} (pid {}, dev {} inode {}): no probe attached: {}", f.path, tgid, f.dev, f.ino,
-                   w.error.empty() ? "no probed symbol in it" : w.error);
-    else
-      spdlog::info("attached {} probes on {} (pid {}, {}, dev {} inode {}) in {:.1f} ms", w.probes_attached, f.path,
-                   tgid, reason, f.dev, f.ino, static_cast<double>(w.attached_mono_ns - w.trigger_mono_ns) / 1e6);
+    w.pending = true;
     {
+      // Known (and counted against the caps) from now on; its probes are
+      // made by the attacher, so this scan goes on to the next process
+      // while an attach waits for the kernel (RCU grace periods).
       std::lock_guard lk(mu_);
-      ++stats_.attached;
-      stats_.attach_failed += failed;
-      stats_.probes_failed += static_cast<uint64_t>(w.probes_failed);
-      libs_.emplace(key, std::move(w));
+      libs_.emplace(key, w);
     }
-    hooks_.record(std::move(rows));
+    PendingAttach job{key, std::move(w), pin.fd};
+    pin.fd = -1;  // the job owns it now
+    if (!async_attach_) {
+      attach_now(job);  // the startup scan: attached before capturing starts
+      continue;
+    }
+    {
+      std::lock_guard lk(attach_mu_);
+      attach_queue_.push_back(std::move(job));
+    }
+    attach_cv_.notify_one();
+  }
+}
+
+void LibraryWatch::attach_now(PendingAttach& job) {
+  WatchedLibrary& w = job.lib;
+  const LibraryFile& f = w.file;
+  // Symbols and probes through the pinned descriptor: the same file
+  // whatever happened to the process meanwhile.
+  LibraryFile through = f;
+  through.realpath = "/proc/self/fd/" + std::to_string(job.fd);
+  auto results = hooks_.attach(through, table_for(f.path));
+  ::close(job.fd);
+  job.fd = -1;
+  for (auto& r : results) r.library = f;
+  w.attached_mono_ns = mono_now_ns();
+  w.pending = false;
+  std::vector<ProbeRow> rows;
+  for (const auto& r : results) {
+    w.probes_attached += r.status == "attached";
+    w.probes_failed += r.status == "failed";
+    if (r.status == "failed" && w.error.empty()) w.error = r.error;
+    ProbeRow row;
+    row.library = f.path;
+    row.dev = f.dev;
+    row.inode = f.ino;
+    row.symbol = r.symbol;
+    row.program = r.program;
+    row.status = r.status;
+    row.error = r.error;
+    row.reason = w.reason;
+    row.trigger_tgid = w.trigger_tgid;
+    row.trigger_mono_ns = w.trigger_mono_ns;
+    row.attached_mono_ns = w.attached_mono_ns;
+    rows.push_back(std::move(row));
+  }
+  bool failed = w.probes_attached == 0;
+  if (failed)
+    spdlog::warn("library {} (pid {}, dev {} inode {}): no probe attached: {}", f.path, w.trigger_tgid, f.dev, f.ino,
+                 w.error.empty() ? "no probed symbol in it" : w.error);
+  else
+    spdlog::info("attached {} probes on {} (pid {}, {}, dev {} inode {}, {}) {:.1f} ms after the trigger",
+                 w.probes_attached, f.path, w.trigger_tgid, w.reason, f.dev, f.ino,
+                 w.trusted ? std::string("trusted") : "uid " + std::to_string(w.owner_uid),
+                 static_cast<double>(w.attached_mono_ns - w.trigger_mono_ns) / 1e6);
+  {
+    std::lock_guard lk(mu_);
+    refused_.erase(job.key);
+    ++stats_.attached;
+    stats_.attach_failed += failed;
+    stats_.probes_failed += static_cast<uint64_t>(w.probes_failed);
+    stats_.probes_attached += static_cast<uint64_t>(w.probes_attached);
+    libs_[job.key] = w;
+  }
+  hooks_.record(std::move(rows));
+  // Its process may have exited while the probes were made (the rescan its
+  // exit caused skipped a pending file): look again, so that a file nobody
+  // maps is not kept until the periodic rescan.
+  if (async_attach_ && ::access((proc_root_ + "/" + std::to_string(w.trigger_tgid)).c_str(), F_OK) != 0) {
+    {
+      std::lock_guard lk(queue_mu_);
+      rescan_due_ = true;
+    }
+    cv_.notify_one();
+  }
+}
+
+void LibraryWatch::run_attacher() {
+  for (;;) {
+    PendingAttach job;
+    {
+      std::unique_lock lk(attach_mu_);
+      attach_cv_.wait(lk, [&] { return stopping() || !attach_queue_.empty(); });
+      if (stopping()) {
+        for (auto& j : attach_queue_) ::close(j.fd);
+        attach_queue_.clear();
+        return;
+      }
+      job = std::move(attach_queue_.front());
+      attach_queue_.pop_front();
+    }
+    attach_now(job);
+  }
+}
+
+bool LibraryWatch::admit(const Key& key, const LibraryFile& f, bool trusted, uint32_t owner, uint32_t tgid) {
+  std::lock_guard lk(mu_);
+  size_t total = 0, of_owner = 0;
+  for (const auto& [k, w] : libs_) {
+    ++total;
+    of_owner += !w.trusted && w.owner_uid == owner;
+  }
+  bool over_total = total >= limits_.max_files;
+  bool over_user = !over_total && !trusted && of_owner >= limits_.max_files_per_user;
+  if (!over_total && !over_user) return true;
+  const char* cap = over_total ? "library_max_files" : "library_max_files_per_user";
+  // Counted and logged once per file: every scan of its process sees it again.
+  if (refused_.size() >= 4096) refused_.clear();  // bounded; a file refused again is counted again
+  if (!refused_.insert(key).second) return false;
+  ++(over_total ? stats_.refused_total_cap : stats_.refused_user_cap);
+  spdlog::warn("not attaching {} (pid {}, uid {}, dev {} inode {}): {} reached ({} files attached, {} of them uid {}'s)",
+               f.path, tgid, owner, f.dev, f.ino, cap, total, of_owner, owner);
+  return false;
+}
+
+void LibraryWatch::serve_queued(std::set<Key>* mapped) {
+  for (;;) {
+    Request req{};
+    {
+      std::lock_guard lk(queue_mu_);
+      if (queue_.empty() || stopping_) return;
+      req = queue_.front();
+      queue_.pop_front();
+      queued_.erase(req.tgid);
+    }
+    scan_process(req.tgid, req.reason, req.trigger_mono_ns, mapped);
   }
 }
 
 void LibraryWatch::scan_all(const char* reason) {
   std::set<Key> mapped;
   int64_t started = mono_now_ns();
-  DIR* d = ::opendir(proc_root_.c_str());
-  if (!d) {
-    spdlog::warn("cannot list {}: libraries mapped by running processes are not attached", proc_root_);
-    return;
-  }
   std::vector<uint32_t> pids;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    unsigned long pid = std::strtoul(e->d_name, &end, 10);
-    if (end && *end == '\0' && pid > 0) pids.push_back(static_cast<uint32_t>(pid));
+  if (limits_.host_wide) {
+    DIR* d = ::opendir(proc_root_.c_str());
+    if (!d) {
+      spdlog::warn("cannot list {}: libraries mapped by running processes are not attached", proc_root_);
+      return;
+    }
+    while (dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      unsigned long pid = std::strtoul(e->d_name, &end, 10);
+      if (end && *end == '\0' && pid > 0) pids.push_back(static_cast<uint32_t>(pid));
+    }
+    ::closedir(d);
+  } else {
+    std::lock_guard lk(mu_);
+    pids.assign(triggered_.begin(), triggered_.end());
   }
-  ::closedir(d);
   {
     std::lock_guard lk(mu_);
     mappers_.clear();  // refilled by the scans below
   }
   for (uint32_t pid : pids) {
     if (stopping()) return;  // SIGTERM must not wait for a scan of every process
+    // A process mapping its library now must not wait for the whole scan;
+    // what it maps counts as mapped (it may have started after the listing).
+    serve_queued(&mapped);
     scan_process(pid, reason, started, &mapped);
   }
   // A scan cut short knows too little to say what is gone.
-  if (!stopping()) detach_gone(mapped);
+  if (stopping()) return;
+  serve_queued(&mapped);  // a process that just mapped a library keeps it
+  detach_gone(mapped);
 }
 
 void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
@@ -186,11 +346,13 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
   {
     std::lock_guard lk(mu_);
     for (const auto& [key, w] : libs_) {
-      if (w.detached_mono_ns || mapped.count(key)) continue;
-      // Still installed where it was found (the system's libcuda.so.1 with
-      // no CUDA process running): keep it, the next process needs it.
+      if (w.detached_mono_ns || w.pending || mapped.count(key)) continue;
+      // A trusted file still installed where it was found (the system's
+      // libcuda.so.1 with no CUDA process running): keep it, the next
+      // process needs it. A user's file goes with its last process: it
+      // counts against its owner's cap, and its probes pin the inode.
       uint64_t dev = 0, ino = 0;
-      if (stat_key(w.file.path, &dev, &ino) && dev == key.first && ino == key.second) continue;
+      if (w.trusted && stat_key(w.file.path, &dev, &ino) && dev == key.first && ino == key.second) continue;
       gone.push_back(key);
     }
   }
@@ -201,8 +363,8 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
     hooks_.record_detach(key.first, key.second, now);
     std::lock_guard lk(mu_);
     auto& w = libs_.at(key);
-    spdlog::info("detached {} (dev {} inode {}): no process maps it and its path no longer names it", w.file.path,
-                 key.first, key.second);
+    spdlog::info("detached {} (dev {} inode {}): no process maps it{}", w.file.path, key.first, key.second,
+                 w.trusted ? " and its path no longer names it" : "");
     // Forgotten, so that the same inode mapped again (a file restored) is
     // attached again; its rows keep the history.
     libs_.erase(key);
@@ -210,7 +372,11 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
   }
 }
 
-void LibraryWatch::start() { thread_ = std::thread([this] { run(); }); }
+void LibraryWatch::start() {
+  async_attach_ = true;
+  attacher_ = std::thread([this] { run_attacher(); });
+  thread_ = std::thread([this] { run(); });
+}
 
 void LibraryWatch::stop() {
   {
@@ -220,9 +386,18 @@ void LibraryWatch::stop() {
   stop_flag_.store(true, std::memory_order_relaxed);
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lk(attach_mu_);  // the attacher checks stopping() under it
+  }
+  attach_cv_.notify_all();
+  if (attacher_.joinable()) attacher_.join();
 }
 
 void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mono_ns) {
+  if (!limits_.host_wide) {
+    std::lock_guard lk(mu_);
+    triggered_.insert(tgid);
+  }
   {
     std::lock_guard lk(queue_mu_);
     if (!queued_.insert(tgid).second) return;  // already due: one scan answers both
@@ -234,6 +409,7 @@ void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mo
 void LibraryWatch::process_exited(uint32_t tgid) {
   {
     std::lock_guard lk(mu_);
+    triggered_.erase(tgid);
     if (mappers_.erase(tgid) == 0) return;
   }
   {

@@ -37,11 +37,18 @@ namespace gpuobs {
 // One library file known to the watch.
 struct WatchedLibrary {
   LibraryFile file;  // path: as its process names it; realpath: the path attached through
-  std::string reason;        // startup, exec, first_ioctl, rescan
+  std::string reason;        // startup, mmap, exec, first_ioctl, rescan
+  // Root-owned, in directories only root can change (the system's driver,
+  // a container image's /usr/lib): kept while its path names it, and not
+  // counted against a user. Otherwise owner_uid's, counted against its cap
+  // and released as soon as no process maps it.
+  bool trusted = true;
+  uint32_t owner_uid = 0;
   uint32_t trigger_tgid = 0;
   int64_t trigger_mono_ns = 0, attached_mono_ns = 0, detached_mono_ns = 0;
   int probes_attached = 0, probes_failed = 0;
   std::string error;  // first probe error when none attached
+  bool pending = false;  // admitted, its probes not made yet (never detached then)
 };
 
 struct LibraryWatchStats {
@@ -51,7 +58,20 @@ struct LibraryWatchStats {
   uint64_t attached = 0;           // libraries attached at run time (after startup)
   uint64_t attach_failed = 0;      // libraries with no probe attached
   uint64_t probes_failed = 0;      // probe rows 'failed' on libraries found in maps
+  uint64_t probes_attached = 0;    // probes attached on libraries found in maps
   uint64_t detached = 0;
+  // Files not attached because a cap was reached (each file counted once,
+  // and logged once, while it stays refused).
+  uint64_t refused_total_cap = 0;  // library_max_files
+  uint64_t refused_user_cap = 0;   // library_max_files_per_user
+};
+
+struct LibraryWatchLimits {
+  uint32_t max_files = 64;          // library files with probes, in all
+  uint32_t max_files_per_user = 8;  // of them, untrusted files of one owner
+  // Daemon: every process on the host (a startup scan and rescans of /proc).
+  // Record: only the processes that sent a trigger (the recorded tree).
+  bool host_wide = true;
 };
 
 class LibraryWatch {
@@ -62,7 +82,8 @@ class LibraryWatch {
     std::function<void(std::vector<ProbeRow>)> record;                        // probe rows
     std::function<void(uint64_t dev, uint64_t ino, int64_t mono_ns)> record_detach;
   };
-  LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, std::string proc_root = "/proc");
+  LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, LibraryWatchLimits limits = {},
+               std::string proc_root = "/proc");
   ~LibraryWatch();
 
   // A library attached by the plan (system discovery or --libcuda): known, so
@@ -93,15 +114,32 @@ class LibraryWatch {
   // maps to `mapped` when given.
   void scan_process(uint32_t tgid, const char* reason, int64_t trigger_mono_ns, std::set<Key>* mapped);
   void detach_gone(const std::set<Key>& mapped);
+  // Scans what is queued now (between the processes of a long rescan),
+  // adding what those processes map to `mapped`.
+  void serve_queued(std::set<Key>* mapped);
+  // A file admitted by a scan, pinned by fd, waiting for its probes.
+  struct PendingAttach {
+    std::pair<uint64_t, uint64_t> key;
+    WatchedLibrary lib;
+    int fd = -1;
+  };
+  void attach_now(PendingAttach& job);  // makes the probes, closes the fd
+  void run_attacher();
+  // Room under the caps for one more file of this kind; logs and counts a
+  // refusal (once per file) when there is none.
+  bool admit(const Key& key, const LibraryFile& f, bool trusted, uint32_t owner, uint32_t tgid);
 
   Hooks hooks_;
   std::chrono::milliseconds rescan_every_;
+  LibraryWatchLimits limits_;
   std::string proc_root_;
   uint32_t self_ = 0;
 
   mutable std::mutex mu_;  // libs_ and stats_ (read by the session's accessors)
   std::map<Key, WatchedLibrary> libs_;
   std::set<uint32_t> mappers_;  // processes seen mapping a GPU library
+  std::set<uint32_t> triggered_;  // !host_wide: the processes rescans look at
+  std::set<Key> refused_;  // files refused (counted and logged once)
   LibraryWatchStats stats_;
 
   std::mutex queue_mu_;
@@ -114,6 +152,14 @@ class LibraryWatch {
   bool stopping() const { return stop_flag_.load(std::memory_order_relaxed); }
   bool rescan_due_ = false;
   std::thread thread_;
+  // Attaches run on their own thread: one can wait hundreds of ms in the
+  // kernel on a busy host, while the scans must read the next short-lived
+  // process's maps before it exits.
+  bool async_attach_ = false;  // false until start(): the startup scan attaches inline
+  std::mutex attach_mu_;
+  std::condition_variable attach_cv_;
+  std::deque<PendingAttach> attach_queue_;
+  std::thread attacher_;
 };
 
 }  // namespace gpuobs

@@ -151,8 +151,13 @@ std::vector<MappedLibrary> gpu_libraries_in_maps(std::string_view maps) {
     m.range = range;
     m.inode = inode;
     m.path = path;
+    m.executable = perms.size() > 2 && perms[2] == 'x';
     bool seen = false;
-    for (const auto& o : out) seen = seen || (o.dev_major == m.dev_major && o.dev_minor == m.dev_minor && o.inode == m.inode);
+    for (auto& o : out)
+      if (o.dev_major == m.dev_major && o.dev_minor == m.dev_minor && o.inode == m.inode) {
+        seen = true;
+        o.executable = o.executable || m.executable;
+      }
     if (!seen) out.push_back(std::move(m));
   }
   return out;

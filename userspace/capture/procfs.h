@@ -34,6 +34,9 @@ struct MappedLibrary {
   uint64_t dev_major = 0, dev_minor = 0, inode = 0;
   std::string path;
   bool deleted = false;  // maps says "(deleted)": the path no longer names it
+  // Some mapping of it is executable: a process runs its code. A tool that
+  // only reads the file (a symbolizer, another gpuobs) maps it read-only.
+  bool executable = false;
 };
 // True for the file names gpuobs probes: libcuda.so, libcuda.so.1,
 // libcuda.so.580.65.06, libamdhip64.so.6 ...

@@ -76,6 +76,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
     return fail(make_error("unknown unwinder '" + opts.unwind + "'", "use --unwind fp, dwarf or bpf", 2));
   eo.stack_copy_bytes = opts.unwind == "dwarf" ? opts.stack_copy_bytes : 0;
   eo.unwind_in_bpf = opts.unwind == "bpf";
+  eo.attach_lib_map = opts.watch_libraries || opts.mode == "daemon";
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
@@ -117,6 +118,12 @@ void Session::on_record(const void* data, size_t size) {
   Event ev = decoder_.decode(data, size, &raw);
   if (std::holds_alternative<std::monostate>(ev)) return;
   ++records_;
+  if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_LIB_MAP) {
+    // A trigger, not an event of the capture: the process mapped a GPU
+    // library just now (its mmap's entry time).
+    if (watch_) watch_->request(p->hdr.tgid, "mmap", static_cast<int64_t>(p->hdr.ts_ns));
+    return;
+  }
   if (uint64_t lost = writer_->definitions_lost(); lost != definitions_lost_seen_) {
     definitions_lost_seen_ = lost;
     stacks_->redefine_all();
@@ -150,6 +157,9 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
       add_unique(libs, *f);
     }
     if (paths.empty()) libs = discover();
+    for (const auto& p : opts.preload_libraries)
+      if ((p.find("libamdhip64.so") != std::string::npos) == (table.data() == hip_api_table().data()))
+        if (auto f = library_file(p)) add_unique(libs, *f);
     for (const auto& lib : libs) {
       auto results = engine_->attach_api(lib, table);
       if (watch_) watch_->add_known(lib, results);
@@ -166,7 +176,13 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
   };
   auto ncuda = attach_vendor(opts.libcuda_paths, discover_libcuda, cuda_api_table(), "libcuda.so.1", "--libcuda");
   if (!ncuda) return ncuda.error();
-  if (*ncuda == 0) {
+  if (*ncuda == 0 && watch_) {
+    // Not an error: a libcuda reached through LD_LIBRARY_PATH (CUDA compat,
+    // /usr/local/nvidia/lib64 in containers) is attached when it is mapped.
+    spdlog::info("libcuda.so.1 is not in the system's directories: it is attached where processes map it");
+    rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, "*", "", "missing", "not in the system's directories: attached where "
+                            "processes map it", "startup", 0, 0, 0});
+  } else if (*ncuda == 0) {
     spdlog::warn("libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
                  "cuLaunchKernel among them); pass --libcuda PATH", cuda_api_table().size());
     for (const ApiSpec& spec : cuda_api_table())
@@ -282,7 +298,10 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
     out["library_attached_runtime"] = {ls.attached, "userspace"};
     out["library_attach_failed"] = {ls.attach_failed, "userspace"};
     out["library_probes_failed"] = {ls.probes_failed, "userspace"};
+    out["library_probes_attached"] = {ls.probes_attached, "userspace"};
     out["library_detached"] = {ls.detached, "userspace"};
+    out["library_refused_total_cap"] = {ls.refused_total_cap, "userspace"};
+    out["library_refused_user_cap"] = {ls.refused_user_cap, "userspace"};
   }
   for (const auto& [name, value] : extra_counters_) out[name] = {value, "userspace"};
   return out;
@@ -380,6 +399,13 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == "attached";
   s.state = kStateComplete;
+  if (watch_) {
+    // Libraries found where processes mapped them count too (record's
+    // summary would say "0/0" for a libcuda found through LD_LIBRARY_PATH).
+    LibraryWatchStats ls = watch_->stats();
+    s.probes_attached += static_cast<int>(ls.probes_attached);
+    s.probes_planned += static_cast<int>(ls.probes_attached + ls.probes_failed);
+  }
   return s;
 }
 
@@ -405,11 +431,21 @@ void Session::create_library_watch(const SessionOptions& opts) {
         watch_detached_.emplace_back(dev, ino, ns);
       },
   };
-  watch_ = std::make_unique<LibraryWatch>(std::move(hooks), std::chrono::milliseconds(rescan_ms));
+  LibraryWatchLimits limits;
+  limits.max_files = opts.library_max_files;
+  limits.max_files_per_user = opts.library_max_files_per_user;
+  limits.host_wide = !opts.only_tracked;
+  watch_host_wide_ = limits.host_wide;
+  watch_ = std::make_unique<LibraryWatch>(std::move(hooks), std::chrono::milliseconds(rescan_ms), limits);
 }
 
 void Session::start_library_watch() {
   if (!watch_) return;
+  // record: the command starts after this; only its tree is watched.
+  if (!watch_host_wide_) {
+    watch_->start();
+    return;
+  }
   // Synchronous: processes running now are attached before the daemon says
   // it is capturing.
   int64_t t0 = mono_now_ns();
@@ -424,7 +460,11 @@ void Session::note_for_library_watch(const Event& ev) {
   if (auto* p = std::get_if<ProcEvent>(&ev)) {
     if (p->type == GPUOBS_EV_PROC_EXEC) {
       gpu_ioctl_seen_.erase(p->hdr.tgid);  // a new image: its first GPU ioctl is a new trigger
-      watch_->request(p->hdr.tgid, "exec", static_cast<int64_t>(p->hdr.ts_ns));
+      // At exec only the program and ld.so are mapped: with the mmap
+      // tracepoints each library is seen as ld.so maps it, without them a
+      // scan here is the best early guess.
+      if (!engine_->lib_map_attached())
+        watch_->request(p->hdr.tgid, "exec", static_cast<int64_t>(p->hdr.ts_ns));
     } else if (p->type == GPUOBS_EV_PROC_EXIT) {
       gpu_ioctl_seen_.erase(p->hdr.tgid);
       watch_->process_exited(p->hdr.tgid);

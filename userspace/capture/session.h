@@ -45,6 +45,13 @@ struct SessionOptions {
   // Always on in daemon mode. GPUOBS_LIBRARY_RESCAN_MS overrides the period.
   bool watch_libraries = false;
   uint32_t library_rescan_ms = 10000;
+  // Caps on the library files the watch attaches (docs/operations.md,
+  // "Bounds"): in all, and untrusted files per owner.
+  uint32_t library_max_files = 64;
+  uint32_t library_max_files_per_user = 8;
+  // Found before the command starts (record: its LD_LIBRARY_PATH), attached
+  // with the system's libraries unless --libcuda/--libhip replace those.
+  std::vector<std::string> preload_libraries;
 };
 
 struct SessionSummary {
@@ -150,6 +157,7 @@ class Session {
   std::mutex origin_mu_;
   std::unordered_map<uint32_t, ProcessOrigin> origins_;  // guarded by origin_mu_
   std::unordered_set<uint32_t> origin_seen_;           // polling thread only
+  bool watch_host_wide_ = true;
   // Last member: stopped and destroyed before the engine it uses.
   std::unique_ptr<LibraryWatch> watch_;
 };

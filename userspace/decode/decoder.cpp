@@ -93,7 +93,8 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
     }
     case GPUOBS_EV_PROC_FORK:
     case GPUOBS_EV_PROC_EXEC:
-    case GPUOBS_EV_PROC_EXIT: {
+    case GPUOBS_EV_PROC_EXIT:
+    case GPUOBS_EV_LIB_MAP: {
       if (!need(sizeof(gpuobs_proc))) return {};
       gpuobs_proc raw;
       std::memcpy(&raw, data, sizeof raw);

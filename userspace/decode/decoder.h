@@ -14,7 +14,7 @@
 namespace gpuobs {
 
 struct ProcEvent {
-  uint32_t type;  // GPUOBS_EV_PROC_FORK / _EXEC / _EXIT
+  uint32_t type;  // GPUOBS_EV_PROC_FORK / _EXEC / _EXIT, or GPUOBS_EV_LIB_MAP (filename: the library's base name)
   gpuobs_hdr hdr;
   uint64_t start_boottime_ns;
   uint32_t ppid;

@@ -180,11 +180,35 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
       return make_error(std::string("cannot attach ") + bpf_program__name(p) + ": " + std::strerror(errno));
     links_.push_back(link);
   }
+  if (opts.attach_lib_map) {
+    // Optional: without them libraries are still found at a process's first
+    // GPU ioctl and by rescans, later.
+    std::vector<bpf_link*> made;
+    for (auto* p : {skel_->progs.lib_mmap_enter, skel_->progs.lib_mmap_exit}) {
+      bpf_link* link = bpf_program__attach(p);
+      if (!link) {
+        spdlog::warn("cannot attach {}: {}; GPU libraries are found at first GPU ioctl and by rescans only",
+                     bpf_program__name(p), std::strerror(errno));
+        for (auto* l : made) bpf_link__destroy(l);
+        made.clear();
+        break;
+      }
+      made.push_back(link);
+    }
+    lib_map_ = !made.empty();
+    links_.insert(links_.end(), made.begin(), made.end());
+  }
   spdlog::debug("attached {} tracepoint programs", progs.size());
   return {};
 }
 
 std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<const ApiSpec> table) {
+  {
+    // Detached a moment ago and mapped again: its old probes must be gone
+    // first, or every call would be recorded twice.
+    std::unique_lock lk(lib_mu_);
+    reap_cv_.wait(lk, [&] { return !reaping_.count({lib.dev, lib.ino}); });
+  }
   std::vector<ProbeResult> out;
   std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
@@ -249,44 +273,84 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
   std::map<std::pair<bpf_program*, bool>, std::vector<const Site*>> groups;
   for (const auto& site : sites)
     for (const auto& pr : site.progs) groups[pr].push_back(&site);
-  std::vector<int> made;
+  // One link per group, made in parallel: registering uprobes can wait for
+  // an RCU grace period (tens of ms on a busy host), and the waits overlap.
+  // The latency from a process's mmap to its probes is what this is about.
+  std::vector<std::pair<bpf_program*, bool>> keys;
+  std::vector<std::vector<uint64_t>> offsets, cookies;
   for (auto& [key, members] : groups) {
-    std::vector<uint64_t> offsets, cookies;
+    keys.push_back(key);
+    offsets.emplace_back();
+    cookies.emplace_back();
     for (const Site* site : members) {
-      offsets.push_back(site->offset);
-      cookies.push_back(site->cookie);
+      offsets.back().push_back(site->offset);
+      cookies.back().push_back(site->cookie);
     }
-    int fd = uprobe_multi_link(bpf_program__fd(key.first), lib.realpath, offsets, cookies, key.second);
-    if (fd < 0) {
-      // All or nothing per file: an entry probe without its return probe (or
-      // the reverse) would fill the in-flight map or miscount. (Programs
-      // loaded for uprobe-multi cannot fall back to perf-event uprobes.)
-      std::string err = std::string(bpf_program__name(key.first)) + ": " + std::strerror(-fd);
-      spdlog::warn("uprobe-multi link on {} failed ({}); no probe attached on this file", lib.realpath, err);
-      for (int l : made) ::close(l);
-      for (const auto& site : sites) {
-        results[site.result].status = "failed";
-        results[site.result].error = err;
-      }
-      return;
+  }
+  std::vector<int> fds(keys.size(), -1);
+  {
+    std::vector<std::thread> pool;
+    for (size_t i = 0; i < keys.size(); ++i)
+      pool.emplace_back([&, i] {
+        fds[i] = uprobe_multi_link(bpf_program__fd(keys[i].first), lib.realpath, offsets[i], cookies[i],
+                                   keys[i].second);
+      });
+    for (auto& t : pool) t.join();
+  }
+  std::vector<int> made;
+  std::string err;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (fds[i] >= 0) made.push_back(fds[i]);
+    else if (err.empty()) err = std::string(bpf_program__name(keys[i].first)) + ": " + std::strerror(-fds[i]);
+  }
+  if (!err.empty()) {
+    // All or nothing per file: an entry probe without its return probe (or
+    // the reverse) would fill the in-flight map or miscount. (Programs
+    // loaded for uprobe-multi cannot fall back to perf-event uprobes.)
+    spdlog::warn("uprobe-multi link on {} failed ({}); no probe attached on this file", lib.realpath, err);
+    for (int l : made) ::close(l);
+    for (const auto& site : sites) {
+      results[site.result].status = "failed";
+      results[site.result].error = err;
     }
-    made.push_back(fd);
+    return;
   }
   made_here.multi_fds.insert(made_here.multi_fds.end(), made.begin(), made.end());
 }
 
 size_t Engine::detach_library(uint64_t dev, uint64_t ino) {
-  LibraryLinks gone;
-  {
-    std::lock_guard lk(lib_mu_);
-    auto it = lib_links_.find({dev, ino});
-    if (it == lib_links_.end()) return 0;
-    gone = std::move(it->second);
-    lib_links_.erase(it);
+  std::lock_guard lk(lib_mu_);
+  auto it = lib_links_.find({dev, ino});
+  if (it == lib_links_.end()) return 0;
+  size_t n = it->second.links.size() + it->second.multi_fds.size();
+  reaping_.insert(it->first);
+  reap_queue_.emplace_back(it->first, std::move(it->second));
+  lib_links_.erase(it);
+  if (!reaper_.joinable()) reaper_ = std::thread([this] { reap(); });
+  reap_cv_.notify_all();
+  return n;
+}
+
+void Engine::release_links(LibraryLinks& ll) {
+  std::vector<std::thread> pool;
+  for (auto* l : ll.links) pool.emplace_back([l] { bpf_link__destroy(l); });
+  for (int fd : ll.multi_fds) pool.emplace_back([fd] { ::close(fd); });
+  for (auto& t : pool) t.join();
+}
+
+void Engine::reap() {
+  std::unique_lock lk(lib_mu_);
+  for (;;) {
+    reap_cv_.wait(lk, [&] { return reap_stop_ || !reap_queue_.empty(); });
+    if (reap_queue_.empty()) return;  // stopping, and nothing left to release
+    auto item = std::move(reap_queue_.front());
+    reap_queue_.pop_front();
+    lk.unlock();
+    release_links(item.second);
+    lk.lock();
+    reaping_.erase(reaping_.find(item.first));
+    reap_cv_.notify_all();
   }
-  for (auto* l : gone.links) bpf_link__destroy(l);
-  for (int fd : gone.multi_fds) ::close(fd);
-  return gone.links.size() + gone.multi_fds.size();
 }
 
 size_t Engine::attached_libraries() const {
@@ -408,6 +472,12 @@ Counters Engine::counters() const {
 }
 
 Engine::~Engine() {
+  {
+    std::lock_guard lk(lib_mu_);
+    reap_stop_ = true;
+  }
+  reap_cv_.notify_all();
+  if (reaper_.joinable()) reaper_.join();  // releases what is queued first
   if (ring_) ring_buffer__free(ring_);
   if (rows_) ::munmap(rows_, size_t{rows_cap_} * 8);
   // Releasing a uprobe waits for an RCU grace period: about 80 ms each on

@@ -4,13 +4,17 @@
 #pragma once
 
 #include <array>
+#include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,6 +37,9 @@ struct EngineOptions {
   uint32_t ring_bytes = 16u << 20;      // rounded up to a power of two >= one page
   bool attach_ioctl = true;
   bool attach_process = true;
+  // GPUOBS_EV_LIB_MAP records: a process mapped a file named like a GPU
+  // runtime (bpf/library.bpf.h). For the library watch.
+  bool attach_lib_map = false;
   // User-stack frames per event (0: none). Each frame costs 8 bytes of ring.
   uint32_t stack_depth = 64;
   // Bytes of user stack copied per event for DWARF unwinding (0: none).
@@ -71,7 +78,11 @@ class Engine {
   // The links are kept per file (dev, inode): detach_library removes them.
   // Thread-safe against poll() (a worker thread attaches while the ring drains).
   std::vector<ProbeResult> attach_api(const LibraryFile& lib, std::span<const ApiSpec> table);
-  // Removes every probe on this file; returns how many links were released.
+  // Removes every probe on this file; returns how many links are released.
+  // The kernel side is released on a background thread (each uprobe waits
+  // for an RCU grace period, ~80 ms): the caller, the library watch, must
+  // not make the next process's attach wait. attach_api on the same file
+  // waits for that release, so a file is never probed twice.
   size_t detach_library(uint64_t dev, uint64_t ino);
   // Files that have probes now.
   size_t attached_libraries() const;
@@ -99,6 +110,8 @@ class Engine {
   Status set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc);
   void drop_unwind_proc(uint32_t tgid);
   bool uses_uprobe_multi() const { return multi_; }
+  // The mmap tracepoints of attach_lib_map are attached.
+  bool lib_map_attached() const { return lib_map_; }
 
  private:
   Engine() = default;
@@ -123,9 +136,20 @@ class Engine {
   gpuobs_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;
   std::vector<bpf_link*> links_;  // tracepoints
+  // Destroys links in parallel (their RCU waits overlap).
+  static void release_links(LibraryLinks& ll);
+  void reap();  // the background thread of detach_library
+
   mutable std::mutex lib_mu_;
   std::map<std::pair<uint64_t, uint64_t>, LibraryLinks> lib_links_;
+  // Detached files whose links are being released (lib_mu_).
+  std::deque<std::pair<std::pair<uint64_t, uint64_t>, LibraryLinks>> reap_queue_;
+  std::multiset<std::pair<uint64_t, uint64_t>> reaping_;
+  std::condition_variable reap_cv_;
+  bool reap_stop_ = false;
+  std::thread reaper_;
   bool multi_ = false;
+  bool lib_map_ = false;
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;
   uint32_t stack_depth_ = 0;

@@ -109,3 +109,23 @@ std::vector<LibraryFile> discover_libhip() {
 }
 
 }  // namespace gpuobs
+
+namespace gpuobs {
+
+std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs) {
+  std::vector<LibraryFile> out;
+  if (dirs.empty()) return out;  // ld.so ignores an empty LD_LIBRARY_PATH (an empty element is ".")
+  std::vector<std::string> names = {"libcuda.so.1"};
+  for (const char* n : kLibhipNames) names.emplace_back(n);
+  for (const auto& name : names)
+    for (const auto& dir : split_list(dirs)) {
+      // ld.so reads an empty element as the current directory.
+      if (auto f = library_file((dir.empty() ? std::string(".") : dir) + "/" + name)) {
+        add_unique(out, *f);
+        break;
+      }
+    }
+  return out;
+}
+
+}  // namespace gpuobs

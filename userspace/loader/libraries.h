@@ -24,6 +24,11 @@ std::vector<LibraryFile> discover_libcuda();
 // The HIP runtime (libamdhip64.so.N): the linker cache, then ROCm's
 // directories. GPUOBS_LIBHIP_SEARCH_PATH replaces both.
 std::vector<LibraryFile> discover_libhip();
+// The GPU runtimes (libcuda.so.1, libamdhip64.so[.N]) the dynamic loader
+// would take from a colon-separated LD_LIBRARY_PATH value: per name, the
+// first directory that has it. RPATH, set-uid programs and dlopen() of a
+// full path are not predicted (the library watch finds those when mapped).
+std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs);
 // Appends f unless a file with the same (dev, inode) is already there.
 void add_unique(std::vector<LibraryFile>& files, LibraryFile f);
 
