@@ -161,7 +161,12 @@ TEST(Writer, RefusesAnExistingFileUnlessForced) {
   std::string content;
   in >> content;
   EXPECT_EQ(content, "precious");
-  EXPECT_TRUE(CaptureWriter::create(path, true, nullptr).ok());
+  // --force replaces only captures (and empty files): this one is neither.
+  EXPECT_FALSE(CaptureWriter::create(path, true, nullptr).ok());
+  auto cap = dir.file("c.gpuobs");
+  ASSERT_TRUE(CaptureWriter::create(cap, false, nullptr).ok());
+  EXPECT_FALSE(CaptureWriter::create(cap, false, nullptr).ok());
+  EXPECT_TRUE(CaptureWriter::create(cap, true, nullptr).ok());
 }
 
 TEST(Reader, RejectsMissingForeignNewerAndTruncatedFiles) {

@@ -22,13 +22,20 @@ constexpr auto kBatchInterval = std::chrono::milliseconds(100);
 // the next: with kBatchInterval, what a kill -9 can lose stays within the
 // documented 400 ms (docs/operations.md, "Crash") while the writer keeps up.
 constexpr auto kMaxTransaction = std::chrono::milliseconds(100);
+// And at most this many events: a transaction lost whole (disk full before
+// gpuobsd's emergency deletion made room) takes no more than one batch with it.
+constexpr size_t kMaxTransactionEvents = 8192;
 constexpr size_t kDeadlineCheckEvery = 256;  // events between clock reads
 // A writer this far behind, in time and in events (sustained overload:
 // producers faster than SQLite), drops the oldest launches, calls and ioctls,
 // counted as dropped_store_backlog, rather than queue without bound. Both
 // must hold: a writer briefly stalled (a slow disk, a loaded host) with a
 // short queue costs little memory and little at a kill, and drops nothing.
-constexpr auto kMaxBacklog = std::chrono::milliseconds(1000);
+// 250 ms: with one transaction (100 ms) and the consumer's poll (50 ms) a
+// kill -9 under overload still loses at most the documented 400 ms; measured
+// on the H100 at full launch rate with 1000 ms here: 1.1 s lost
+// (bench/h100/run_issue15_kill.sh).
+constexpr auto kMaxBacklog = std::chrono::milliseconds(250);
 constexpr size_t kMaxBacklogEvents = 65536;
 
 bool droppable(const Event& ev) {
@@ -306,7 +313,8 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
   size_t written = 0;
   for (auto& item : batch) {
     if (batch_rolled_back_) break;
-    if (written && written % kDeadlineCheckEvery == 0 && std::chrono::steady_clock::now() >= deadline) {
+    if (written >= kMaxTransactionEvents ||
+        (written && written % kDeadlineCheckEvery == 0 && std::chrono::steady_clock::now() >= deadline)) {
       batch = batch.first(written);  // the rest goes into the next transaction
       break;
     }
