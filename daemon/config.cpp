@@ -167,7 +167,10 @@ Parsed parse_config(int argc, char** argv) {
       ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))->capture_default_str();
   app.add_option("--stack-copy,--stack_copy", c.stack_copy, "--unwind dwarf: stack bytes copied per event")
       ->check(CLI::Range(8u, 65536u) & CLI::Validator([](std::string& v) -> std::string {
-        return std::stoul(v) % 8 == 0 ? "" : "stack_copy must be a multiple of 8";
+        // Range has already refused non-numbers only when it runs first: never throw here.
+        return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() && std::stoull(v.substr(0, 12)) % 8 == 0
+                   ? ""
+                   : "stack_copy must be a multiple of 8";
       }, "MULTIPLE OF 8"))
       ->capture_default_str();
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
