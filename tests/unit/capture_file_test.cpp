@@ -30,14 +30,7 @@ namespace {
 
 // Runs the gpuobs binary; returns (exit status, stdout + stderr).
 std::pair<int, std::string> gpuobs_cli(const std::string& args) {
-  std::string cmd = std::string(GPUOBS_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return gpuobs::testing::run_output(std::string(GPUOBS_BIN) + " " + args);
 }
 
 size_t count_of(const std::string& haystack, const std::string& needle) {

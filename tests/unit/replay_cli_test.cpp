@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "replay_capture.h"
+#include "test_util.h"
 #include "store/db.h"
 
 using gpuobs::testing::ReplayCapture;
@@ -14,14 +15,7 @@ namespace {
 
 // Runs the gpuobs binary; returns (exit status, stdout + stderr).
 std::pair<int, std::string> run_gpuobs(const std::string& args) {
-  std::string cmd = std::string(GPUOBS_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return gpuobs::testing::run_output(std::string(GPUOBS_BIN) + " " + args);
 }
 
 void buggy_program(ReplayCapture& c) {

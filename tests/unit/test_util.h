@@ -5,6 +5,9 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <cstdio>
+#include <sys/wait.h>
 
 #include "store/db.h"
 
@@ -39,6 +42,17 @@ inline std::string text(Db& db, const std::string& sql) {
   Stmt st(db.get(), sql);
   if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
   return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+}
+
+// Runs a shell command line; returns (exit status, stdout + stderr).
+inline std::pair<int, std::string> run_output(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = p ? pclose(p) : -1;
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
 }  // namespace gpuobs::testing
