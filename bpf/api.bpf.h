@@ -51,12 +51,12 @@ static __always_inline void call__emit_returned(struct pt_regs *ctx, const struc
 	counter__add(GPUOBS_CNT_SUBMIT_API);
 }
 
-/* Fills the fixed part of a record (the first GPUOBS_API_CALL_BASE_SIZE bytes):
+/* Fills the fixed part of a record (the bytes before blob):
  * header, registers, the two stack arguments. */
 static __always_inline void call__fill_args(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid,
 					    __u64 cookie)
 {
-	hdr__fill(&e->hdr, GPUOBS_EV_API_CALL, GPUOBS_API_CALL_BASE_SIZE, pid_tgid, bpf_ktime_get_ns());
+	hdr__fill(&e->hdr, GPUOBS_EV_API_CALL, offsetof(struct gpuobs_api_call, blob), pid_tgid, bpf_ktime_get_ns());
 	e->args[0] = PT_REGS_PARM1(ctx);
 	e->args[1] = PT_REGS_PARM2(ctx);
 	e->args[2] = PT_REGS_PARM3(ctx);
@@ -119,7 +119,7 @@ int cu_call(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	const __u64 size = GPUOBS_API_CALL_BASE_SIZE + STACK_BYTES;
+	const __u64 size = offsetof(struct gpuobs_api_call, blob) + STACK_BYTES;
 	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
 	if (!e) {
 		counter__add(GPUOBS_CNT_DROP_API);
@@ -127,7 +127,7 @@ int cu_call(struct pt_regs *ctx)
 	}
 	call__fill_args(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	e->blob_kind = GPUOBS_BLOB_NONE;
-	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + GPUOBS_API_CALL_BASE_SIZE, GPUOBS_STACK_F_AT_ENTRY);
+	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + offsetof(struct gpuobs_api_call, blob), GPUOBS_STACK_F_AT_ENTRY);
 	call__submit(e, size);
 	return 0;
 }
@@ -198,7 +198,7 @@ int cu_call_exit(struct pt_regs *ctx)
 static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie, const __u8 *config,
 					    int config_ok, __u64 attrs, const __u32 n)
 {
-	const __u32 body = GPUOBS_API_CALL_BASE_SIZE + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
+	const __u32 body = offsetof(struct gpuobs_api_call, blob) + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
 	const __u64 size = body + STACK_BYTES;
 	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
 	if (!e) {

@@ -7,6 +7,8 @@
  * __s64 only; every hole is a named pad field; largest fields first after the
  * common header; type numbers are explicit and never reused; a meaning never
  * changes (add a field or a type and bump GPUOBS_ABI_VERSION instead).
+ * Sizes and the offsets user space relies on are asserted at the end of this
+ * file, so a drifting layout fails to compile on both sides;
  * tests/unit/wire_layout_test.cpp checks offsetof/sizeof of every field.
  */
 #ifndef GPUOBS_EVENTS_H
@@ -248,7 +250,8 @@ struct gpuobs_proc {
 /* A library call other than cuLaunchKernel(_ptsz): raw arguments, decoded in
  * user space by the API table. Emitted at entry (no return probe) or at
  * return (then ret, duration_ns and out_value are set). Variable size:
- * hdr.size = offsetof(blob) + blob_len rounded up to 8. */
+ * the fixed part is offsetof(struct gpuobs_api_call, blob) bytes (128), then
+ * blob bytes (exactly as many as the program reserved), then the stack. */
 #define GPUOBS_BLOB_MAX 512
 struct gpuobs_api_call {
 	struct gpuobs_hdr hdr;  /* ts_ns = call entry */
@@ -262,7 +265,6 @@ struct gpuobs_api_call {
 	__u32 blob_kind;        /* GPUOBS_BLOB_* */
 	__u8 blob[GPUOBS_BLOB_MAX];
 };
-#define GPUOBS_API_CALL_BASE_SIZE 128 /* offsetof(struct gpuobs_api_call, blob) */
 #define GPUOBS_CALL_F_RETURNED 1u       /* ret/duration_ns are valid */
 #define GPUOBS_CALL_F_OUT_READ 2u       /* out_value is valid */
 #define GPUOBS_CALL_F_STACK_ARGS_MISSING 4u /* args 7, 8 unreadable (zero) */
@@ -290,5 +292,103 @@ struct gpuobs_api_call {
                                        * was lost (counted in API_ENTRY_FULL) */
 #define GPUOBS_CNT_STACK_FAULT 15    /* user stack unreadable: the record has no frames */
 #define GPUOBS_CNT__COUNT 16
+
+/*
+ * Layout checks, compiled on both sides (BPF C and C++): a field moved,
+ * resized or an implicit hole added fails the build here instead of
+ * decoding garbage. The numbers are what userspace/decode/decoder.cpp,
+ * userspace/stacks/ and the loader rely on.
+ */
+#ifdef __cplusplus
+#define GPUOBS_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define GPUOBS_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+#define GPUOBS_ASSERT_SIZE(type, n) GPUOBS_ASSERT(sizeof(struct type) == (n), "sizeof(" #type ") changed")
+#define GPUOBS_ASSERT_OFF(type, field, n) \
+	GPUOBS_ASSERT(__builtin_offsetof(struct type, field) == (n), "offsetof(" #type ", " #field ") changed")
+
+GPUOBS_ASSERT_SIZE(gpuobs_hdr, 24);
+GPUOBS_ASSERT_OFF(gpuobs_hdr, type, 0);
+GPUOBS_ASSERT_OFF(gpuobs_hdr, size, 4);
+GPUOBS_ASSERT_OFF(gpuobs_hdr, ts_ns, 8);
+GPUOBS_ASSERT_OFF(gpuobs_hdr, tgid, 16);
+GPUOBS_ASSERT_OFF(gpuobs_hdr, tid, 20);
+
+GPUOBS_ASSERT_SIZE(gpuobs_launch, 96);
+GPUOBS_ASSERT_OFF(gpuobs_launch, function, 24);
+GPUOBS_ASSERT_OFF(gpuobs_launch, stream, 32);
+GPUOBS_ASSERT_OFF(gpuobs_launch, kernel_params, 40);
+GPUOBS_ASSERT_OFF(gpuobs_launch, extra, 48);
+GPUOBS_ASSERT_OFF(gpuobs_launch, grid_x, 56);
+GPUOBS_ASSERT_OFF(gpuobs_launch, block_x, 68);
+GPUOBS_ASSERT_OFF(gpuobs_launch, shared_mem_bytes, 80);
+GPUOBS_ASSERT_OFF(gpuobs_launch, api, 84);
+GPUOBS_ASSERT_OFF(gpuobs_launch, flags, 88);
+GPUOBS_ASSERT_OFF(gpuobs_launch, pad0, 92);
+
+GPUOBS_ASSERT_SIZE(gpuobs_ioctl_rule_key, 8);
+GPUOBS_ASSERT_SIZE(gpuobs_ioctl_rule, 8);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl_rule, aux_mode, 6);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl_rule, aux_len_field, 7);
+GPUOBS_ASSERT_SIZE(gpuobs_ioctl, 592);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, latency_ns, 24);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, ret, 40);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, cmd, 48);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, driver, 64);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, head_len, 68);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, aux_len, 70);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, flags, 72);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, pad0, 76);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, head, 80);
+GPUOBS_ASSERT_OFF(gpuobs_ioctl, aux, 80 + GPUOBS_IOCTL_HEAD_MAX);
+
+GPUOBS_ASSERT_SIZE(gpuobs_proc, 312);
+GPUOBS_ASSERT_OFF(gpuobs_proc, start_boottime_ns, 24);
+GPUOBS_ASSERT_OFF(gpuobs_proc, ppid, 32);
+GPUOBS_ASSERT_OFF(gpuobs_proc, exit_code, 36);
+GPUOBS_ASSERT_OFF(gpuobs_proc, comm, 40);
+GPUOBS_ASSERT_OFF(gpuobs_proc, filename, 56);
+
+/* The fixed part of an API call ends at blob: the entry-only programs reserve
+ * exactly that much, and the decoder reads exactly that much. */
+GPUOBS_ASSERT_OFF(gpuobs_api_call, args, 24);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, ret, 88);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, duration_ns, 96);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, out_value, 104);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, api, 112);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, flags, 116);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, blob_len, 120);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, blob_kind, 124);
+GPUOBS_ASSERT_OFF(gpuobs_api_call, blob, 128);
+GPUOBS_ASSERT_SIZE(gpuobs_api_call, 128 + GPUOBS_BLOB_MAX);
+
+/* The stack area (read from the record's end by the decoder). */
+GPUOBS_ASSERT_SIZE(gpuobs_stack_trailer, 16);
+GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, sp_word, 0);
+GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, nr, 8);
+GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, cap, 10);
+GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, flags, 12);
+GPUOBS_ASSERT_SIZE(gpuobs_stack_regs, 32);
+GPUOBS_ASSERT_OFF(gpuobs_stack_regs, ip, 0);
+GPUOBS_ASSERT_OFF(gpuobs_stack_regs, sp, 8);
+GPUOBS_ASSERT_OFF(gpuobs_stack_regs, bp, 16);
+GPUOBS_ASSERT_SIZE(gpuobs_stack_copy_hdr, 8);
+GPUOBS_ASSERT_OFF(gpuobs_stack_copy_hdr, len, 0);
+GPUOBS_ASSERT_OFF(gpuobs_stack_copy_hdr, cap, 4);
+
+/* Unwind tables: written by user space into the unwind_procs map. */
+GPUOBS_ASSERT_SIZE(gpuobs_unwind_mapping, 32);
+GPUOBS_ASSERT_OFF(gpuobs_unwind_mapping, start, 0);
+GPUOBS_ASSERT_OFF(gpuobs_unwind_mapping, end, 8);
+GPUOBS_ASSERT_OFF(gpuobs_unwind_mapping, bias, 16);
+GPUOBS_ASSERT_OFF(gpuobs_unwind_mapping, row_start, 24);
+GPUOBS_ASSERT_OFF(gpuobs_unwind_mapping, row_count, 28);
+GPUOBS_ASSERT_SIZE(gpuobs_unwind_proc, 8 + 32 * GPUOBS_UNWIND_MAPS_MAX);
+GPUOBS_ASSERT_OFF(gpuobs_unwind_proc, m, 8);
+
+#undef GPUOBS_ASSERT_OFF
+#undef GPUOBS_ASSERT_SIZE
+#undef GPUOBS_ASSERT
 
 #endif /* GPUOBS_EVENTS_H */

@@ -1,7 +1,10 @@
 // The wire format is an ABI between BPF and C++: every offset is pinned here.
+// bpf/events.h asserts the same numbers at compile time (on both sides);
+// these tests say which record and field moved when one of them fails.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "events.h"
 
@@ -69,6 +72,7 @@ TEST(WireLayout, EveryRecordIsEightByteAligned) {
   EXPECT_EQ(sizeof(gpuobs_launch) % 8, 0u);
   EXPECT_EQ(sizeof(gpuobs_ioctl) % 8, 0u);
   EXPECT_EQ(sizeof(gpuobs_proc) % 8, 0u);
+  EXPECT_EQ(sizeof(gpuobs_api_call) % 8, 0u);
 }
 
 TEST(WireLayout, StackTrailer) {
@@ -78,5 +82,58 @@ TEST(WireLayout, StackTrailer) {
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, nr), 8u);
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, cap), 10u);
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, flags), 12u);
-  EXPECT_EQ(GPUOBS_ABI_VERSION, 5);
+}
+
+TEST(WireLayout, ApiCall) {
+  // The decoder reads offsetof(blob) fixed bytes, then blob_len blob bytes,
+  // then the stack area; the BPF entry-only programs reserve exactly the
+  // fixed part (bpf/api.bpf.h).
+  EXPECT_EQ(offsetof(gpuobs_api_call, hdr), 0u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, args), 24u);
+  EXPECT_EQ(sizeof(gpuobs_api_call::args), 64u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, ret), 88u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, duration_ns), 96u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, out_value), 104u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, api), 112u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, flags), 116u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, blob_len), 120u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, blob_kind), 124u);
+  EXPECT_EQ(offsetof(gpuobs_api_call, blob), 128u);
+  EXPECT_EQ(sizeof(gpuobs_api_call), 128u + GPUOBS_BLOB_MAX);
+  // The fixed part keeps the stack area that follows it 8-byte aligned.
+  EXPECT_EQ(offsetof(gpuobs_api_call, blob) % 8, 0u);
+}
+
+TEST(WireLayout, StackCopy) {
+  // --unwind dwarf: [regs][copy][copy_hdr][ips][trailer], read from the end.
+  EXPECT_EQ(sizeof(gpuobs_stack_regs), 32u);
+  EXPECT_EQ(offsetof(gpuobs_stack_regs, ip), 0u);
+  EXPECT_EQ(offsetof(gpuobs_stack_regs, sp), 8u);
+  EXPECT_EQ(offsetof(gpuobs_stack_regs, bp), 16u);
+  EXPECT_EQ(offsetof(gpuobs_stack_regs, reserved), 24u);
+  EXPECT_EQ(sizeof(gpuobs_stack_copy_hdr), 8u);
+  EXPECT_EQ(offsetof(gpuobs_stack_copy_hdr, len), 0u);
+  EXPECT_EQ(offsetof(gpuobs_stack_copy_hdr, cap), 4u);
+  // A copy size is a multiple of 8 (the loader checks), so ips stay aligned.
+  EXPECT_EQ(GPUOBS_STACK_COPY_MAX % 8, 0);
+}
+
+TEST(WireLayout, UnwindTables) {
+  // User space writes whole gpuobs_unwind_proc values into unwind_procs.
+  EXPECT_EQ(sizeof(gpuobs_unwind_mapping), 32u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_mapping, start), 0u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_mapping, end), 8u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_mapping, bias), 16u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_mapping, row_start), 24u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_mapping, row_count), 28u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_proc, n), 0u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_proc, pad), 4u);
+  EXPECT_EQ(offsetof(gpuobs_unwind_proc, m), 8u);
+  EXPECT_EQ(sizeof(gpuobs_unwind_proc), 8u + 32u * GPUOBS_UNWIND_MAPS_MAX);
+  // A row: pc in bits 0..31, CFA offset 32..47 (signed), type 48..55, rbp slot 56..63.
+  uint64_t row = GPUOBS_UNWIND_ROW(0x1234, GPUOBS_UNWIND_RBP, -16, -2);
+  EXPECT_EQ(row & 0xffffffffu, 0x1234u);
+  EXPECT_EQ(static_cast<int16_t>(row >> 32), -16);
+  EXPECT_EQ((row >> 48) & 0xff, static_cast<uint64_t>(GPUOBS_UNWIND_RBP));
+  EXPECT_EQ(static_cast<int8_t>(row >> 56), -2);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <cstddef>
 #include <cstring>
 #include <optional>
 
@@ -105,19 +106,21 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
       return e;
     }
     case GPUOBS_EV_API_CALL: {
-      if (!need(GPUOBS_API_CALL_BASE_SIZE)) return {};
+      // The fixed part: everything before the variable-length blob.
+      constexpr size_t kFixed = offsetof(gpuobs_api_call, blob);
+      if (!need(kFixed)) return {};
       gpuobs_api_call raw;
-      std::memcpy(&raw, data, GPUOBS_API_CALL_BASE_SIZE);
+      std::memcpy(&raw, data, kFixed);
       size_t body = hdr.size;  // where the stack area starts
-      if (auto b = read_stack(rec, hdr.size, GPUOBS_API_CALL_BASE_SIZE, stack)) body = *b;
+      if (auto b = read_stack(rec, hdr.size, kFixed, stack)) body = *b;
       else ++stats_.bad_stacks;
-      if (raw.blob_len > body - GPUOBS_API_CALL_BASE_SIZE || raw.blob_len > GPUOBS_BLOB_MAX) {
+      if (raw.blob_len > body - kFixed || raw.blob_len > GPUOBS_BLOB_MAX) {
         ++stats_.size_mismatch;
         return {};
       }
       ApiCallEvent e{hdr, {}, raw.ret, raw.duration_ns, raw.out_value, raw.api, raw.flags, raw.blob_kind, {}};
       std::memcpy(e.args, raw.args, sizeof e.args);
-      e.blob.assign(static_cast<const char*>(data) + GPUOBS_API_CALL_BASE_SIZE, raw.blob_len);
+      e.blob.assign(static_cast<const char*>(data) + kFixed, raw.blob_len);
       ++stats_.decoded;
       return e;
     }
