@@ -10,6 +10,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "store/capture_file.h"
+
 namespace gpuobs::segments {
 namespace {
 
@@ -108,8 +110,7 @@ std::vector<std::string> enforce(const std::string& dir, const Retention& r, con
     bool too_big = r.keep_bytes && total > r.keep_bytes;
     bool too_old = r.max_age_s && now_unix_s - s.mtime_unix_s > static_cast<int64_t>(r.max_age_s);
     if (!too_many && !too_big && !too_old) continue;
-    if (::unlink(s.path.c_str()) != 0 && errno != ENOENT) continue;
-    for (const char* sfx : {"-wal", "-shm", "-journal"}) ::unlink((s.path + sfx).c_str());
+    if (!remove_capture_files(s.path)) continue;
     deleted.push_back(s.path);
     --count;
     total -= s.bytes;

@@ -13,8 +13,6 @@
 namespace gpuobs {
 namespace {
 
-constexpr const char* kCompanions[] = {"-wal", "-shm", "-journal"};
-
 bool has_sqlite_header(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
@@ -71,7 +69,7 @@ Status create_capture_file(const std::string& path, bool force) {
   if (kind != PathKind::absent) {
     // The companions are SQLite's, so regular files too; anything else at
     // those names is not ours to remove (and would make the check below fail).
-    for (const char* sfx : kCompanions) {
+    for (const char* sfx : kCaptureCompanions) {
       std::string p = path + sfx;
       if (::lstat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
         return make_error(p + " exists and is not a regular file; refusing to replace " + path,
@@ -97,9 +95,11 @@ Status create_capture_file(const std::string& path, bool force) {
   return {};
 }
 
-void remove_capture_files(const std::string& path) {
-  ::unlink(path.c_str());  // unlink never follows a link: only the name goes
-  for (const char* sfx : kCompanions) ::unlink((path + sfx).c_str());
+bool remove_capture_files(const std::string& path) {
+  // unlink never follows a link: only the name goes.
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return false;
+  for (const char* sfx : kCaptureCompanions) ::unlink((path + sfx).c_str());
+  return true;
 }
 
 }  // namespace gpuobs

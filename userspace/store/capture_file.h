@@ -21,8 +21,14 @@ PathKind classify_capture_path(const std::string& path);
 // anything else is refused with a message saying what it is.
 Status create_capture_file(const std::string& path, bool force);
 
-// Removes a capture this process created and could not finish (the file and
-// its SQLite companions), never following links.
-void remove_capture_files(const std::string& path);
+// SQLite's files beside a database: its write-ahead log, shared-memory index
+// and rollback journal. The one list of them.
+inline constexpr const char* kCaptureCompanions[] = {"-wal", "-shm", "-journal"};
+
+// Removes a capture and its SQLite companions, never following links: one
+// this process created and could not finish, or an old segment. Returns
+// false (and leaves the companions) when the file itself is there and cannot
+// be removed.
+bool remove_capture_files(const std::string& path);
 
 }  // namespace gpuobs
