@@ -160,7 +160,7 @@ double run_empty(const LibraryFile& lib, long calls, const ApiCase& ac) {
   auto e = Engine::create(o);
   if (!e) { print_error("gpuobs_bench", e.error()); std::exit(1); }
   for (auto& r : (*e)->attach_empty_probes(lib, {ac.symbol}, ac.with_return))
-    if (r.status != "attached") { std::fprintf(stderr, "empty probe %s: %s\n", r.symbol.c_str(), r.error.c_str()); std::exit(1); }
+    if (r.status != ProbeStatus::attached) { std::fprintf(stderr, "empty probe %s: %s\n", r.symbol.c_str(), r.error.c_str()); std::exit(1); }
   LoopChild c = spawn_loop(lib.path, calls, ac);
   release(c);
   return finish_loop(c);
@@ -173,12 +173,12 @@ double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_
   std::string out = std::string(tmpl) + "/bench.gpuobs";
   SessionOptions so;
   so.output = out;
-  so.mode = "record";
+  so.mode = CaptureMode::record;
   so.only_tracked = true;
   so.libcuda_paths = {lib.path};
   so.gpu_devices = false;
   so.stack_depth = stack_depth;
-  so.unwind = bpf_unwind ? "bpf" : copy_bytes ? "dwarf" : "fp";
+  so.unwind = bpf_unwind ? UnwindMode::bpf : copy_bytes ? UnwindMode::dwarf : UnwindMode::fp;
   so.stack_copy_bytes = copy_bytes ? copy_bytes : so.stack_copy_bytes;
   so.ring_bytes = 256u << 20;
   auto s = Session::create(so);
@@ -318,7 +318,7 @@ int floor_cmd(int argc, char** argv) {
     if (!f) { print_error("gpuobs_bench", f.error()); return 2; }
     for (auto& r : (*e)->attach_empty_probes(*f, {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
                                                   "cuLaunchKernelEx_ptsz"}))
-      attached += r.status == "attached";
+      attached += r.status == ProbeStatus::attached;
   }
   std::fprintf(stderr, "gpuobs_bench floor: %d empty uprobes attached\n", attached);
   pid_t pid = fork();

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const uint64_t t0 = 1'000'000'000;
-  if (!(*w)->write_meta(CaptureMeta{"bench", "record", "replay_bench", "h", "k", "", int64_t(t0), 0, 1 << 20}).ok())
+  if (!(*w)->write_meta(CaptureMeta{"bench", CaptureMode::record, "replay_bench", "h", "k", "", int64_t(t0), 0, 1 << 20}).ok())
     return 1;
   (*w)->start();
   const uint32_t create = api_id("cuStreamCreate"), ev_create = api_id("cuEventCreate"),

@@ -61,7 +61,7 @@ bool writable(const std::string& v) {
 // The string options with their config-file keys.
 std::vector<std::pair<const char*, const std::string*>> string_options(const Config& c) {
   std::vector<std::pair<const char*, const std::string*>> out = {
-      {"state_dir", &c.state_dir}, {"db", &c.db}, {"unwind", &c.unwind}, {"log_level", &c.log_level},
+      {"state_dir", &c.state_dir}, {"db", &c.db}, {"log_level", &c.log_level},
       {"metrics_listen", &c.metrics_listen}, {"status_file", &c.status_file}};
   using List = std::pair<const char*, const std::vector<std::string>*>;
   for (const List& l : {List{"libcuda", &c.libcuda}, List{"libhip", &c.libhip}, List{"watch_dev", &c.watch_dev}})
@@ -100,7 +100,7 @@ std::string config_text(const Config& c) {
   line("gpu_devices", c.gpu_devices ? "true" : "false");
   line("ring_mb", std::to_string(c.ring_mb));
   line("stack_depth", std::to_string(c.stack_depth));
-  line("unwind", quoted(c.unwind));
+  line("unwind", quoted(std::string(to_string(c.unwind))));
   line("stack_copy", std::to_string(c.stack_copy));
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
   line("library_max_files", std::to_string(c.library_max_files));
@@ -114,7 +114,7 @@ std::string config_text(const Config& c) {
 
 SessionOptions Config::session_options() const {
   SessionOptions o;
-  o.mode = "daemon";
+  o.mode = CaptureMode::daemon;
   o.only_tracked = false;
   o.libcuda_paths = libcuda;
   o.libhip_paths = libhip;
@@ -163,7 +163,10 @@ Parsed parse_config(int argc, char** argv) {
       ->check(CLI::Range(1u, 1024u))->capture_default_str();
   app.add_option("--stack-depth,--stack_depth", c.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
       ->check(CLI::Range(0, 127))->capture_default_str();
-  app.add_option("--unwind", c.unwind, "fp (frame pointers), dwarf or bpf")
+  // Read as its word and checked against the words (CLI11's messages name
+  // them), then held as the enum.
+  std::string unwind(to_string(c.unwind));
+  app.add_option("--unwind", unwind, "fp (frame pointers), dwarf or bpf")
       ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))->capture_default_str();
   app.add_option("--stack-copy,--stack_copy", c.stack_copy, "--unwind dwarf: stack bytes copied per event")
       ->check(CLI::Range(8u, 65536u) & CLI::Validator([](std::string& v) -> std::string {
@@ -202,9 +205,10 @@ Parsed parse_config(int argc, char** argv) {
     p.exit_code = rc == 0 ? 0 : 2;
     return p;
   }
+  c.unwind = parse<UnwindMode>(unwind).value_or(UnwindMode::fp);  // IsMember admitted only its words
   // Only a value other than the default is an error: --print-config's output
   // (every key) must read back as the same configuration.
-  if (c.stack_copy != Config{}.stack_copy && c.unwind != "dwarf") {
+  if (c.stack_copy != Config{}.stack_copy && c.unwind != UnwindMode::dwarf) {
     std::fprintf(stderr, "gpuobsd: error: stack_copy applies only to unwind = dwarf\n");
     p.exit_code = 2;
     return p;
@@ -261,6 +265,18 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.library_max_files != b.library_max_files, "library_max_files", false);
   note(a.library_max_files_per_user != b.library_max_files_per_user, "library_max_files_per_user", false);
   return ch;
+}
+
+Config apply_live(const Config& current, const Config& next) {
+  Config out = current;
+  out.log_level = next.log_level;
+  out.segment_max_bytes = next.segment_max_bytes;
+  out.segment_max_age_s = next.segment_max_age_s;
+  out.keep_segments = next.keep_segments;
+  out.keep_bytes = next.keep_bytes;
+  out.max_age_s = next.max_age_s;
+  out.status_file = next.status_file;
+  return out;
 }
 
 }  // namespace gpuobs::daemon

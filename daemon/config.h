@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capture/session.h"
+#include "common/modes.h"
 #include "common/result.h"
 
 namespace gpuobs::daemon {
@@ -27,7 +28,7 @@ struct Config {
   bool gpu_devices = true;
   uint32_t ring_mb = 16;
   uint32_t stack_depth = 64;
-  std::string unwind = "fp";
+  UnwindMode unwind = UnwindMode::fp;
   uint32_t stack_copy = 16384;
   uint64_t library_rescan_ms = 10000;  // rescan every process's maps for GPU libraries
   // Library files with probes: in all, and untrusted ones per owning user
@@ -64,5 +65,8 @@ struct ConfigChange {
   std::vector<std::string> need_restart;   // changed, but only a restart applies them
 };
 ConfigChange diff_config(const Config& before, const Config& after);
+// SIGHUP: `current` with the options that take effect now (diff_config's
+// `applied` ones) taken from `next`; the others stay until a restart.
+Config apply_live(const Config& current, const Config& next);
 
 }  // namespace gpuobs::daemon

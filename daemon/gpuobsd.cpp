@@ -29,6 +29,7 @@
 #include "daemon/process_tally.h"
 #include "daemon/segments.h"
 #include "daemon/status_file.h"
+#include "store/capture_file.h"
 #include "version.h"
 
 namespace {
@@ -67,10 +68,6 @@ bool disk_full(const std::string& dir, const std::string& error) {
   return free_bytes(dir) < kFullBelowBytes;
 }
 
-void unlink_capture(const std::string& path) {
-  for (const char* sfx : {"", "-wal", "-shm", "-journal"}) ::unlink((path + sfx).c_str());
-}
-
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_reload{false};
 void on_stop(int) { g_stop = true; }
@@ -99,7 +96,7 @@ bool move_aside(const std::string& path) {
     print_error("gpuobsd", make_error("cannot move the previous capture aside to " + aside));
     return false;
   }
-  for (const char* sfx : {"-wal", "-shm"}) std::rename((path + sfx).c_str(), (aside + sfx).c_str());
+  for (const char* sfx : kCaptureCompanions) std::rename((path + sfx).c_str(), (aside + sfx).c_str());
   spdlog::info("previous capture moved to {}", aside);
   return true;
 }
@@ -217,7 +214,7 @@ bool Daemon::delete_oldest(const std::string& current, const std::string& why) {
       spdlog::warn("disk full: cannot delete segment {}: {}", s.path, std::strerror(errno));
       continue;
     }
-    unlink_capture(s.path);
+    remove_capture_files(s.path);
     ++emergency_deletions_;
     spdlog::warn("segment {} deleted (emergency: the disk is full, {} bytes freed; {})", s.path, s.bytes, why);
     sync_counters();
@@ -264,7 +261,7 @@ void Daemon::sync_counters() {
 void Daemon::delete_empty_segments() {
   for (const auto& s : segments::list(cfg_.state_dir)) {
     if (s.bytes != 0) continue;
-    unlink_capture(s.path);
+    remove_capture_files(s.path);
     spdlog::warn("segment {} deleted: an empty file, never initialised (left by a start on a full disk)", s.path);
   }
 }
@@ -274,7 +271,7 @@ Result<std::unique_ptr<Session>> Daemon::create_session(SessionOptions& opts) {
     auto session = Session::create(opts);
     if (session) return session;
     // The path is new (next_seq): whatever a failed start left there goes.
-    if (segmented()) unlink_capture(opts.output);
+    if (segmented()) remove_capture_files(opts.output);
     if (!segmented() || !disk_full(cfg_.state_dir, session.error().message)) return session.error();
     if (!delete_oldest("", "gpuobsd could not start its segment"))
       return make_error("cannot start segment " + opts.output + ": " + session.error().message +
@@ -296,17 +293,8 @@ void Daemon::reload() {
     spdlog::error("SIGHUP: the configuration has errors; keeping the current one");
   } else {
     daemon::ConfigChange ch = daemon::diff_config(cfg_, p.config);
-    daemon::Config next = p.config;
     // Only what can change live changes; the rest waits for a restart.
-    daemon::Config applied = cfg_;
-    applied.log_level = next.log_level;
-    applied.segment_max_bytes = next.segment_max_bytes;
-    applied.segment_max_age_s = next.segment_max_age_s;
-    applied.keep_segments = next.keep_segments;
-    applied.keep_bytes = next.keep_bytes;
-    applied.max_age_s = next.max_age_s;
-    applied.status_file = next.status_file;
-    cfg_ = applied;
+    cfg_ = daemon::apply_live(cfg_, p.config);
     spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
     for (const auto& n : ch.applied) spdlog::info("SIGHUP: {} changed, applied", n);
     for (const auto& n : ch.need_restart) spdlog::warn("SIGHUP: {} changed, takes effect after a restart", n);

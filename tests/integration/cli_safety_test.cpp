@@ -232,7 +232,7 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
   {
     auto w = CaptureWriter::create(cap, false, nullptr);
     ASSERT_TRUE(w.ok()) << w.error().message;
-    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", 1000, 0, 4096}).ok());
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", 1000, 0, 4096}).ok());
     (*w)->start();
     gpuobs_hdr h{GPUOBS_EV_PROC_FORK, 0, 1000, 77, 77};
     (*w)->push(ProcEvent{GPUOBS_EV_PROC_FORK, h, 1, 1, 0, comm, ""});

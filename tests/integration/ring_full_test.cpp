@@ -19,7 +19,7 @@ TEST(RingFull, DropsAreCountedAndTheApplicationRunsOn) {
   ASSERT_TRUE(engine.ok()) << engine.error().message;
   auto lib = library_file(FAKE_LIBCUDA);
   ASSERT_TRUE(lib.ok());
-  for (auto& r : (*engine)->attach_api(*lib, cuda_api_table())) ASSERT_EQ(r.status, "attached") << r.symbol << r.error;
+  for (auto& r : (*engine)->attach_api(*lib, cuda_api_table())) ASSERT_EQ(r.status, ProbeStatus::attached) << r.symbol << r.error;
 
   Decoder dec;
   uint64_t consumed = 0;

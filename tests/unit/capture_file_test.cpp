@@ -53,7 +53,7 @@ gpuobs_launch launch(uint32_t tgid, uint64_t ts, uint64_t fn) {
 std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
   auto w = CaptureWriter::create(path, false, nullptr);
   EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  EXPECT_TRUE((*w)->write_meta(CaptureMeta{"test", "record", "cmd", "host", "kernel", "", 1000, 5, 4096}).ok());
+  EXPECT_TRUE((*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", 1000, 5, 4096}).ok());
   return std::move(w.value());
 }
 

@@ -74,7 +74,7 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   auto path = dir.file("d.gpuobs");
   auto w = CaptureWriter::create(path, false, nullptr);
   ASSERT_TRUE(w.ok());
-  CaptureMeta m{"test", "record", "cmd", "host", "kernel", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04", 0, 0, 4096};
+  CaptureMeta m{"test", CaptureMode::record, "cmd", "host", "kernel", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04", 0, 0, 4096};
   ASSERT_TRUE((*w)->write_meta(m).ok());
   (*w)->start();
   (*w)->push(fork_ev(10, "cudaprog"));

@@ -75,7 +75,7 @@ gpuobs_launch launch(uint32_t tgid, int64_t ts, uint64_t fn, uint64_t stream) {
 void write_capture(const std::string& path) {
   auto w = CaptureWriter::create(path, false, nullptr);
   ASSERT_TRUE(w.ok());
-  ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", kT, 0, 4096}).ok());
+  ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", kT, 0, 4096}).ok());
   ASSERT_TRUE((*w)->write_watched_device(195, std::nullopt, "nvidia").ok());
   (*w)->start();
   auto push = [&](Event e, int64_t stack = 0) { (*w)->push(std::move(e), stack); };

@@ -39,7 +39,7 @@ struct Fixture {
     return {
         [this](const LibraryFile& f, std::span<const ApiSpec>) {
           attached.emplace_back(f.dev, f.ino);
-          return std::vector<ProbeResult>{ProbeResult{f, "cuLaunchKernel", "cu_launch_kernel", "attached", ""}};
+          return std::vector<ProbeResult>{ProbeResult{f, "cuLaunchKernel", "cu_launch_kernel", ProbeStatus::attached, ""}};
         },
         [this](uint64_t dev, uint64_t ino) { detached.emplace_back(dev, ino); },
         [](std::vector<ProbeRow>) {},

@@ -46,7 +46,7 @@ TEST(Query, EveryReportRunsAgainstTheSchema) {
   {
     auto w = CaptureWriter::create(path, false, nullptr);
     ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", 1, 0, 4096}).ok());
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", 1, 0, 4096}).ok());
     ASSERT_TRUE((*w)->write_end(2, 0, {}).ok());
   }
   auto db = open_capture_readonly(path);

@@ -25,7 +25,7 @@ class ReplayCapture {
     auto w = CaptureWriter::create(path_, false, nullptr);
     EXPECT_TRUE(w.ok());
     w_ = std::move(*w);
-    EXPECT_TRUE(w_->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", kT0, 0, 4096}).ok());
+    EXPECT_TRUE(w_->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", kT0, 0, 4096}).ok());
     w_->start();
     w_->push(ProcEvent{GPUOBS_EV_PROC_FORK, hdr(GPUOBS_EV_PROC_FORK, kPid, kPid, kT0), 1, 1, 0, "app", ""});
     // Stacks 1..9: one pseudo-module frame each (unsymbolized: '?').

@@ -57,7 +57,7 @@ class Reports : public ::testing::Test {
     path_ = dir_.file("r.gpuobs");
     auto w = CaptureWriter::create(path_, false, nullptr);
     ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", "record", "c", "h", "k", "", kT0, 0, 4096}).ok());
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", kT0, 0, 4096}).ok());
     ASSERT_TRUE((*w)->write_watched_device(195, std::nullopt, "nvidia").ok());
     (*w)->start();
     auto push = [&](Event e) { (*w)->push(std::move(e)); };

@@ -40,7 +40,7 @@ ProcEvent proc(uint32_t type, uint32_t tgid, uint64_t ts, uint64_t start, const 
 std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
   auto w = CaptureWriter::create(path, false, nullptr);
   EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  CaptureMeta m{"test", "record", "cmd", "host", "kernel", "", 1000, 5, 4096};
+  CaptureMeta m{"test", CaptureMode::record, "cmd", "host", "kernel", "", 1000, 5, 4096};
   EXPECT_TRUE((*w)->write_meta(m).ok());
   return std::move(w.value());
 }

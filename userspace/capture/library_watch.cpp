@@ -81,8 +81,8 @@ void LibraryWatch::add_known(const LibraryFile& file, const std::vector<ProbeRes
   w.reason = "startup";
   w.attached_mono_ns = mono_now_ns();
   for (const auto& r : results) {
-    w.probes_attached += r.status == "attached";
-    w.probes_failed += r.status == "failed";
+    w.probes_attached += r.status == ProbeStatus::attached;
+    w.probes_failed += r.status == ProbeStatus::failed;
   }
   std::lock_guard lk(mu_);
   libs_.emplace(Key{file.dev, file.ino}, std::move(w));
@@ -204,9 +204,9 @@ void LibraryWatch::attach_now(PendingAttach& job) {
   w.pending = false;
   std::vector<ProbeRow> rows;
   for (const auto& r : results) {
-    w.probes_attached += r.status == "attached";
-    w.probes_failed += r.status == "failed";
-    if (r.status == "failed" && w.error.empty()) w.error = r.error;
+    w.probes_attached += r.status == ProbeStatus::attached;
+    w.probes_failed += r.status == ProbeStatus::failed;
+    if (r.status == ProbeStatus::failed && w.error.empty()) w.error = r.error;
     ProbeRow row;
     row.library = f.path;
     row.dev = f.dev;

@@ -5,6 +5,7 @@
 #include "capture/host_info.h"
 #include "decode/cuda_api.h"
 #include "capture/procfs.h"
+#include "store/capture_file.h"
 #include "store/schema.h"
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -64,7 +65,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   }
   auto fail = [&](Error e) -> Result<std::unique_ptr<Session>> {
     s.reset();  // closes the database
-    for (const char* sfx : {"", "-wal", "-shm"}) ::unlink((opts.output + sfx).c_str());
+    remove_capture_files(opts.output);
     return e;
   };
 
@@ -72,11 +73,9 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   eo.only_tracked = opts.only_tracked;
   eo.ring_bytes = opts.ring_bytes;
   eo.stack_depth = opts.stack_depth;
-  if (opts.unwind != "fp" && opts.unwind != "dwarf" && opts.unwind != "bpf")
-    return fail(make_error("unknown unwinder '" + opts.unwind + "'", "use --unwind fp, dwarf or bpf", 2));
-  eo.stack_copy_bytes = opts.unwind == "dwarf" ? opts.stack_copy_bytes : 0;
-  eo.unwind_in_bpf = opts.unwind == "bpf";
-  eo.attach_lib_map = opts.watch_libraries || opts.mode == "daemon";
+  eo.stack_copy_bytes = opts.unwind == UnwindMode::dwarf ? opts.stack_copy_bytes : 0;
+  eo.unwind_in_bpf = opts.unwind == UnwindMode::bpf;
+  eo.attach_lib_map = opts.watch_libraries || opts.mode == CaptureMode::daemon;
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
@@ -165,8 +164,9 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
       if (watch_) watch_->add_known(lib, results);
       int64_t attached_ns = mono_now_ns();
       for (auto& r : results) {
-        if (r.status == "failed" || (r.status == "missing" && table.data() == cuda_api_table().data()))
-          spdlog::warn("probe {} on {}: {} ({})", r.symbol, lib.realpath, r.status, r.error);
+        if (r.status == ProbeStatus::failed ||
+            (r.status == ProbeStatus::missing && table.data() == cuda_api_table().data()))
+          spdlog::warn("probe {} on {}: {} ({})", r.symbol, lib.realpath, to_string(r.status), r.error);
         rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
                                 r.error, "startup", 0, 0, attached_ns});
         probes_.push_back(std::move(r));
@@ -180,20 +180,20 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     // Not an error: a libcuda reached through LD_LIBRARY_PATH (CUDA compat,
     // /usr/local/nvidia/lib64 in containers) is attached when it is mapped.
     spdlog::info("libcuda.so.1 is not in the system's directories: it is attached where processes map it");
-    rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, "*", "", "missing", "not in the system's directories: attached where "
+    rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, "*", "", ProbeStatus::missing, "not in the system's directories: attached where "
                             "processes map it", "startup", 0, 0, 0});
   } else if (*ncuda == 0) {
     spdlog::warn("libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
                  "cuLaunchKernel among them); pass --libcuda PATH", cuda_api_table().size());
     for (const ApiSpec& spec : cuda_api_table())
-      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", "missing", "library not found", "startup", 0, 0, 0});
+      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
   }
   // HIP is optional on most hosts: its absence is one row, not 73.
   auto nhip = attach_vendor(opts.libhip_paths, discover_libhip, hip_api_table(), "libamdhip64.so", "--libhip");
   if (!nhip) return nhip.error();
   if (*nhip == 0) {
     spdlog::info("libamdhip64.so not found: HIP calls will not be captured (pass --libhip PATH)");
-    rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", "missing", "library not found", "startup", 0, 0, 0});
+    rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
   }
   if (auto st = writer_->write_probes(rows); !st) return st;
   probe_rows_ = rows;
@@ -219,7 +219,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
   if (auto st = engine_->set_ioctl_rules(ioctl_rules(nvidia)); !st)
     return st;
   int attached = 0;
-  for (auto& p : probes_) attached += p.status == "attached";
+  for (auto& p : probes_) attached += p.status == ProbeStatus::attached;
   spdlog::info("attached {}/{} library probes on {} file(s); watching {} device(s)", attached, probes_.size(),
                *ncuda + *nhip, devs.size());
   return {};
@@ -288,7 +288,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["frames_unsymbolized"] = {w.symbols.unsymbolized, "userspace"};
   out["modules_without_symbols"] = {w.symbols.modules_no_symbols, "userspace"};
   int failed = 0;
-  for (auto& p : probes_) failed += p.status != "attached";
+  for (auto& p : probes_) failed += p.status != ProbeStatus::attached;
   out["probes_not_attached"] = {static_cast<uint64_t>(failed), "userspace"};
   if (watch_) {
     LibraryWatchStats ls = watch_->stats();
@@ -327,13 +327,13 @@ Status Session::rotate(const std::string& path, int64_t segment) {
   if (!next) {
     // A full disk fails after the file was made: no empty file stays behind
     // to be listed as a segment or to block the next try.
-    for (const char* sfx : {"", "-wal", "-shm", "-journal"}) ::unlink((path + sfx).c_str());
+    remove_capture_files(path);
     return next.error();
   }
   std::unique_ptr<CaptureWriter> w = std::move(next.value());
   auto abandon = [&](Error e) -> Status {
     w.reset();
-    for (const char* sfx : {"", "-wal", "-shm"}) ::unlink((path + sfx).c_str());
+    remove_capture_files(path);
     return e;
   };
   CaptureMeta meta = meta_;
@@ -397,7 +397,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.stacks = stacks_->stats().stacks;
   s.with_stack = stacks_->stats().with_stack;
   s.probes_planned = static_cast<int>(probes_.size());
-  for (auto& p : probes_) s.probes_attached += p.status == "attached";
+  for (auto& p : probes_) s.probes_attached += p.status == ProbeStatus::attached;
   s.state = kStateComplete;
   if (watch_) {
     // Libraries found where processes mapped them count too (record's
@@ -414,7 +414,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
 namespace gpuobs {
 
 void Session::create_library_watch(const SessionOptions& opts) {
-  if (!opts.watch_libraries && opts.mode != "daemon") return;
+  if (!opts.watch_libraries && opts.mode != CaptureMode::daemon) return;
   uint32_t rescan_ms = opts.library_rescan_ms;
   if (const char* env = std::getenv("GPUOBS_LIBRARY_RESCAN_MS"))
     if (unsigned long v = std::strtoul(env, nullptr, 10); v > 0) rescan_ms = static_cast<uint32_t>(v);
@@ -551,15 +551,15 @@ std::vector<WatchedLibrary> Session::libraries() const {
       out.back().reason = "startup";
       w = &out.back();
     }
-    w->probes_attached += p.status == "attached";
-    w->probes_failed += p.status == "failed";
+    w->probes_attached += p.status == ProbeStatus::attached;
+    w->probes_failed += p.status == ProbeStatus::failed;
   }
   return out;
 }
 
 uint64_t Session::attach_failures() const {
   uint64_t n = 0;
-  for (const auto& p : probes_) n += p.status == "failed";
+  for (const auto& p : probes_) n += p.status == ProbeStatus::failed;
   if (watch_) n += watch_->stats().probes_failed;
   return n;
 }

@@ -27,7 +27,7 @@ namespace gpuobs {
 struct SessionOptions {
   std::string output;
   bool force = false;
-  std::string mode;      // "record" or "daemon"
+  CaptureMode mode = CaptureMode::record;
   std::string command;   // record: shell-quoted command line
   bool only_tracked = false;
   std::vector<std::string> libcuda_paths;   // empty: discover the system's libcuda.so.1
@@ -36,9 +36,10 @@ struct SessionOptions {
   bool gpu_devices = true;                  // watch GPU drivers' majors from /proc/devices
   uint32_t ring_bytes = 16u << 20;
   uint32_t stack_depth = 64;                // user-stack frames per event; 0: no stacks
-  // "fp": frame-pointer walk in BPF; "dwarf": also copy stack_copy_bytes of
-  // the user stack per event and unwind it with .eh_frame in user space.
-  std::string unwind = "fp";
+  // fp: frame-pointer walk in BPF; dwarf: also copy stack_copy_bytes of the
+  // user stack per event and unwind it with .eh_frame in user space; bpf:
+  // unwind in BPF from .eh_frame tables.
+  UnwindMode unwind = UnwindMode::fp;
   uint32_t stack_copy_bytes = 16384;
   // Find GPU libraries in processes' mappings (at start, on exec, on a
   // process's first GPU ioctl, every library_rescan_ms) and attach them.

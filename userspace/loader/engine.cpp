@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -76,25 +77,44 @@ int on_record(void* ctx, void* data, size_t size) {
 
 }  // namespace
 
+void LinkDeleter::operator()(bpf_link* l) const { bpf_link__destroy(l); }
+void RingBufferDeleter::operator()(ring_buffer* r) const { ring_buffer__free(r); }
+void Engine::SkeletonDeleter::operator()(gpuobs_bpf* s) const { gpuobs_bpf__destroy(s); }
+
+namespace {
+
+// The name each BPF counter has in the capture's counters table and in
+// `gpuobs report capture` (counter.<name>). One row per GPUOBS_CNT_*
+// (bpf/events.h); tests/unit/counters_test.cpp checks that none is missing.
+struct CounterName {
+  int index;
+  const char* name;
+};
+constexpr CounterName kCounterNames[] = {
+    {GPUOBS_CNT_SUBMIT_LAUNCH, "submitted_launch"},
+    {GPUOBS_CNT_SUBMIT_IOCTL, "submitted_ioctl"},
+    {GPUOBS_CNT_SUBMIT_PROC, "submitted_process"},
+    {GPUOBS_CNT_DROP_LAUNCH, "dropped_launch_ringbuf_full"},
+    {GPUOBS_CNT_DROP_IOCTL, "dropped_ioctl_ringbuf_full"},
+    {GPUOBS_CNT_DROP_PROC, "dropped_process_ringbuf_full"},
+    {GPUOBS_CNT_IOCTL_STALE, "ioctl_entry_stale"},
+    {GPUOBS_CNT_IOCTL_ENTRY_FULL, "dropped_ioctl_inflight_full"},
+    {GPUOBS_CNT_LAUNCH_ARGS_FAULT, "launch_stack_args_unreadable"},
+    {GPUOBS_CNT_TRACK_FULL, "untracked_child_map_full"},
+    {GPUOBS_CNT_SUBMIT_API, "submitted_api_call"},
+    {GPUOBS_CNT_DROP_API, "dropped_api_call_ringbuf_full"},
+    {GPUOBS_CNT_API_STALE, "api_entry_stale"},
+    {GPUOBS_CNT_API_ENTRY_FULL, "dropped_api_call_inflight_full"},
+    {GPUOBS_CNT_API_NO_ENTRY, "api_return_without_entry"},
+    {GPUOBS_CNT_STACK_FAULT, "stack_unreadable"},
+};
+static_assert(std::size(kCounterNames) == GPUOBS_CNT__COUNT, "a GPUOBS_CNT_* counter has no name here");
+
+}  // namespace
+
 const char* counter_name(int idx) {
-  switch (idx) {
-    case GPUOBS_CNT_SUBMIT_LAUNCH: return "submitted_launch";
-    case GPUOBS_CNT_SUBMIT_IOCTL: return "submitted_ioctl";
-    case GPUOBS_CNT_SUBMIT_PROC: return "submitted_process";
-    case GPUOBS_CNT_DROP_LAUNCH: return "dropped_launch_ringbuf_full";
-    case GPUOBS_CNT_DROP_IOCTL: return "dropped_ioctl_ringbuf_full";
-    case GPUOBS_CNT_DROP_PROC: return "dropped_process_ringbuf_full";
-    case GPUOBS_CNT_IOCTL_STALE: return "ioctl_entry_stale";
-    case GPUOBS_CNT_IOCTL_ENTRY_FULL: return "dropped_ioctl_inflight_full";
-    case GPUOBS_CNT_LAUNCH_ARGS_FAULT: return "launch_stack_args_unreadable";
-    case GPUOBS_CNT_TRACK_FULL: return "untracked_child_map_full";
-    case GPUOBS_CNT_SUBMIT_API: return "submitted_api_call";
-    case GPUOBS_CNT_DROP_API: return "dropped_api_call_ringbuf_full";
-    case GPUOBS_CNT_API_STALE: return "api_entry_stale";
-    case GPUOBS_CNT_API_ENTRY_FULL: return "dropped_api_call_inflight_full";
-    case GPUOBS_CNT_API_NO_ENTRY: return "api_return_without_entry";
-    case GPUOBS_CNT_STACK_FAULT: return "stack_unreadable";
-  }
+  for (const auto& c : kCounterNames)
+    if (c.index == idx) return c.name;
   return "unknown";
 }
 
@@ -109,7 +129,7 @@ Status preflight() {
 Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (auto s = preflight(); !s) return s.error();
   std::unique_ptr<Engine> e(new Engine());
-  e->skel_ = gpuobs_bpf__open();
+  e->skel_.reset(gpuobs_bpf__open());
   if (!e->skel_) return make_error(std::string("cannot open the BPF object: ") + std::strerror(errno));
 
   // One link per program and file where the kernel can (uprobe-multi);
@@ -148,7 +168,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
     return make_error("BPF object ABI version does not match the loader (stale build?)");
 
-  if (int err = gpuobs_bpf__load(e->skel_))
+  if (int err = gpuobs_bpf__load(e->skel_.get()))
     return make_error("cannot load the BPF programs: " + std::string(std::strerror(-err)),
                       "run with -v debug to see the verifier log");
   if (e->rows_cap_) {
@@ -157,7 +177,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
     void* mem = ::mmap(nullptr, size_t{e->rows_cap_} * 8, PROT_READ | PROT_WRITE, MAP_SHARED,
                        bpf_map__fd(e->skel_->maps.unwind_rows), 0);
     if (mem == MAP_FAILED) return make_error(std::string("cannot map the unwind table: ") + std::strerror(errno));
-    e->rows_ = static_cast<uint64_t*>(mem);
+    e->rows_ = MappedRegion(mem, size_t{e->rows_cap_} * 8);
   }
   if (auto s = e->attach_tracepoints(opts); !s) return s.error();
   return e;
@@ -175,28 +195,27 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
     progs.push_back(skel_->progs.proc_exit);
   }
   for (auto* p : progs) {
-    bpf_link* link = bpf_program__attach(p);
+    Link link(bpf_program__attach(p));
     if (!link)
       return make_error(std::string("cannot attach ") + bpf_program__name(p) + ": " + std::strerror(errno));
-    links_.push_back(link);
+    links_.push_back(std::move(link));
   }
   if (opts.attach_lib_map) {
     // Optional: without them libraries are still found at a process's first
     // GPU ioctl and by rescans, later.
-    std::vector<bpf_link*> made;
+    std::vector<Link> made;
     for (auto* p : {skel_->progs.lib_mmap_enter, skel_->progs.lib_mmap_exit}) {
-      bpf_link* link = bpf_program__attach(p);
+      Link link(bpf_program__attach(p));
       if (!link) {
         spdlog::warn("cannot attach {}: {}; GPU libraries are found at first GPU ioctl and by rescans only",
                      bpf_program__name(p), std::strerror(errno));
-        for (auto* l : made) bpf_link__destroy(l);
-        made.clear();
+        made.clear();  // both or neither
         break;
       }
-      made.push_back(link);
+      made.push_back(std::move(link));
     }
     lib_map_ = !made.empty();
-    links_.insert(links_.end(), made.begin(), made.end());
+    for (auto& l : made) links_.push_back(std::move(l));
   }
   spdlog::debug("attached {} tracepoint programs", progs.size());
   return {};
@@ -213,7 +232,7 @@ std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<co
   std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
   for (const ApiSpec& spec : table) {
-    ProbeResult r{lib, std::string(spec.symbol), "", "attached", ""};
+    ProbeResult r{lib, std::string(spec.symbol), "", ProbeStatus::attached, ""};
     Site site{out.size(), 0, GPUOBS_COOKIE(spec.id, spec.out_arg, spec.blob_arg, spec.blob_kind, spec.blob_len), {}};
     switch (spec.probe) {
       case ProbeKind::launch: site.progs = {{skel_->progs.cu_launch_kernel, false}}; break;
@@ -228,16 +247,16 @@ std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<co
     if ((spec.probe == ProbeKind::entry || spec.probe == ProbeKind::launch_dim3) && spec.blob_kind != GPUOBS_BLOB_NONE) {
       // cu_call records are the fixed part only (bpf/api.bpf.h): a blob
       // needs a return probe or a program of its own.
-      r.status = "failed";
+      r.status = ProbeStatus::failed;
       r.error = "API table: an entry-only probe cannot copy a blob";
     } else if (!syms) {
-      r.status = "failed";
+      r.status = ProbeStatus::failed;
       r.error = syms.error().message;
     } else if (auto it = syms->find(r.symbol); it == syms->end()) {
-      r.status = "missing";
+      r.status = ProbeStatus::missing;
       r.error = "no such symbol";
     } else if (auto why = unprobeable_reason(it->second.first_byte); !why.empty()) {
-      r.status = "failed";
+      r.status = ProbeStatus::failed;
       r.error = why;
     } else {
       site.offset = it->second.file_offset;
@@ -260,8 +279,8 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
       if (made.links.empty() && made.multi_fds.empty()) return;
       std::lock_guard lk(e->lib_mu_);
       auto& to = e->lib_links_[{lib.dev, lib.ino}];
-      to.links.insert(to.links.end(), made.links.begin(), made.links.end());
-      to.multi_fds.insert(to.multi_fds.end(), made.multi_fds.begin(), made.multi_fds.end());
+      for (auto& l : made.links) to.links.push_back(std::move(l));
+      for (auto& fd : made.multi_fds) to.multi_fds.push_back(std::move(fd));
     }
   } keep{this, lib, made_here};
   if (!multi_) {
@@ -297,10 +316,10 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
       });
     for (auto& t : pool) t.join();
   }
-  std::vector<int> made;
+  std::vector<Fd> made;
   std::string err;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (fds[i] >= 0) made.push_back(fds[i]);
+    if (fds[i] >= 0) made.emplace_back(fds[i]);
     else if (err.empty()) err = std::string(bpf_program__name(keys[i].first)) + ": " + std::strerror(-fds[i]);
   }
   if (!err.empty()) {
@@ -308,14 +327,14 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
     // the reverse) would fill the in-flight map or miscount. (Programs
     // loaded for uprobe-multi cannot fall back to perf-event uprobes.)
     spdlog::warn("uprobe-multi link on {} failed ({}); no probe attached on this file", lib.realpath, err);
-    for (int l : made) ::close(l);
+    made.clear();
     for (const auto& site : sites) {
-      results[site.result].status = "failed";
+      results[site.result].status = ProbeStatus::failed;
       results[site.result].error = err;
     }
     return;
   }
-  made_here.multi_fds.insert(made_here.multi_fds.end(), made.begin(), made.end());
+  for (auto& fd : made) made_here.multi_fds.push_back(std::move(fd));
 }
 
 size_t Engine::detach_library(uint64_t dev, uint64_t ino) {
@@ -333,8 +352,8 @@ size_t Engine::detach_library(uint64_t dev, uint64_t ino) {
 
 void Engine::release_links(LibraryLinks& ll) {
   std::vector<std::thread> pool;
-  for (auto* l : ll.links) pool.emplace_back([l] { bpf_link__destroy(l); });
-  for (int fd : ll.multi_fds) pool.emplace_back([fd] { ::close(fd); });
+  for (auto& l : ll.links) pool.emplace_back([&l] { l.reset(); });
+  for (auto& fd : ll.multi_fds) pool.emplace_back([&fd] { fd.reset(); });
   for (auto& t : pool) t.join();
 }
 
@@ -360,20 +379,19 @@ size_t Engine::attached_libraries() const {
 
 ProbeResult Engine::attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
                               const std::vector<std::pair<bpf_program*, bool>>& progs, LibraryLinks& into) {
-  std::vector<bpf_link*> made;
+  std::vector<Link> made;
   for (auto& [prog, ret] : progs) {
     LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
     // pid -1: every process that maps this file, present and future.
-    bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, r.library.realpath.c_str(), offset, &uo);
+    Link link(bpf_program__attach_uprobe_opts(prog, -1, r.library.realpath.c_str(), offset, &uo));
     if (!link) {
-      r.status = "failed";
+      r.status = ProbeStatus::failed;
       r.error = std::string(bpf_program__name(prog)) + ": " + std::strerror(errno);
-      for (auto* l : made) bpf_link__destroy(l);  // all or nothing per symbol
-      return r;
+      return r;  // all or nothing per symbol: `made` releases what this symbol got
     }
-    made.push_back(link);
+    made.push_back(std::move(link));
   }
-  into.links.insert(into.links.end(), made.begin(), made.end());
+  for (auto& l : made) into.links.push_back(std::move(l));
   return r;
 }
 
@@ -383,9 +401,9 @@ std::vector<ProbeResult> Engine::attach_empty_probes(const LibraryFile& lib, con
   std::vector<Site> sites;
   auto syms = read_function_symbols(lib.realpath);
   for (const auto& sym : symbols) {
-    ProbeResult r{lib, sym, "empty_uprobe", "attached", ""};
+    ProbeResult r{lib, sym, "empty_uprobe", ProbeStatus::attached, ""};
     if (!syms || !syms->count(sym)) {
-      r.status = "missing";
+      r.status = ProbeStatus::missing;
       r.error = syms ? "no such symbol" : syms.error().message;
     } else {
       Site site{out.size(), syms->at(sym).file_offset, 0, {{skel_->progs.empty_uprobe, false}}};
@@ -422,7 +440,7 @@ Status Engine::track(uint32_t tgid) {
 
 Status Engine::start(RecordHandler handler) {
   handler_ = std::move(handler);
-  ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), on_record, &handler_, nullptr);
+  ring_.reset(ring_buffer__new(bpf_map__fd(skel_->maps.events), on_record, &handler_, nullptr));
   if (!ring_) return make_error(std::string("cannot open the ring buffer: ") + std::strerror(errno));
   return {};
 }
@@ -430,9 +448,9 @@ Status Engine::start(RecordHandler handler) {
 int Engine::poll(int timeout_ms) {
   // BPF submits without waking us (except past half full), so a timed-out
   // poll is the normal path: consume explicitly afterwards.
-  int n = ring_buffer__poll(ring_, timeout_ms);
+  int n = ring_buffer__poll(ring_.get(), timeout_ms);
   if (n < 0 && n != -EINTR) return n;
-  int m = ring_buffer__consume(ring_);
+  int m = ring_buffer__consume(ring_.get());
   if (m < 0) return m;
   return (n > 0 ? n : 0) + m;
 }
@@ -478,26 +496,28 @@ Engine::~Engine() {
   }
   reap_cv_.notify_all();
   if (reaper_.joinable()) reaper_.join();  // releases what is queued first
-  if (ring_) ring_buffer__free(ring_);
-  if (rows_) ::munmap(rows_, size_t{rows_cap_} * 8);
+  // The owners release everything; what is explicit here is the order (the
+  // ring and the mapping, then the links, the link fds, and the object last:
+  // skel_ is the first member) and the parallel release of the links.
+  ring_.reset();
+  rows_.reset();
   // Releasing a uprobe waits for an RCU grace period: about 80 ms each on
   // the dev VM, so ~230 links released one by one held `gpuobs record` for
   // 18 s after its command exited. Released from several threads the waits
   // overlap and share grace periods.
-  std::vector<int> multi_links;
+  std::vector<Fd> multi_links;
   for (auto& [key, ll] : lib_links_) {
-    links_.insert(links_.end(), ll.links.begin(), ll.links.end());
-    multi_links.insert(multi_links.end(), ll.multi_fds.begin(), ll.multi_fds.end());
+    for (auto& l : ll.links) links_.push_back(std::move(l));
+    for (auto& fd : ll.multi_fds) multi_links.push_back(std::move(fd));
   }
   constexpr size_t kThreads = 32;
   std::vector<std::thread> pool;
   for (size_t t = 0; t < kThreads && t < links_.size(); ++t)
     pool.emplace_back([this, t] {
-      for (size_t i = t; i < links_.size(); i += kThreads) bpf_link__destroy(links_[i]);
+      for (size_t i = t; i < links_.size(); i += kThreads) links_[i].reset();
     });
   for (auto& th : pool) th.join();
-  for (int fd : multi_links) ::close(fd);
-  if (skel_) gpuobs_bpf__destroy(skel_);
+  multi_links.clear();
 }
 
 }  // namespace gpuobs

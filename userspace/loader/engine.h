@@ -18,16 +18,16 @@
 #include <utility>
 #include <vector>
 
+#include "common/modes.h"
 #include "common/result.h"
 #include "events.h"
 #include "decode/cuda_api.h"
 #include "decode/driver_ioctl.h"
 #include "loader/devices.h"
 #include "loader/libraries.h"
+#include "loader/owners.h"
 
 struct gpuobs_bpf;
-struct ring_buffer;
-struct bpf_link;
 struct bpf_program;
 
 namespace gpuobs {
@@ -55,7 +55,7 @@ struct ProbeResult {
   LibraryFile library;
   std::string symbol;
   std::string program;
-  std::string status;  // "attached", "missing" (no such symbol), "failed"
+  ProbeStatus status = ProbeStatus::attached;
   std::string error;   // errno text
 };
 
@@ -105,7 +105,7 @@ class Engine {
   uint32_t ring_bytes() const { return ring_bytes_; }
   uint32_t stack_depth() const { return stack_depth_; }
   // --unwind bpf: the rows array, mapped into this process (null otherwise).
-  uint64_t* unwind_rows() const { return rows_; }
+  uint64_t* unwind_rows() const { return static_cast<uint64_t*>(rows_.get()); }
   uint32_t unwind_rows_capacity() const { return rows_cap_; }
   Status set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc);
   void drop_unwind_proc(uint32_t tgid);
@@ -119,8 +119,8 @@ class Engine {
   // Library probes, per file (dev, inode): perf-event uprobe links and
   // uprobe-multi link fds.
   struct LibraryLinks {
-    std::vector<bpf_link*> links;
-    std::vector<int> multi_fds;
+    std::vector<Link> links;
+    std::vector<Fd> multi_fds;
   };
   // One planned probe site: a symbol's offset, cookie and programs.
   struct Site {
@@ -133,9 +133,14 @@ class Engine {
   ProbeResult attach_at(ProbeResult r, uint64_t offset, uint64_t cookie,
                         const std::vector<std::pair<bpf_program*, bool>>& progs, LibraryLinks& into);
 
-  gpuobs_bpf* skel_ = nullptr;
-  ring_buffer* ring_ = nullptr;
-  std::vector<bpf_link*> links_;  // tracepoints
+  struct SkeletonDeleter {
+    void operator()(gpuobs_bpf* s) const;  // gpuobs_bpf__destroy
+  };
+  // Declared first: destroyed last, after every link, mapping and the ring.
+  std::unique_ptr<gpuobs_bpf, SkeletonDeleter> skel_;
+  MappedRegion rows_;  // --unwind bpf: the rows map, mapped here
+  RingBuffer ring_;
+  std::vector<Link> links_;  // tracepoints
   // Destroys links in parallel (their RCU waits overlap).
   static void release_links(LibraryLinks& ll);
   void reap();  // the background thread of detach_library
@@ -153,7 +158,6 @@ class Engine {
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;
   uint32_t stack_depth_ = 0;
-  uint64_t* rows_ = nullptr;
   uint32_t rows_cap_ = 0;
 };
 

@@ -88,7 +88,7 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
           "INSERT OR REPLACE INTO capture (id, gpuobs_version, abi_version, mode, command, host, kernel,"
           " nvidia_driver, start_mono_ns, clock_offset_ns, ring_buffer_bytes, state)"
           " VALUES (1,?,?,?,?,?,?,?,?,?,?,?)");
-  st.bind(1, m.gpuobs_version).bind(2, int64_t{GPUOBS_ABI_VERSION}).bind(3, m.mode);
+  st.bind(1, m.gpuobs_version).bind(2, int64_t{GPUOBS_ABI_VERSION}).bind(3, to_string(m.mode));
   if (m.command.empty()) st.bind_null(4); else st.bind(4, m.command);
   st.bind(5, m.host).bind(6, m.kernel);
   if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
@@ -105,7 +105,7 @@ Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
           "INSERT INTO probes (library, dev, inode, symbol, program, status, error, reason, trigger_tgid,"
           " trigger_mono_ns, attached_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& p : probes) {
-    st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, p.status);
+    st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, to_string(p.status));
     if (p.error.empty()) st.bind_null(7); else st.bind(7, p.error);
     if (p.reason.empty()) st.bind_null(8); else st.bind(8, p.reason);
     if (p.trigger_tgid) st.bind(9, p.trigger_tgid); else st.bind_null(9);

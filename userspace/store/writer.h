@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/modes.h"
 #include "decode/decoder.h"
 #include "store/api_rows.h"
 #include "store/db.h"
@@ -29,7 +30,7 @@ namespace gpuobs {
 
 struct CaptureMeta {
   std::string gpuobs_version;
-  std::string mode;     // "record" or "daemon"
+  CaptureMode mode = CaptureMode::record;
   std::string command;  // record only
   std::string host;
   std::string kernel;
@@ -42,7 +43,9 @@ struct CaptureMeta {
 struct ProbeRow {
   std::string library;
   uint64_t dev = 0, inode = 0;
-  std::string symbol, program, status, error;
+  std::string symbol, program;
+  ProbeStatus status = ProbeStatus::attached;
+  std::string error;
   // When and why (migration 009): reason startup, exec, first_ioctl, rescan;
   // trigger_tgid 0 and times 0 are stored as NULL.
   std::string reason;
