@@ -67,6 +67,112 @@ std::vector<std::string> split_record_command(std::vector<std::string>& args) {
   return cmd;
 }
 
+namespace {
+
+// What every `gpuobs record` session is: the command's tree only, its GPU
+// libraries found where its processes map them (exec, dlopen), and those its
+// LD_LIBRARY_PATH names attached before it starts, so its first call is seen
+// whatever the attach latency.
+void set_record_options(RecordArgs& a) {
+  a.session.mode = CaptureMode::record;
+  a.session.only_tracked = true;
+  a.session.watch_libraries = true;
+  if (const char* llp = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto& f : gpu_libraries_on_search_path(llp)) a.session.preload_libraries.push_back(f.path);
+  a.session.command = shell_quote(a.command);
+}
+
+// The command, forked and held before exec: it waits on `go` until it is
+// tracked, so its first instruction after exec is already observed. `err`
+// (close-on-exec) reports an exec failure.
+struct HeldCommand {
+  pid_t pid = -1;
+  int go = -1;   // write 'g' to release it
+  int err = -1;  // the exec errno, or EOF once exec succeeded
+};
+
+Result<HeldCommand> fork_held(std::vector<std::string>& command) {
+  int go[2], err[2];
+  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+    return make_error(std::string("pipe: ") + std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) return make_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(go[1]);
+    ::close(err[0]);
+    char c = 0;
+    if (::read(go[0], &c, 1) != 1 || c != 'g') ::_exit(126);
+    std::vector<char*> argv;
+    for (auto& s : command) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    int e = errno;
+    (void)!::write(err[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  ::close(err[1]);
+  return HeldCommand{pid, go[1], err[0]};
+}
+
+// SIGTERM/SIGHUP sent to gpuobs are passed on to pid. ^C and ^\ from the
+// terminal already reach the child (same process group): gpuobs ignores them
+// rather than deliver a second one, and goes on recording until the child exits.
+void forward_signals_to(pid_t pid) {
+  g_child = pid;
+  struct sigaction sa{};
+  sa.sa_handler = forward_signal;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
+}
+
+// Lets the held command exec; logs why when exec fails.
+void release(HeldCommand& c, const std::string& name) {
+  (void)!::write(c.go, "g", 1);
+  ::close(c.go);
+  int exec_errno = 0;
+  if (::read(c.err, &exec_errno, sizeof exec_errno) == sizeof exec_errno)
+    spdlog::error("cannot execute {}: {}", name, std::strerror(exec_errno));
+  ::close(c.err);
+}
+
+// Records until the command exits; its exit status (128+N for signal N, 1
+// when it was reaped behind our back and the status is lost).
+int record_until_exit(Session& session, pid_t pid) {
+  for (;;) {
+    session.poll(50);
+    // Look without reaping, stop forwarding signals, then reap: the pid is
+    // never signalled after it may have been reused.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+      g_child = 0;
+      int wstatus = 0;
+      ::waitpid(pid, &wstatus, 0);
+      return exit_status_of(wstatus);
+    }
+    if (errno == ECHILD) {  // reaped behind our back: the status is lost
+      g_child = 0;
+      return 1;
+    }
+  }
+}
+
+void print_summary(const RecordArgs& a, int status, const SessionSummary& sum) {
+  std::fprintf(stderr,
+               "gpuobs: recorded %s (exit status %d): %llu kernel launches, %llu other CUDA calls and %llu driver "
+               "ioctls from %llu process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
+               "stored; %d/%d library probes attached. Capture written to %s (%s).\n",
+               a.session.command.c_str(), status, (unsigned long long)sum.launches,
+               (unsigned long long)sum.api_calls, (unsigned long long)sum.ioctls, (unsigned long long)sum.processes,
+               (unsigned long long)sum.process_events, (unsigned long long)sum.dropped,
+               (unsigned long long)sum.decode_errors, (unsigned long long)sum.store_failed,
+               sum.probes_attached, sum.probes_planned, a.session.output.c_str(), sum.state.c_str());
+}
+
+}  // namespace
+
 int run_record(RecordArgs& a) {
   if (a.command.empty()) {
     print_error("gpuobs record", make_error("no command given", "gpuobs record -o out.gpuobs -- CMD ARGS..."));
@@ -79,104 +185,31 @@ int run_record(RecordArgs& a) {
   // An inherited "ignore SIGCHLD" would make the kernel reap the child and
   // lose its exit status.
   ::signal(SIGCHLD, SIG_DFL);
-  a.session.mode = "record";
-  a.session.only_tracked = true;
-  // GPU libraries are found where the command's processes map them (exec,
-  // dlopen); those its LD_LIBRARY_PATH names are attached before it starts,
-  // so its first call is seen whatever the attach latency.
-  a.session.watch_libraries = true;
-  if (const char* llp = std::getenv("LD_LIBRARY_PATH"))
-    for (const auto& f : gpu_libraries_on_search_path(llp)) a.session.preload_libraries.push_back(f.path);
-  a.session.command = shell_quote(a.command);
+  set_record_options(a);
   auto session = Session::create(a.session);
   if (!session) {
     print_error("gpuobs record", session.error());
     return session.error().exit_code;
   }
-
-  // The child waits on `go` until it is tracked, so its first instruction
-  // after exec is already observed. `err` (close-on-exec) reports exec failure.
-  int go[2], err[2];
-  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    print_error("gpuobs record", make_error(std::string("pipe: ") + std::strerror(errno)));
+  auto child = fork_held(a.command);
+  if (!child) {
+    print_error("gpuobs record", child.error());
     return 1;
   }
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    print_error("gpuobs record", make_error(std::string("fork: ") + std::strerror(errno)));
-    return 1;
-  }
-  if (pid == 0) {
-    ::close(go[1]);
-    ::close(err[0]);
-    char c = 0;
-    if (::read(go[0], &c, 1) != 1 || c != 'g') ::_exit(126);
-    std::vector<char*> argv;
-    for (auto& s : a.command) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    int e = errno;
-    (void)!::write(err[1], &e, sizeof e);
-    ::_exit(127);
-  }
-  ::close(go[0]);
-  ::close(err[1]);
-  g_child = pid;
-  // SIGTERM/SIGHUP sent to gpuobs are passed on. ^C and ^\ from the terminal
-  // already reach the child (same process group): gpuobs ignores them rather
-  // than deliver a second one, and goes on recording until the child exits.
-  struct sigaction sa{};
-  sa.sa_handler = forward_signal;
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGHUP, &sa, nullptr);
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGQUIT, SIG_IGN);
-
-  if (auto st = (*session)->track_root(static_cast<uint32_t>(pid)); !st) {
-    ::kill(pid, SIGKILL);
+  forward_signals_to(child->pid);
+  if (auto st = (*session)->track_root(static_cast<uint32_t>(child->pid)); !st) {
+    ::kill(child->pid, SIGKILL);
     print_error("gpuobs record", st.error());
     return 1;
   }
-  (void)!::write(go[1], "g", 1);
-  ::close(go[1]);
-  int exec_errno = 0;
-  if (::read(err[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno)
-    spdlog::error("cannot execute {}: {}", a.command[0], std::strerror(exec_errno));
-  ::close(err[0]);
-
-  int wstatus = 0;
-  bool status_known = true;
-  for (;;) {
-    (*session)->poll(50);
-    // Look without reaping, stop forwarding signals, then reap: the pid is
-    // never signalled after it may have been reused.
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
-      g_child = 0;
-      ::waitpid(pid, &wstatus, 0);
-      break;
-    }
-    if (errno == ECHILD) {  // reaped behind our back: the status is lost
-      g_child = 0;
-      status_known = false;
-      break;
-    }
-  }
-  int status = status_known ? exit_status_of(wstatus) : 1;
+  release(*child, a.command[0]);
+  int status = record_until_exit(**session, child->pid);
   auto sum = (*session)->finish(status);
   if (!sum) {
     print_error("gpuobs record", sum.error());
     return 1;
   }
-  std::fprintf(stderr,
-               "gpuobs: recorded %s (exit status %d): %llu kernel launches, %llu other CUDA calls and %llu driver "
-               "ioctls from %llu process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
-               "stored; %d/%d library probes attached. Capture written to %s (%s).\n",
-               a.session.command.c_str(), status, (unsigned long long)sum->launches,
-               (unsigned long long)sum->api_calls, (unsigned long long)sum->ioctls, (unsigned long long)sum->processes,
-               (unsigned long long)sum->process_events, (unsigned long long)sum->dropped,
-               (unsigned long long)sum->decode_errors, (unsigned long long)sum->store_failed,
-               sum->probes_attached, sum->probes_planned, a.session.output.c_str(), sum->state.c_str());
+  print_summary(a, status, *sum);
   return status;
 }
 

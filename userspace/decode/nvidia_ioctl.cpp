@@ -388,46 +388,49 @@ void decode_rm_control(const Escape& e, DecodedIoctl& d) {
   }
 }
 
-void decode_escape(const Escape& e, DecodedIoctl& d) {
-  d.request = std::string(lookup(kEscapes, e.nr));
+// RM object lifetime outside NV_ESC_RM_ALLOC: memory allocated with an fd
+// (NVOS02) and frees (NVOS00).
+void decode_rm_alloc_memory(const Escape& e, DecodedIoctl& d) {  // nv_ioctl_nvos02_parameters_with_fd
+  FieldReader r(e.head, d.fields);
+  auto client = r.u32("hRoot", 0);
+  auto parent = r.u32("hObjectParent", 4);
+  auto handle = r.u32("hObjectNew", 8);
+  auto cls = r.u32("hClass", 12);
+  r.u32("flags", 16);
+  r.u64("pMemory", 24);
+  auto limit = r.u64("limit", 32);
+  ioctl_detail::set_nv_status(d, status_at(e.head, 40));
+  r.s32("fd", 48);
+  if (!cls) return;
+  d.object_class = *cls;
+  d.class_name = nv_class_name(*cls);
+  d.object = ioctl_detail::driver_object("alloc", std::string(class_kind(*cls)), handle.value_or(0));
+  d.object->client = client.value_or(0);
+  d.object->parent = parent.value_or(0);
+  d.object->object_class = *cls;
+  d.object->class_name = d.class_name;
+  if (limit) d.object->bytes = *limit + 1;  // limit is the last byte's offset
+}
+
+void decode_rm_free(const Escape& e, DecodedIoctl& d) {  // NVOS00
+  FieldReader r(e.head, d.fields);
+  auto client = r.u32("hRoot", 0);
+  auto parent = r.u32("hObjectParent", 4);
+  auto handle = r.u32("hObjectOld", 8);
+  ioctl_detail::set_nv_status(d, status_at(e.head, 12));
+  // The kind is not in the call: it comes from the alloc this free pairs with.
+  if (handle) {
+    d.object = ioctl_detail::driver_object("free", "", *handle);
+    d.object->client = client.value_or(0);
+    d.object->parent = parent.value_or(0);
+  }
+}
+
+// CPU and GPU mappings of RM memory: NVOS33/34 (CPU), NVOS56, NVOS46/47 (GPU
+// virtual address space).
+void decode_rm_mapping(const Escape& e, DecodedIoctl& d) {
   FieldReader r(e.head, d.fields);
   switch (e.nr) {
-    case kRmAlloc: decode_rm_alloc(e, d); break;
-    case kRmControl: decode_rm_control(e, d); break;
-    case kRmAllocMemory: {  // nv_ioctl_nvos02_parameters_with_fd
-      auto client = r.u32("hRoot", 0);
-      auto parent = r.u32("hObjectParent", 4);
-      auto handle = r.u32("hObjectNew", 8);
-      auto cls = r.u32("hClass", 12);
-      r.u32("flags", 16);
-      r.u64("pMemory", 24);
-      auto limit = r.u64("limit", 32);
-      ioctl_detail::set_nv_status(d, status_at(e.head, 40));
-      r.s32("fd", 48);
-      if (!cls) break;
-      d.object_class = *cls;
-      d.class_name = nv_class_name(*cls);
-      d.object = ioctl_detail::driver_object("alloc", std::string(class_kind(*cls)), handle.value_or(0));
-      d.object->client = client.value_or(0);
-      d.object->parent = parent.value_or(0);
-      d.object->object_class = *cls;
-      d.object->class_name = d.class_name;
-      if (limit) d.object->bytes = *limit + 1;  // limit is the last byte's offset
-      break;
-    }
-    case kRmFree: {  // NVOS00
-      auto client = r.u32("hRoot", 0);
-      auto parent = r.u32("hObjectParent", 4);
-      auto handle = r.u32("hObjectOld", 8);
-      ioctl_detail::set_nv_status(d, status_at(e.head, 12));
-      // The kind is not in the call: it comes from the alloc this free pairs with.
-      if (handle) {
-        d.object = ioctl_detail::driver_object("free", "", *handle);
-        d.object->client = client.value_or(0);
-        d.object->parent = parent.value_or(0);
-      }
-      break;
-    }
     case kRmMapMemory:  // nv_ioctl_nvos33_parameters_with_fd
       r.u32("hClient", 0);
       r.u32("hDevice", 4);
@@ -446,18 +449,6 @@ void decode_escape(const Escape& e, DecodedIoctl& d) {
       r.u64("pLinearAddress", 16);
       ioctl_detail::set_nv_status(d, status_at(e.head, 24));
       r.u32("flags", 28);
-      break;
-    case kRmDupObject:  // NVOS55
-      r.u32("hClient", 0);
-      r.u32("hParent", 4);
-      r.u32("hObject", 8);
-      r.u32("hClientSrc", 12);
-      r.u32("hObjectSrc", 16);
-      r.u32("flags", 20);
-      ioctl_detail::set_nv_status(d, status_at(e.head, 24));
-      break;
-    case kRmShare:  // NVOS57 (24 B): only its last field, the status, is known here
-      if (e.size == 24) ioctl_detail::set_nv_status(d, status_at(e.head, 20));
       break;
     case kRmUpdateDeviceMappingInfo:  // NVOS56
       r.u32("hClient", 0);
@@ -500,6 +491,26 @@ void decode_escape(const Escape& e, DecodedIoctl& d) {
         ioctl_detail::set_nv_status(d, status_at(e.head, 32));
       }
       break;
+  }
+}
+
+// The other RM escapes with a known layout: object duplication and sharing,
+// and the video heap.
+void decode_rm_other(const Escape& e, DecodedIoctl& d) {
+  FieldReader r(e.head, d.fields);
+  switch (e.nr) {
+    case kRmDupObject:  // NVOS55
+      r.u32("hClient", 0);
+      r.u32("hParent", 4);
+      r.u32("hObject", 8);
+      r.u32("hClientSrc", 12);
+      r.u32("hObjectSrc", 16);
+      r.u32("flags", 20);
+      ioctl_detail::set_nv_status(d, status_at(e.head, 24));
+      break;
+    case kRmShare:  // NVOS57 (24 B): only its last field, the status, is known here
+      if (e.size == 24) ioctl_detail::set_nv_status(d, status_at(e.head, 20));
+      break;
     case kRmVidHeapControl:  // NVOS32: the data union is function-specific
       r.u32("hRoot", 0);
       r.u32("hObjectParent", 4);
@@ -510,6 +521,14 @@ void decode_escape(const Escape& e, DecodedIoctl& d) {
       r.u64("total", 24);
       r.u64("free", 32);
       break;
+  }
+}
+
+// The driver's own escapes (nv.c, not RM): OS events, fds, version check,
+// GPU lists, card info, system parameters.
+void decode_os_escape(const Escape& e, DecodedIoctl& d) {
+  FieldReader r(e.head, d.fields);
+  switch (e.nr) {
     case kAllocOsEvent:
     case kFreeOsEvent:  // nv_ioctl_alloc_os_event_t / nv_ioctl_free_os_event_t
       r.u32("hClient", 0);
@@ -541,28 +560,50 @@ void decode_escape(const Escape& e, DecodedIoctl& d) {
       r.s32("rc", 0);
       r.u32("adapterStatus", 4);
       break;
-    case kIoctlXferCmd: {
-      // nv_ioctl_xfer_t {cmd, size, ptr}: the real escape's argument is at
-      // ptr, copied as aux; decode it as that escape with _IOC_SIZE = size.
-      auto cmd = read_le(e.head, 0, 4);
-      auto size = read_le(e.head, 4, 4);
-      if (e.depth > 0 || !cmd || !size) {
-        r.u32("cmd", 0);
-        r.u32("size", 4);
-        r.u64("ptr", 8);
-        break;
-      }
-      Escape inner{.nr = uint32_t(*cmd),
-                   .size = uint32_t(*size),
-                   .head = e.aux.substr(0, *size),
-                   .aux = {},
-                   .version = e.version,
-                   .depth = e.depth + 1};
-      decode_escape(inner, d);
-      d.fields["xfer"] = true;
-      break;
-    }
-    default: break;  // named only
+  }
+}
+
+void decode_escape(const Escape& e, DecodedIoctl& d);
+
+// nv_ioctl_xfer_t {cmd, size, ptr}: the real escape's argument is at ptr,
+// copied as aux; decoded as that escape with _IOC_SIZE = size (one level).
+void decode_xfer(const Escape& e, DecodedIoctl& d) {
+  auto cmd = read_le(e.head, 0, 4);
+  auto size = read_le(e.head, 4, 4);
+  if (e.depth > 0 || !cmd || !size) {
+    FieldReader r(e.head, d.fields);
+    r.u32("cmd", 0);
+    r.u32("size", 4);
+    r.u64("ptr", 8);
+    return;
+  }
+  Escape inner{.nr = uint32_t(*cmd),
+               .size = uint32_t(*size),
+               .head = e.aux.substr(0, *size),
+               .aux = {},
+               .version = e.version,
+               .depth = e.depth + 1};
+  decode_escape(inner, d);
+  d.fields["xfer"] = true;
+}
+
+void decode_escape(const Escape& e, DecodedIoctl& d) {
+  d.request = std::string(lookup(kEscapes, e.nr));
+  switch (e.nr) {
+    case kRmAlloc: decode_rm_alloc(e, d); break;
+    case kRmControl: decode_rm_control(e, d); break;
+    case kRmAllocMemory: decode_rm_alloc_memory(e, d); break;
+    case kRmFree: decode_rm_free(e, d); break;
+    case kRmMapMemory:
+    case kRmUnmapMemory:
+    case kRmUpdateDeviceMappingInfo:
+    case kRmMapMemoryDma:
+    case kRmUnmapMemoryDma: decode_rm_mapping(e, d); break;
+    case kRmDupObject:
+    case kRmShare:
+    case kRmVidHeapControl: decode_rm_other(e, d); break;
+    case kIoctlXferCmd: decode_xfer(e, d); break;
+    default: decode_os_escape(e, d); break;  // or named only
   }
 }
 

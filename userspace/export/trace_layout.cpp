@@ -96,6 +96,11 @@ class Builder {
     return buf;
   }
 
+  // Notes shown on every replayed operation, interned once.
+  struct OpNotes {
+    uint32_t bounds, open, crowded;
+  };
+
   void add_queues() {
     std::unordered_map<int64_t, const replay::Observation*> obs;
     for (auto& o : r_.observations) obs.emplace(o.id, &o);
@@ -112,72 +117,88 @@ class Builder {
       auto it = queue_index.find(op.queue_id);
       if (it != queue_index.end()) per_queue[it->second].push_back(&op);
     }
-    const uint32_t bounds_note = intern("earliest start / latest end derived from host observations, not measured");
-    const uint32_t open_note = intern("never proven complete: drawn to the capture's end");
-    const uint32_t crowded_note = intern("overlaps too many windows on this stream: drawn as an instant at its earliest start");
-    for (size_t qi = 0; qi < per_queue.size(); ++qi) {
-      auto& ops = per_queue[qi];
-      auto end_of = [&](const replay::Op* o) { return std::max(o->earliest_start_ns, o->latest_end_ns.value_or(r_.end_ns)); };
-      std::stable_sort(ops.begin(), ops.end(), [&](const replay::Op* a, const replay::Op* b) {
-        if (a->earliest_start_ns != b->earliest_start_ns) return a->earliest_start_ns < b->earliest_start_ns;
-        if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
-        return a->id < b->id;
-      });
-      std::vector<std::pair<uint64_t, int64_t>> lanes;  // (track, last end)
-      const std::string name = L_.tracks[stream_track[qi] - 1].name;  // a copy: add_track reallocates
-      for (const replay::Op* op : ops) {
-        Slice s;
-        s.start_ns = op->earliest_start_ns;
-        s.end_ns = end_of(op);
-        s.instant = s.end_ns == s.start_ns;
-        size_t lane = 0;
-        while (lane < lanes.size() && lanes[lane].second > s.start_ns) ++lane;
-        if (lane == lanes.size() && lanes.size() < kMaxLanes)
-          lanes.emplace_back(add_track(TrackKind::lane, stream_track[qi], name, r_.queues[qi].tgid), s.start_ns);
-        if (lane < lanes.size()) {
-          if (!s.instant) lanes[lane].second = s.end_ns;
-        } else {
-          lane = 0;  // no free lane: an instant on the first, which cannot break its nesting
-          s.instant = true;
-          s.args.push_back(Arg{"drawn", true, crowded_note});
-        }
-        s.track = lanes[lane].first;
-        if (s.instant) s.end_ns = s.start_ns;
-        s.name = intern(op->name);
-        s.args.push_back(Arg{"api", true, intern(op->api)});
-        s.args.push_back(Arg{"kind", true, intern(op->kind)});
-        s.args.push_back(Arg{"op_id", false, op->id});
-        s.args.push_back(Arg{"seq", false, op->seq});
-        s.args.push_back(Arg{"bounds", true, bounds_note});
-        s.args.push_back(Arg{"enqueue_ns", false, op->enqueue_ns});
-        s.args.push_back(Arg{"earliest_start_ns", false, op->earliest_start_ns});
-        if (op->latest_end_ns) {
-          s.args.push_back(Arg{"latest_end_ns", false, *op->latest_end_ns});
-        } else {
-          s.args.push_back(Arg{"open", true, open_note});
-        }
-        if (op->bound_by) {
-          auto o = obs.find(*op->bound_by);
-          s.args.push_back(Arg{"bound_by", true,
-                               intern(o == obs.end() ? "observation " + std::to_string(*op->bound_by)
-                                                     : o->second->api + " (" + o->second->kind + ", observation " +
-                                                           std::to_string(o->first) + ")")});
-        }
-        if (op->bytes) s.args.push_back(Arg{"bytes", false, static_cast<int64_t>(op->bytes)});
-        if (!op->direction.empty()) s.args.push_back(Arg{"direction", true, intern(op->direction)});
-        if (op->event) s.args.push_back(Arg{"event", false, static_cast<int64_t>(op->event)});
-        int table = host_table_index(op->source_table);
-        auto host = table < 0 ? host_slice_.end() : host_slice_.find(row_key(uint8_t(table), op->source_id));
-        if (host != host_slice_.end()) {
-          L_.slices[host->second].flows_out.push_back(static_cast<uint64_t>(op->id));
-          s.flows_in.push_back(static_cast<uint64_t>(op->id));
-        }
-        s.flow_rank = 1;
-        op_slice_.emplace(op->id, static_cast<uint32_t>(L_.slices.size()));
-        L_.slices.push_back(std::move(s));
+    const OpNotes notes{
+        intern("earliest start / latest end derived from host observations, not measured"),
+        intern("never proven complete: drawn to the capture's end"),
+        intern("overlaps too many windows on this stream: drawn as an instant at its earliest start")};
+    for (size_t qi = 0; qi < per_queue.size(); ++qi) add_queue_ops(qi, stream_track[qi], per_queue[qi], notes, obs);
+    add_dependency_flows();
+    add_depth_counters(queue_index, stream_track);
+  }
+
+  // One queue's operations, in windows on lanes under its stream track (at
+  // most kMaxLanes; past that an operation is drawn as an instant).
+  void add_queue_ops(size_t qi, uint64_t stream_track, std::vector<const replay::Op*>& ops, const OpNotes& notes,
+                     const std::unordered_map<int64_t, const replay::Observation*>& obs) {
+    auto end_of = [&](const replay::Op* o) { return std::max(o->earliest_start_ns, o->latest_end_ns.value_or(r_.end_ns)); };
+    std::stable_sort(ops.begin(), ops.end(), [&](const replay::Op* a, const replay::Op* b) {
+      if (a->earliest_start_ns != b->earliest_start_ns) return a->earliest_start_ns < b->earliest_start_ns;
+      if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
+      return a->id < b->id;
+    });
+    std::vector<std::pair<uint64_t, int64_t>> lanes;  // (track, last end)
+    const std::string name = L_.tracks[stream_track - 1].name;  // a copy: add_track reallocates
+    for (const replay::Op* op : ops) {
+      Slice s;
+      s.start_ns = op->earliest_start_ns;
+      s.end_ns = end_of(op);
+      s.instant = s.end_ns == s.start_ns;
+      size_t lane = 0;
+      while (lane < lanes.size() && lanes[lane].second > s.start_ns) ++lane;
+      if (lane == lanes.size() && lanes.size() < kMaxLanes)
+        lanes.emplace_back(add_track(TrackKind::lane, stream_track, name, r_.queues[qi].tgid), s.start_ns);
+      if (lane < lanes.size()) {
+        if (!s.instant) lanes[lane].second = s.end_ns;
+      } else {
+        lane = 0;  // no free lane: an instant on the first, which cannot break its nesting
+        s.instant = true;
+        s.args.push_back(Arg{"drawn", true, notes.crowded});
       }
-      queue_lanes_.push_back(lanes.size());
+      s.track = lanes[lane].first;
+      if (s.instant) s.end_ns = s.start_ns;
+      add_op_args(s, *op, notes, obs);
+      int table = host_table_index(op->source_table);
+      auto host = table < 0 ? host_slice_.end() : host_slice_.find(row_key(uint8_t(table), op->source_id));
+      if (host != host_slice_.end()) {
+        L_.slices[host->second].flows_out.push_back(static_cast<uint64_t>(op->id));
+        s.flows_in.push_back(static_cast<uint64_t>(op->id));
+      }
+      s.flow_rank = 1;
+      op_slice_.emplace(op->id, static_cast<uint32_t>(L_.slices.size()));
+      L_.slices.push_back(std::move(s));
     }
+    queue_lanes_.push_back(lanes.size());
+  }
+
+  void add_op_args(Slice& s, const replay::Op& op, const OpNotes& notes,
+                   const std::unordered_map<int64_t, const replay::Observation*>& obs) {
+    s.name = intern(op.name);
+    s.args.push_back(Arg{"api", true, intern(op.api)});
+    s.args.push_back(Arg{"kind", true, intern(op.kind)});
+    s.args.push_back(Arg{"op_id", false, op.id});
+    s.args.push_back(Arg{"seq", false, op.seq});
+    s.args.push_back(Arg{"bounds", true, notes.bounds});
+    s.args.push_back(Arg{"enqueue_ns", false, op.enqueue_ns});
+    s.args.push_back(Arg{"earliest_start_ns", false, op.earliest_start_ns});
+    if (op.latest_end_ns) {
+      s.args.push_back(Arg{"latest_end_ns", false, *op.latest_end_ns});
+    } else {
+      s.args.push_back(Arg{"open", true, notes.open});
+    }
+    if (op.bound_by) {
+      auto o = obs.find(*op.bound_by);
+      s.args.push_back(Arg{"bound_by", true,
+                           intern(o == obs.end() ? "observation " + std::to_string(*op.bound_by)
+                                                 : o->second->api + " (" + o->second->kind + ", observation " +
+                                                       std::to_string(o->first) + ")")});
+    }
+    if (op.bytes) s.args.push_back(Arg{"bytes", false, static_cast<int64_t>(op.bytes)});
+    if (!op.direction.empty()) s.args.push_back(Arg{"direction", true, intern(op.direction)});
+    if (op.event) s.args.push_back(Arg{"event", false, static_cast<int64_t>(op.event)});
+  }
+
+  // Flows along the event dependencies, and their ranks (record -> wait -> ...).
+  void add_dependency_flows() {
     for (size_t i = 0; i < r_.deps.size(); ++i) {
       const replay::Dependency& d = r_.deps[i];
       if (d.kind != "event") continue;
@@ -186,7 +207,7 @@ class Builder {
       L_.slices[from->second].flows_out.push_back(kDependencyFlowBase + i);
       L_.slices[to->second].flows_in.push_back(kDependencyFlowBase + i);
     }
-    // Ranks along the event edges (record -> wait -> ...), to a fixed point.
+    // Ranks along the event edges, to a fixed point.
     for (bool changed = true; changed;) {
       changed = false;
       for (auto& d : r_.deps) {
@@ -197,6 +218,11 @@ class Builder {
         if (L_.slices[to->second].flow_rank < want) L_.slices[to->second].flow_rank = want, changed = true;
       }
     }
+  }
+
+  // A queue-depth counter track under each stream track that has depth changes.
+  void add_depth_counters(const std::unordered_map<int64_t, size_t>& queue_index,
+                          const std::vector<uint64_t>& stream_track) {
     std::unordered_map<int64_t, uint64_t> depth_track;
     for (auto& d : r_.depth) {
       auto it = depth_track.find(d.queue_id);

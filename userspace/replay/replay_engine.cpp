@@ -298,6 +298,27 @@ void Engine::on_memory(ProcessState& p, const Call& c) {
 
 void Engine::on_stream_op(ProcessState& p, const Call& c) {
   const std::string& op = s(c.op);
+  if (op == "stream_query" || op == "event_query") return on_query(p, c, op);
+  if (!c.ok()) return;
+  if (op == "stream_create" || op == "stream_destroy") {
+    on_stream_lifetime(p, c, op);
+  } else if (op == "event_create") {
+    p.events[c.event] = EventState{};
+  } else if (op == "event_destroy") {
+    p.events.erase(c.event);
+  } else if (op == "event_record") {
+    on_event_record(p, c);
+  } else if (op == "wait_event") {
+    on_wait_event(p, c);
+  } else if (op == "host_func" || op == "graph_launch") {
+    if (auto q = op_queue(p, c)) enqueue(p, *q, c, op == "host_func" ? "host_func" : "graph_launch", nullptr);
+  } else if (op == "capture_begin" || op == "capture_end") {
+    on_capture(p, c, op == "capture_begin");
+  }
+}
+
+// A successful query proves the queue (or the event's work) complete.
+void Engine::on_query(ProcessState& p, const Call& c, const std::string& op) {
   bool query_ok = c.result && *c.result == 0;  // 600 (NOT_READY) proves nothing
   if (op == "stream_query") {
     if (!query_ok) return;
@@ -306,23 +327,22 @@ void Engine::on_stream_op(ProcessState& p, const Call& c) {
     observe(p, c, "stream_query", q, q ? &f : nullptr);
     return;
   }
-  if (op == "event_query") {
-    if (!query_ok) return;
-    auto it = p.events.find(c.event);
-    if (it != p.events.end() && it->second.recorded) {
-      Clock f = it->second.clock;
-      observe(p, c, "event_query", std::nullopt, &f);
-    } else if (it == p.events.end()) {  // created before the capture saw it: unknown, not unrecorded
-      observe(p, c, "event_query", std::nullopt, nullptr);
-    } else {
-      hazard("wait_unrecorded_event", c).detail =
-          s(c.api) + " queried event " + hex(c.event) +
-          " which was never recorded since it was created: the query proves nothing; record it (cuEventRecord) first";
-      observe(p, c, "event_query", std::nullopt, nullptr);
-    }
-    return;
+  if (!query_ok) return;  // event_query
+  auto it = p.events.find(c.event);
+  if (it != p.events.end() && it->second.recorded) {
+    Clock f = it->second.clock;
+    observe(p, c, "event_query", std::nullopt, &f);
+  } else if (it == p.events.end()) {  // created before the capture saw it: unknown, not unrecorded
+    observe(p, c, "event_query", std::nullopt, nullptr);
+  } else {
+    hazard("wait_unrecorded_event", c).detail =
+        s(c.api) + " queried event " + hex(c.event) +
+        " which was never recorded since it was created: the query proves nothing; record it (cuEventRecord) first";
+    observe(p, c, "event_query", std::nullopt, nullptr);
   }
-  if (!c.ok()) return;
+}
+
+void Engine::on_stream_lifetime(ProcessState& p, const Call& c, const std::string& op) {
   if (op == "stream_create") {
     if (!c.stream || *c.stream == 0) return;
     size_t q = new_queue(p, c, "created", *c.stream);
@@ -330,68 +350,70 @@ void Engine::on_stream_op(ProcessState& p, const Call& c) {
     r_.queues[q].non_blocking = !qs_[q].blocking;
     r_.queues[q].created_ns = c.ts;
     p.handles[*c.stream] = q;
-  } else if (op == "stream_destroy") {
+  } else {
     auto it = p.handles.find(c.stream.value_or(0));
     if (it == p.handles.end()) return;
     qs_[it->second].destroyed = true;
     r_.queues[it->second].destroyed_ns = c.ts;
-  } else if (op == "event_create") {
-    p.events[c.event] = EventState{};
-  } else if (op == "event_destroy") {
-    p.events.erase(c.event);
-  } else if (op == "event_record") {
+  }
+}
+
+void Engine::on_event_record(ProcessState& p, const Call& c) {
+  auto q = find_queue(p, c, c.stream.value_or(0), true);
+  if (!q) return;
+  if (qs_[*q].capturing) {  // a graph node: a wait on it forks the capture (see wait_event)
+    p.events[c.event].captured_by = qs_[*q].capture_origin;
+    return;
+  }
+  Op& o = enqueue(p, *q, c, "event_record", nullptr);
+  o.event = c.event;
+  EventState& e = p.events[c.event];
+  e.captured_by.reset();
+  e.recorded = true;
+  e.clock = qs_[*q].clock;
+  e.lb = qs_[*q].lb;
+  e.record_op = o.id;
+}
+
+void Engine::on_wait_event(ProcessState& p, const Call& c) {
+  auto it = p.events.find(c.event);
+  if (it != p.events.end() && it->second.captured_by) {
+    // Fork: waiting on an event recorded in a capture joins this stream to
+    // that capture until the origin's capture_end; the wait is a graph edge.
+    size_t origin = *it->second.captured_by;
     auto q = find_queue(p, c, c.stream.value_or(0), true);
-    if (!q) return;
-    if (qs_[*q].capturing) {  // a graph node: a wait on it forks the capture (see wait_event)
-      p.events[c.event].captured_by = qs_[*q].capture_origin;
-      return;
+    if (!q || !qs_[origin].capturing) return;  // the capture ended: the event was never recorded on a queue
+    if (!qs_[*q].capturing) {
+      qs_[*q].capturing = true;
+      qs_[*q].capture_origin = origin;
+      qs_[origin].forked.push_back(*q);
     }
-    Op& o = enqueue(p, *q, c, "event_record", nullptr);
-    o.event = c.event;
-    EventState& e = p.events[c.event];
-    e.captured_by.reset();
-    e.recorded = true;
-    e.clock = qs_[*q].clock;
-    e.lb = qs_[*q].lb;
-    e.record_op = o.id;
-  } else if (op == "wait_event") {
-    auto it = p.events.find(c.event);
-    if (it != p.events.end() && it->second.captured_by) {
-      // Fork: waiting on an event recorded in a capture joins this stream to
-      // that capture until the origin's capture_end; the wait is a graph edge.
-      size_t origin = *it->second.captured_by;
-      auto q = find_queue(p, c, c.stream.value_or(0), true);
-      if (!q || !qs_[origin].capturing) return;  // the capture ended: the event was never recorded on a queue
-      if (!qs_[*q].capturing) {
-        qs_[*q].capturing = true;
-        qs_[*q].capture_origin = origin;
-        qs_[origin].forked.push_back(*q);
-      }
-      return;
-    }
-    const EventState* e = it != p.events.end() && it->second.recorded ? &it->second : nullptr;
-    auto q = op_queue(p, c);
-    if (!q) return;
-    Op& o = enqueue(p, *q, c, "wait_event", e);
-    o.event = c.event;
-    // An event with no state was created before the capture saw it (process
-    // attached mid-run): whether it was recorded is unknown, so no hazard.
-    if (!e && it != p.events.end()) {
-      int64_t id = o.id;
-      Hazard& h = hazard("wait_unrecorded_event", c);
-      h.op_id = id;
-      h.detail = s(c.api) + " made " + stream_label(*q) + " wait on event " + hex(c.event) +
-                 " which was never recorded since it was created: the wait orders nothing; record the event on the "
-                 "producing stream before waiting on it";
-    }
-  } else if (op == "host_func" || op == "graph_launch") {
-    if (auto q = op_queue(p, c)) enqueue(p, *q, c, op == "host_func" ? "host_func" : "graph_launch", nullptr);
-  } else if (op == "capture_begin") {
+    return;
+  }
+  const EventState* e = it != p.events.end() && it->second.recorded ? &it->second : nullptr;
+  auto q = op_queue(p, c);
+  if (!q) return;
+  Op& o = enqueue(p, *q, c, "wait_event", e);
+  o.event = c.event;
+  // An event with no state was created before the capture saw it (process
+  // attached mid-run): whether it was recorded is unknown, so no hazard.
+  if (!e && it != p.events.end()) {
+    int64_t id = o.id;
+    Hazard& h = hazard("wait_unrecorded_event", c);
+    h.op_id = id;
+    h.detail = s(c.api) + " made " + stream_label(*q) + " wait on event " + hex(c.event) +
+               " which was never recorded since it was created: the wait orders nothing; record the event on the "
+               "producing stream before waiting on it";
+  }
+}
+
+void Engine::on_capture(ProcessState& p, const Call& c, bool begin) {
+  if (begin) {
     if (auto q = find_queue(p, c, c.stream.value_or(0), true)) {
       qs_[*q].capturing = true;
       qs_[*q].capture_origin = *q;
     }
-  } else if (op == "capture_end") {
+  } else {
     if (auto q = find_queue(p, c, c.stream.value_or(0), true)) {
       qs_[*q].capturing = false;
       for (size_t f : qs_[*q].forked) qs_[f].capturing = false;  // joined back before the end

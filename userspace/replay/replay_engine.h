@@ -123,6 +123,13 @@ class Engine {
   std::optional<size_t> op_queue(ProcessState& p, const Call& c);
   void observe(ProcessState& p, const Call& c, const char* kind, std::optional<size_t> q, const Clock* frontier);
   void on_stream_op(ProcessState& p, const Call& c);
+  // on_stream_op's parts: queries (proofs of completion), stream lifetime,
+  // event records and waits, stream capture.
+  void on_query(ProcessState& p, const Call& c, const std::string& op);
+  void on_stream_lifetime(ProcessState& p, const Call& c, const std::string& op);
+  void on_event_record(ProcessState& p, const Call& c);
+  void on_wait_event(ProcessState& p, const Call& c);
+  void on_capture(ProcessState& p, const Call& c, bool begin);
   void on_sync(ProcessState& p, const Call& c);
   void on_copy(ProcessState& p, const Call& c);
   void on_memory(ProcessState& p, const Call& c);
