@@ -10,6 +10,7 @@
 //          the process is still alive and must still be recorded
 //        launch_workload --lib PATH --die-in-sync THREADS
 //          THREADS threads block in cuStreamSynchronize; exit() kills them inside it
+//          [--hold-ms MS]: ... MS ms after they started (default 100)
 //        [--rate R]: each thread launches at most R times per second
 //        [--progress FILE]: every 50 ms, appends "MONO_NS COUNT" to FILE: COUNT
 //          launches had returned (all threads) by CLOCK_MONOTONIC time MONO_NS
@@ -69,7 +70,7 @@ uint32_t run_worker(uint32_t worker, uint32_t launches, uint32_t* ptsz_calls) {
 
 int main(int argc, char** argv) {
   std::string lib, truth_path, progress_path;
-  uint32_t threads = 1, launches = 1000, child_launches = 0, die_in_sync = 0;
+  uint32_t threads = 1, launches = 1000, child_launches = 0, die_in_sync = 0, hold_ms = 100;
   bool leader_exits_first = false;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--leader-exits-first") leader_exits_first = true;
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
     std::string k = argv[i];
     if (k == "--leader-exits-first") { --i; continue; }
     if (k == "--die-in-sync") die_in_sync = std::stoul(argv[i + 1]);
+    else if (k == "--hold-ms") hold_ms = std::stoul(argv[i + 1]);
     else if (k == "--lib") lib = argv[i + 1];
     else if (k == "--threads") threads = std::stoul(argv[i + 1]);
     else if (k == "--launches") launches = std::stoul(argv[i + 1]);
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
       std::thread([sync] {
         for (;;) sync(nullptr);
       }).detach();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
     std::exit(0);  // every worker is inside cuStreamSynchronize (FAKE_CUDA_SYNC_US set high)
   }
 
