@@ -31,7 +31,9 @@ bool command_exists(const std::string& cmd) {
   if (cmd.find('/') != std::string::npos) return ::access(cmd.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
   for (std::string dir : split_list(path ? path : "/usr/local/bin:/usr/bin:/bin")) {
-    if (dir.empty()) dir = ".";  // an empty PATH element means the current directory
+    // An empty PATH element means the current directory. (push_back: GCC 12
+    // warns a false -Wrestrict on assigning "." once this is inlined.)
+    if (dir.empty()) dir.push_back('.');
     if (::access((dir + "/" + cmd).c_str(), X_OK) == 0) return true;
   }
   return false;
