@@ -171,6 +171,11 @@ int main(int argc, char** argv) {
                                              "2 not a readable capture");
   check->add_option("files", check_args.files, "capture files")->required();
 
+  cli::UpgradeArgs upgrade_args;
+  auto* upgrade = app.add_subcommand("upgrade", "bring captures of older gpuobs versions up to this schema, in place "
+                                                 "(other commands read them as they are)");
+  upgrade->add_option("files", upgrade_args.files, "capture files")->required();
+
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -200,6 +205,7 @@ int main(int argc, char** argv) {
   }
   if (status->parsed()) return cli::run_status(status_args);
   if (check->parsed()) return cli::run_check(check_args);
+  if (upgrade->parsed()) return cli::run_upgrade(upgrade_args);
   if (segs->parsed()) return cli::run_segments(seg_args);
   // The default capture is the daemon's current segment.
   auto current_if_unset = [&](std::string& file) -> bool {
