@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   const uint64_t t0 = 1'000'000'000;
   if (!(*w)->write_meta(CaptureMeta{"bench", CaptureMode::record, "replay_bench", "h", "k", "", int64_t(t0), 0, 1 << 20}).ok())
     return 1;
+  // Every row is wanted: the bench pushes faster than any writer, so no backlog drops.
+  (*w)->set_max_backlog(std::chrono::hours(24), SIZE_MAX);
   (*w)->start();
   const uint32_t create = api_id("cuStreamCreate"), ev_create = api_id("cuEventCreate"),
                  record = api_id("cuEventRecord"), wait = api_id("cuStreamWaitEvent"),

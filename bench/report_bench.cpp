@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
     auto w = CaptureWriter::create(path, true, nullptr);
     if (!w) { std::fprintf(stderr, "%s\n", w.error().message.c_str()); return 1; }
     (void)(*w)->write_meta(CaptureMeta{"bench", CaptureMode::record, "report_bench", "h", "k", "", t0, 0, 4096});
+    // Every row is wanted: the bench pushes faster than any writer, so no backlog drops.
+    (*w)->set_max_backlog(std::chrono::hours(24), SIZE_MAX);
     (*w)->start();
     const uint32_t procs = 8;
     for (uint32_t p = 0; p < procs; ++p)

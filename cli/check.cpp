@@ -29,7 +29,7 @@ int check_one(const std::string& file) {
     for (const auto& p : *problems) std::printf("  %s\n", p.c_str());
     print_error(kProgram, make_error("capture is corrupt: " + file + ": " + std::to_string(problems->size()) +
                                          (problems->size() >= static_cast<size_t>(kMaxProblems) ? " or more" : "") +
-                                         " problem(s) found by PRAGMA integrity_check",
+                                         " problem(s) found by PRAGMA integrity_check and the reference checks",
                                      "its numbers cannot be trusted; record it again"));
     return 1;
   }

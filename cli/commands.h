@@ -100,4 +100,11 @@ struct CheckArgs {
 };
 int run_check(const CheckArgs& args);
 
+// gpuobs upgrade FILE... (cli/upgrade.cpp): migrates captures of older
+// schemas in place. Exit status 0: upgraded or already current; 2: not done.
+struct UpgradeArgs {
+  std::vector<std::string> files;
+};
+int run_upgrade(const UpgradeArgs& args);
+
 }  // namespace gpuobs::cli

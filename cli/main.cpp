@@ -60,13 +60,14 @@ struct Args {
   cli::StatusArgs status_args;
   cli::SegmentsArgs seg_args;
   cli::CheckArgs check_args;
+  cli::UpgradeArgs upgrade_args;
 };
 
 // The subcommands, to tell which one was given.
 struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
-           *segs = nullptr, *check = nullptr;
+           *segs = nullptr, *check = nullptr, *upgrade = nullptr;
   CLI::Option* stack_copy = nullptr;
 };
 
@@ -186,6 +187,10 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
   auto* check = c.check = app.add_subcommand("check", "PRAGMA integrity_check over captures: exit status 0 intact, 1 corrupt, "
                                              "2 not a readable capture");
   check->add_option("files", a.check_args.files, "capture files")->required();
+
+  auto* upgrade = c.upgrade = app.add_subcommand("upgrade", "bring captures of older gpuobs versions up to this schema, "
+                                                             "in place (other commands read them as they are)");
+  upgrade->add_option("files", a.upgrade_args.files, "capture files")->required();
 }
 
 // Checks that involve two options (CLI11 validators see one value): the exit
@@ -237,6 +242,7 @@ int dispatch(Args& a, const Commands& c) {
   }
   if (c.status->parsed()) return cli::run_status(a.status_args);
   if (c.check->parsed()) return cli::run_check(a.check_args);
+  if (c.upgrade->parsed()) return cli::run_upgrade(a.upgrade_args);
   if (c.segs->parsed()) return cli::run_segments(a.seg_args);
   // The default capture is the daemon's current segment.
   auto current_if_unset = [&](std::string& file) -> bool {

@@ -8,6 +8,10 @@
 
 namespace gpuobs::cli {
 
+// The oldest capture schema the reports read (issue 17: a capture written before
+// the compact launch tables still reports).
+constexpr int kOldestReportedSchema = 10;
+
 int run_report(const ReportArgs& a) {
   if (a.list) {
     for (const auto& n : report_names()) std::cout << n << "\n";
@@ -25,13 +29,14 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report", e);
     return e.exit_code;
   }
-  // Reports use every table of the current schema; an older capture is
-  // still readable with gpuobs sql.
-  if (auto v = db->scalar("PRAGMA user_version"); v && *v < schema_version()) {
+  // Reports read the documented tables and views, which schema 10 and later
+  // have (an older capture's later columns read as NULL: store/schema.cpp).
+  if (auto v = db->scalar("PRAGMA user_version"); v && *v < kOldestReportedSchema) {
     print_error("gpuobs report",
-                make_error(file + " has schema version " + std::to_string(*v) + "; the reports of this gpuobs need " +
-                               std::to_string(schema_version()),
-                           "record it again, or query it with gpuobs sql (docs/schema.md)", 2));
+                make_error(file + " has schema version " + std::to_string(*v) + "; the reports of this gpuobs read " +
+                               std::to_string(kOldestReportedSchema) + " and later",
+                           "gpuobs upgrade " + file + " (converts it in place; copy it first to keep the original), "
+                           "or query it as it is with gpuobs sql (docs/schema.md)", 2));
     return 2;
   }
   Params params;

@@ -131,7 +131,7 @@ int run_segments(const SegmentsArgs& a) {
       auto off = db->scalar("SELECT clock_offset_ns FROM capture");
       auto start = db->scalar("SELECT start_mono_ns FROM capture");
       auto end = db->scalar("SELECT coalesce(end_mono_ns, -1) FROM capture");
-      auto launches = db->scalar("SELECT count(*) FROM kernel_launches");
+      auto launches = db->scalar("SELECT coalesce(sum(launches), 0) FROM launch_agg");
       if (off && start) r["start"] = utc((*start + *off) / 1000000000);
       if (off && end && *end >= 0) r["end"] = utc((*end + *off) / 1000000000);
       if (launches) r["launches"] = *launches;

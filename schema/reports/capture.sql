@@ -1,7 +1,8 @@
 -- capture: what was captured, as key/value rows (metadata, then counters).
 -- state: 'complete', or 'incomplete (reason)' for a capture cut short; its
 -- counters are then those of its last commit (last_commit_s).
--- Columns: key, value.
+-- kernel_launches is counted from launch_agg (the same number, without
+-- reading every launch). Columns: key, value.
 SELECT 'gpuobs_version' AS key, gpuobs_version AS value FROM capture
 UNION ALL SELECT 'abi_version', abi_version FROM capture
 UNION ALL SELECT 'mode', mode FROM capture
@@ -16,6 +17,6 @@ UNION ALL SELECT 'last_commit_s', round((committed_mono_ns - start_mono_ns) / 1e
 UNION ALL SELECT 'exit_status', exit_status FROM capture
 UNION ALL SELECT 'ring_buffer_bytes', ring_buffer_bytes FROM capture
 UNION ALL SELECT 'processes', count(*) FROM processes
-UNION ALL SELECT 'kernel_launches', count(*) FROM kernel_launches
+UNION ALL SELECT 'kernel_launches', coalesce(sum(launches), 0) FROM launch_agg
 UNION ALL SELECT 'ioctls', count(*) FROM ioctls
 UNION ALL SELECT * FROM (SELECT 'counter.' || name, value FROM counters ORDER BY source, name);

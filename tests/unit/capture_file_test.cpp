@@ -229,7 +229,7 @@ TEST(CaptureIntegrity, QueryMeetingCorruptionSaysSo) {
   {
     auto db = Db::open(path, SQLITE_OPEN_READONLY);
     page_size = scalar(*db, "PRAGMA page_size");
-    page = scalar(*db, "SELECT pageno FROM dbstat WHERE name = 'kernel_launches' AND pagetype = 'leaf' "
+    page = scalar(*db, "SELECT pageno FROM dbstat WHERE name = 'launches' AND pagetype = 'leaf' "  // the launch rows
                        "ORDER BY pageno LIMIT 1 OFFSET 10");
   }
   ASSERT_GT(page, 1);

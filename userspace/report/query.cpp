@@ -87,8 +87,10 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
   // and semicolons after it prepare to nothing.)
   if (tail && tail < sql.data() + sql.size()) {
     sqlite3_stmt* next = nullptr;
-    sqlite3_prepare_v2(db.get(), tail, static_cast<int>(sql.data() + sql.size() - tail), &next, nullptr);
-    bool more = next != nullptr;
+    int rc = sqlite3_prepare_v2(db.get(), tail, static_cast<int>(sql.data() + sql.size() - tail), &next, nullptr);
+    // A second statement that does not even prepare (a DELETE on a view) is
+    // still a second statement.
+    bool more = next != nullptr || rc != SQLITE_OK;
     sqlite3_finalize(next);
     if (more) return make_error("only one SQL statement can run at a time", "split the statements", 2);
   }

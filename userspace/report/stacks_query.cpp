@@ -11,9 +11,11 @@ namespace {
 std::string_view measure_sql(StackMeasure m) {
   switch (m) {
     case StackMeasure::launches:
-      return "SELECT stack_id, coalesce(kernel_name, printf('function 0x%x', function)), count(*)"
-             " FROM kernel_launches WHERE stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1)"
-             " AND (?2 IS NULL OR instr(kernel_name, ?2) > 0) AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+      // From the writer's launch counts (launch_agg), not every launch row.
+      return "SELECT a.stack_id, CASE a.kernel_name WHEN '' THEN printf('function 0x%x', a.function)"
+             " ELSE a.kernel_name END, sum(a.launches) FROM launch_agg a JOIN processes p ON p.id = a.process_id"
+             " WHERE a.stack_id != 0 AND (?1 IS NULL OR p.tgid = ?1) AND (?2 IS NULL OR instr(a.kernel_name, ?2) > 0)"
+             " AND (?3 IS NULL OR a.api = ?3) GROUP BY 1, 2";
     case StackMeasure::calls:
       return "SELECT stack_id, api, count(*) FROM api_calls WHERE stack_id IS NOT NULL"
              " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";

@@ -85,11 +85,6 @@ std::string hip_copy_direction(uint64_t kind) {
 Status ApiRowWriter::prepare(sqlite3* db) {
   db_ = db;
   auto stmt = [&](std::string sql) { return Stmt(db, sql); };
-  launch_ = stmt(
-      "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
-      " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name,"
-      " cooperative, cluster_x, cluster_y, cluster_z, per_thread_stream, attributes, stack_id, vendor)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   memory_ = stmt(std::string("INSERT INTO memory_ops (") + kCommon +
                  ", op, kind, address, bytes, stream, handle, flags, alloc_id, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   copy_ = stmt(std::string("INSERT INTO copies (") + kCommon +
@@ -102,9 +97,8 @@ Status ApiRowWriter::prepare(sqlite3* db) {
                  " handle, source, path, name, stack_id, vendor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?40,?41)");
   name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id,"
                " vendor) VALUES (?,?,?,?,?,?,?,?,?40,?41)");
-  for (auto* s : {&launch_, &memory_, &copy_, &stream_, &sync_, &module_, &name_})
+  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
-  if (auto st = agg_.prepare(db); !st) return st;
   return {};
 }
 
@@ -118,46 +112,12 @@ const std::string* ApiRowWriter::name_of(int64_t pid, uint64_t handle) const {
   return it == names_.end() ? nullptr : &it->second.second;
 }
 
-int ApiRowWriter::write_launch(const gpuobs_launch& raw, int64_t pid) {
-  const ApiSpec* s = api_by_id(raw.api);
-  vendor_ = s ? s->vendor : std::string_view("cuda");
-  gpuobs_launch l = raw;
-  if (s && s->kind == "global_size") {
-    // hipExtModuleLaunchKernel takes work sizes in threads; a partial last
-    // workgroup is allowed, so blocks = ceil(global / local).
-    auto blocks = [](uint32_t global, uint32_t local) {
-      return local ? static_cast<uint32_t>((uint64_t{global} + local - 1) / local) : global;
-    };
-    l.grid_x = blocks(raw.grid_x, raw.block_x);
-    l.grid_y = blocks(raw.grid_y, raw.block_y);
-    l.grid_z = blocks(raw.grid_z, raw.block_z);
-  }
-  bool coop = s && s->kind == "cooperative";
-  launch_.bind(1, l.hdr.ts_ns).bind(2, pid).bind(3, l.hdr.tgid).bind(4, l.hdr.tid)
-      .bind(5, api_name(l.api)).bind(6, l.function)
-      .bind(7, l.grid_x).bind(8, l.grid_y).bind(9, l.grid_z)
-      .bind(10, l.block_x).bind(11, l.block_y).bind(12, l.block_z)
-      .bind(13, l.shared_mem_bytes).bind(14, l.stream).bind(15, l.kernel_params)
-      .bind(16, coop ? 0ull : l.extra)  // cuLaunchCooperativeKernel has no 11th argument
-      .bind(17, int64_t{(l.flags & GPUOBS_LAUNCH_F_STACK_ARGS_MISSING) ? 0 : 1});
-  if (auto* n = name_of(pid, l.function)) launch_.bind(18, *n); else launch_.bind_null(18);
-  launch_.bind(19, int64_t{coop}).bind_null(20).bind_null(21).bind_null(22)
-      .bind(23, int64_t{s && s->per_thread}).bind(24, int64_t{0});
-  int rc = run(launch_);
-  if (rc == SQLITE_DONE)
-    agg_.add(pid, api_name(l.api), l.function, name_of(pid, l.function), l.stream, stack_id_, l.hdr.ts_ns,
-             uint64_t{l.grid_x} * l.grid_y * l.grid_z, uint64_t{l.block_x} * l.block_y * l.block_z,
-             l.shared_mem_bytes, coop);
-  return rc;
-}
-
 int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
   const ApiSpec* s = api_by_id(e.api);
   if (!s) return SQLITE_MISMATCH;
   vendor_ = s->vendor;
   switch (s->family) {
-    case Family::launch:
-      return s->probe == ProbeKind::launch_dim3 ? write_launch_dim3(e, *s, pid) : write_launch_ex(e, *s, pid);
+    case Family::launch: return SQLITE_MISMATCH;  // store/launch_rows.h
     case Family::memory: return write_memory(e, *s, pid);
     case Family::copy:
     case Family::memset: return write_copy(e, *s, pid);
@@ -176,72 +136,6 @@ void ApiRowWriter::bind_common(Stmt& st, const ApiCallEvent& e, const ApiSpec& s
   st.bind(3, pid).bind(4, e.hdr.tgid).bind(5, e.hdr.tid).bind(6, s.symbol);
   if (returned && !s.no_result) st.bind(7, e.ret); else st.bind_null(7);
   st.bind(8, int64_t{s.per_thread});
-}
-
-// hipLaunchKernel(f, dim3 grid, dim3 block, void** args, size_t shmem, hipStream_t stream): a
-// by-value dim3 is two registers, x | y << 32 then z (abi-reference §5.1), so
-// the 8 integer arguments are f, grid.xy, grid.z, block.xy, block.z, args, shmem, stream.
-int ApiRowWriter::write_launch_dim3(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
-  uint32_t gx = static_cast<uint32_t>(e.args[1]), gy = static_cast<uint32_t>(e.args[1] >> 32);
-  uint32_t gz = static_cast<uint32_t>(e.args[2]);
-  uint32_t bx = static_cast<uint32_t>(e.args[3]), by = static_cast<uint32_t>(e.args[3] >> 32);
-  uint32_t bz = static_cast<uint32_t>(e.args[4]);
-  // hipLaunchCooperativeKernel's shared memory is an unsigned int; hipLaunchKernel's a size_t.
-  uint64_t shmem = s.kind == "cooperative" ? e.args[6] & 0xffffffffu : e.args[6];
-  uint64_t function = e.args[0], stream = e.args[7];
-  bool complete = !(e.flags & GPUOBS_CALL_F_STACK_ARGS_MISSING);
-  bool coop = s.kind == "cooperative";
-  launch_.bind(1, e.hdr.ts_ns).bind(2, pid).bind(3, e.hdr.tgid).bind(4, e.hdr.tid).bind(5, s.symbol)
-      .bind(6, function).bind(7, gx).bind(8, gy).bind(9, gz).bind(10, bx).bind(11, by).bind(12, bz)
-      .bind(13, shmem).bind(14, stream).bind(15, e.args[5]).bind(16, uint64_t{0}).bind(17, int64_t{complete});
-  if (auto* n = name_of(pid, function)) launch_.bind(18, *n); else launch_.bind_null(18);
-  launch_.bind(19, int64_t{coop}).bind_null(20).bind_null(21).bind_null(22)
-      .bind(23, int64_t{s.per_thread}).bind(24, int64_t{0});
-  int rc = run(launch_);
-  if (rc == SQLITE_DONE)
-    agg_.add(pid, s.symbol, function, name_of(pid, function), stream, stack_id_, e.hdr.ts_ns,
-             uint64_t{gx} * gy * gz, uint64_t{bx} * by * bz, static_cast<uint32_t>(shmem), coop);
-  return rc;
-}
-
-// cuLaunchKernelEx: the blob is CUlaunchConfig (grid @0, block @12, shared
-// memory @24, stream @32, numAttrs @48) and up to 4 CUlaunchAttribute (72 B:
-// id @0, value @8). CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CLUSTER_DIMENSION = 4.
-int ApiRowWriter::write_launch_ex(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {
-  const std::string& b = e.blob;
-  uint64_t function = e.args[1];
-  bool have_config = b.size() >= 56;
-  launch_.bind(1, e.hdr.ts_ns).bind(2, pid).bind(3, e.hdr.tgid).bind(4, e.hdr.tid).bind(5, s.symbol)
-      .bind(6, function);
-  for (int i = 0; i < 6; ++i) launch_.bind(7 + i, read_at<uint32_t>(b, 4 * i));
-  launch_.bind(13, read_at<uint32_t>(b, 24)).bind(14, read_at<uint64_t>(b, 32)).bind(15, e.args[2])
-      .bind(16, e.args[3]).bind(17, int64_t{have_config});
-  if (auto* n = name_of(pid, function)) launch_.bind(18, *n); else launch_.bind_null(18);
-  int64_t coop = 0;
-  bool cluster = false;
-  uint32_t cx = 0, cy = 0, cz = 0;
-  for (size_t off = 56; off + 72 <= b.size(); off += 72) {
-    uint32_t id = read_at<uint32_t>(b, off);
-    if (id == 2) coop = read_at<int32_t>(b, off + 8) != 0;
-    if (id == 4) {
-      cluster = true;
-      cx = read_at<uint32_t>(b, off + 8);
-      cy = read_at<uint32_t>(b, off + 12);
-      cz = read_at<uint32_t>(b, off + 16);
-    }
-  }
-  launch_.bind(19, coop);
-  if (cluster) launch_.bind(20, cx).bind(21, cy).bind(22, cz);
-  else launch_.bind_null(20).bind_null(21).bind_null(22);
-  launch_.bind(23, int64_t{s.per_thread}).bind(24, read_at<uint32_t>(b, 48));
-  int rc = run(launch_);
-  if (rc == SQLITE_DONE) {
-    uint64_t grid = uint64_t{read_at<uint32_t>(b, 0)} * read_at<uint32_t>(b, 4) * read_at<uint32_t>(b, 8);
-    uint64_t block = uint64_t{read_at<uint32_t>(b, 12)} * read_at<uint32_t>(b, 16) * read_at<uint32_t>(b, 20);
-    agg_.add(pid, s.symbol, function, name_of(pid, function), read_at<uint64_t>(b, 32), stack_id_, e.hdr.ts_ns, grid,
-             block, read_at<uint32_t>(b, 24), coop != 0);
-  }
-  return rc;
 }
 
 int ApiRowWriter::write_memory(const ApiCallEvent& e, const ApiSpec& s, int64_t pid) {

@@ -27,7 +27,7 @@ int schema_version() {
   return m.empty() ? 0 : version_of(m.back().name);
 }
 
-Status migrate(Db& db) {
+Status migrate(Db& db, int up_to) {
   auto cur = db.scalar("PRAGMA user_version");
   if (!cur) return cur.error();
   if (std::string why = newer_than_build(db); !why.empty())
@@ -38,7 +38,7 @@ Status migrate(Db& db) {
     return s;
   for (const auto& m : sql::migrations()) {
     int v = version_of(m.name);
-    if (v <= *cur) continue;
+    if (v <= *cur || v > up_to) continue;
     std::string tx = "BEGIN;\n" + std::string(m.text) +
                      "\nINSERT INTO schema_migrations VALUES (" + std::to_string(v) + ", '" +
                      std::string(m.name) + "', strftime('%Y-%m-%dT%H:%M:%SZ','now'));\n" +
@@ -121,6 +121,33 @@ Error capture_error(sqlite3* db, const std::string& what, int exit_code) {
   return make_error(what + ": " + sqlite3_errmsg(db), "", exit_code);
 }
 
+namespace {
+
+// Interned ids (schema 12) that point at nothing: intact pages, wrong data
+// (a file edited by hand, or written by a broken build). The views would
+// show such launches with NULL names; the check names them.
+void add_reference_problems(Db& db, int max, std::vector<std::string>& problems) {
+  if (auto has = db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'launch_shapes'"); !has || !*has) return;
+  static constexpr std::pair<const char*, const char*> kChecks[] = {
+      {"launches whose shape_id is not in launch_shapes",
+       "SELECT count(*) FROM launches l WHERE NOT EXISTS (SELECT 1 FROM launch_shapes s WHERE s.id = l.shape_id)"},
+      {"launch_counts whose shape_id is not in launch_shapes",
+       "SELECT count(*) FROM launch_counts c WHERE NOT EXISTS (SELECT 1 FROM launch_shapes s WHERE s.id = c.shape_id)"},
+      {"launch shapes whose api_id, vendor_id or kernel_name_id is not in strings",
+       "SELECT count(*) FROM launch_shapes s WHERE NOT EXISTS (SELECT 1 FROM strings t WHERE t.id = s.api_id)"
+       " OR NOT EXISTS (SELECT 1 FROM strings t WHERE t.id = s.vendor_id)"
+       " OR (s.kernel_name_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM strings t WHERE t.id = s.kernel_name_id))"},
+  };
+  for (const auto& [what, sql] : kChecks) {
+    if (problems.size() >= static_cast<size_t>(max)) return;
+    auto n = db.scalar(sql);
+    if (!n) problems.push_back(std::string("cannot check ") + what + ": " + n.error().message);
+    else if (*n) problems.push_back(std::to_string(*n) + " " + what);
+  }
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max) {
   std::string sql = std::string(quick ? "PRAGMA quick_check(" : "PRAGMA integrity_check(") + std::to_string(max) + ")";
   Stmt st(db.get(), sql);
@@ -138,9 +165,32 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
   if (rc != SQLITE_DONE) {
     if (!is_corruption(rc)) return capture_error(db.get(), "cannot check the capture");
     problems.push_back(sqlite3_errmsg(db.get()));
+    return problems;
   }
+  if (!quick && problems.empty()) add_reference_problems(db, max, problems);
   return problems;
 }
+
+namespace {
+
+// A capture of schema 10 read by this build: the columns later migrations
+// added to `capture` read as NULL (what they mean for a capture that predates
+// them), through a TEMP view that shadows the table for this connection only.
+// The file is opened read-only: nothing is written into it. Schema 12's
+// compact launch tables need nothing: kernel_launches and launch_agg are
+// tables there, with the same columns.
+void present_as_current(Db& db, int64_t version) {
+  std::string extra;
+  if (version < 10) extra += ", NULL AS segment";
+  extra += ", NULL AS state, NULL AS committed_mono_ns";
+  (void)db.exec("PRAGMA query_only = 0");
+  if (auto s = db.exec("CREATE TEMP VIEW capture AS SELECT *" + extra + " FROM main.capture"); !s)
+    spdlog::warn("cannot present the schema-{} capture's metadata as schema {}: {}", version, schema_version(),
+                 s.error().message);
+  (void)db.exec("PRAGMA query_only = 1");
+}
+
+}  // namespace
 
 Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
   struct stat st{};
@@ -184,6 +234,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
+  if (*ver < 11) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

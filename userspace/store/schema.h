@@ -15,7 +15,8 @@ int schema_version();                            // the newest migration this bu
 
 // Brings a writable database up to schema_version(), in one transaction per
 // migration. Refuses (exit 2) a capture written by a newer gpuobs.
-Status migrate(Db& db);
+// up_to: stop after this version (tests build captures of older schemas).
+Status migrate(Db& db, int up_to = 1 << 30);
 
 // Why a capture was written by a gpuobs newer than this build: its
 // user_version, a schema_migrations row or capture.abi_version is above what

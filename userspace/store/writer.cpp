@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "decode/cuda_api.h"
+#include "decode/launch_record.h"
 #include "store/capture_file.h"
 #include "store/schema.h"
 
@@ -73,6 +74,12 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->ins_counter_ = Stmt(d, "INSERT OR REPLACE INTO counters (name, value, source) VALUES (?,?,?)");
   w->upd_committed_ = Stmt(d, "UPDATE capture SET committed_mono_ns = ? WHERE id = 1");
   if (auto st = w->api_.prepare(d); !st) return st.error();
+  if (auto st = w->strings_.prepare(d); !st) return st.error();
+  CaptureWriter* self = w.get();
+  if (auto st = w->launches_.prepare(d, &w->strings_,
+                                     [self](int64_t pid, uint64_t fn) { return self->api_.name_of(pid, fn); });
+      !st)
+    return st.error();
   if (auto st = w->stacks_.prepare(d); !st) return st.error();
   if (auto st = w->driver_.prepare(d); !st) return st.error();
   for (auto* s : {&w->ins_process_, &w->ins_thread_, &w->upd_exec_,
@@ -94,7 +101,7 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
   if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
   st.bind(8, m.start_mono_ns).bind(9, m.clock_offset_ns).bind(10, m.ring_buffer_bytes);
   st.bind(11, std::string_view(kStateUnfinished));
-  api_.aggregates().set_capture_start(static_cast<uint64_t>(m.start_mono_ns));
+  launches_.set_capture_start(m.start_mono_ns);
   driver_.set_nvidia_version(parse_nvidia_version(m.nvidia_driver));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write capture metadata: " + db_.errmsg());
   return {};
@@ -280,6 +287,9 @@ void CaptureWriter::forget_batch_state() {
   threads_.clear();
   api_.forget_allocations();
   driver_.forget_allocations();
+  // Names and shapes the batch inserted are gone with it.
+  if (auto s = strings_.reload(); !s) spdlog::warn("store: {}", s.error().message);
+  if (auto s = launches_.rolled_back(); !s) spdlog::warn("store: {}", s.error().message);
 }
 
 void CaptureWriter::write_batch(std::vector<Item>& all) {
@@ -328,14 +338,21 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
       int64_t pid = process_for(l->hdr.tgid);
       note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
-      check(api_.write_launch(*l, pid));
+      check(launches_.add(decode_launch(*l), l->hdr.ts_ns, pid, l->hdr.tgid, l->hdr.tid, item.stack_id));
       ++launches;
     } else if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
       int64_t pid = process_for(c->hdr.tgid);
       note_thread(pid, c->hdr.tid, c->hdr.ts_ns);
       const ApiSpec* spec = api_by_id(c->api);
-      check(api_.write_call(*c, pid));
-      if (spec && spec->family == Family::launch) ++launches; else ++calls;
+      if (spec && spec->family == Family::launch) {
+        check(launches_.add(decode_launch(*c, *spec), c->hdr.ts_ns, pid, c->hdr.tgid, c->hdr.tid, item.stack_id));
+        ++launches;
+      } else {
+        check(api_.write_call(*c, pid));
+        // A lookup may have named a function handle: launches ask again.
+        if (spec && spec->family == Family::module) launches_.forget_names(pid);
+        ++calls;
+      }
     } else if (auto* i = std::get_if<IoctlEvent>(&ev)) {
       int64_t pid = process_for(i->hdr.tgid);
       note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
@@ -352,6 +369,13 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
       check(stacks_.write_stack(*st));
     }
   }
+  // The launches, in time order, with their counts: a batch whose counts
+  // cannot be stored is rolled back whole.
+  uint64_t launch_rows_failed = 0;
+  if (!batch_rolled_back_ && launches_.flush(&launch_rows_failed) != SQLITE_DONE) {
+    (void)db_.exec("ROLLBACK");
+    batch_rolled_back_ = true;
+  }
   // The counters travel with the rows they count: what a capture cut short
   // says it lost is true as of its last commit.
   if (!batch_rolled_back_) {
@@ -365,15 +389,10 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     now.process_events += procs;
     now.api_calls += calls;
     now.backlog_dropped += behind;
+    now.failed_rows += launch_rows_failed;
     now.unreadable_names = api_.unreadable_names();
     now.symbols = stacks_.stats();
     write_progress(now);
-  }
-  // The aggregates must match the launches: a batch whose aggregates cannot
-  // be stored is rolled back whole.
-  if (!batch_rolled_back_ && api_.aggregates().flush() != SQLITE_DONE) {
-    (void)db_.exec("ROLLBACK");
-    batch_rolled_back_ = true;
   }
   if (!batch_rolled_back_) {
     if (auto s = db_.exec("COMMIT"); !s) {
@@ -387,7 +406,6 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     batch = items;
     spdlog::warn("store: batch rolled back ({}); {} events lost", db_.errmsg(), batch.size());
     forget_batch_state();
-    api_.aggregates().clear();
     ++definitions_lost_;
     std::lock_guard lk(mu_);
     stats_.failed_rows += batch.size();
@@ -399,6 +417,7 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     spdlog::warn("store: the writer is more than {} ms and {} events behind: {} events dropped "
                  "(dropped_store_backlog)", max_backlog_.count(), max_backlog_events_, behind);
   std::lock_guard lk(mu_);
+  stats_.failed_rows += launch_rows_failed;
   stats_.backlog_dropped += behind;
   stats_.launches += launches;
   stats_.ioctls += ioctls;
@@ -553,7 +572,7 @@ void CaptureWriter::stop() {
 }
 
 int64_t CaptureWriter::active_processes() {
-  auto n = db_.scalar("SELECT count(*) FROM (SELECT process_id FROM kernel_launches"
+  auto n = db_.scalar("SELECT count(*) FROM (SELECT process_id FROM launch_shapes"
                       " UNION SELECT process_id FROM ioctls)");
   return n ? *n : 0;
 }

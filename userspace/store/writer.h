@@ -24,7 +24,9 @@
 #include "store/api_rows.h"
 #include "store/db.h"
 #include "store/driver_rows.h"
+#include "store/launch_rows.h"
 #include "store/stack_rows.h"
+#include "store/string_table.h"
 
 namespace gpuobs {
 
@@ -193,7 +195,9 @@ class CaptureWriter {
   OriginLookup origin_;
   std::vector<ProbeRow> pending_probes_;  // guarded by mu_
   std::vector<Detach> pending_detached_;  // guarded by mu_
+  StringTable strings_;
   ApiRowWriter api_;
+  LaunchRowWriter launches_;
   StackRowWriter stacks_;
   std::atomic<uint64_t> definitions_lost_{0};
   DriverRowWriter driver_;

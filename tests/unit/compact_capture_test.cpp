@@ -1,0 +1,346 @@
+// The compact launch capture (schema 12, issue 17): every documented column
+// read back through the kernel_launches and launch_agg views equals what was
+// launched; shapes and names are interned once per file, across batches and
+// segment rotation; the size per launch stays under the target; a capture of
+// schema 11 opens in every command and upgrades on request; a broken interned
+// reference is reported by `gpuobs check`, not crashed on.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "decode/cuda_api.h"
+#include "events.h"
+#include "store/schema.h"
+#include "store/writer.h"
+#include "test_util.h"
+
+using namespace gpuobs;
+using gpuobs::testing::scalar;
+using gpuobs::testing::TempDir;
+using gpuobs::testing::text;
+
+namespace {
+
+constexpr uint64_t kT0 = 5'000'000'000;  // capture start (monotonic ns)
+
+std::pair<int, std::string> gpuobs_cli(const std::string& args) {
+  return gpuobs::testing::run_output(std::string(GPUOBS_BIN) + " " + args + " 2>&1");
+}
+
+uint32_t api_id(std::string_view symbol) {
+  for (const ApiSpec& s : cuda_api_table())
+    if (s.symbol == symbol) return s.id;
+  ADD_FAILURE() << "no API " << symbol;
+  return 0;
+}
+
+gpuobs_launch launch(uint32_t tgid, uint32_t tid, uint64_t ts, uint64_t fn, uint32_t grid, uint32_t api = 1) {
+  gpuobs_launch l{};
+  l.hdr = {GPUOBS_EV_LAUNCH, sizeof l, ts, tgid, tid};
+  l.function = fn;
+  l.grid_x = grid, l.grid_y = 2, l.grid_z = 1;
+  l.block_x = 256, l.block_y = 1, l.block_z = 1;
+  l.shared_mem_bytes = 4096;
+  l.stream = 0x5000;
+  l.kernel_params = 0x7ffc0000;
+  l.extra = 0;
+  l.api = api;
+  return l;
+}
+
+// cuModuleGetFunction(&f, module, name) returning f = fn: names fn's launches.
+ApiCallEvent get_function(uint32_t tgid, uint64_t ts, uint64_t fn, const std::string& mangled) {
+  ApiCallEvent e{};
+  e.hdr = {GPUOBS_EV_API_CALL, 0, ts, tgid, tgid};
+  e.api = api_id("cuModuleGetFunction");
+  e.args[0] = 0x1000, e.args[1] = 0x40d, e.args[2] = 0x2000;
+  e.out_value = fn;
+  e.duration_ns = 100;
+  e.flags = GPUOBS_CALL_F_RETURNED | GPUOBS_CALL_F_OUT_READ;
+  e.blob_kind = GPUOBS_BLOB_STRING;
+  e.blob = mangled + '\0';
+  return e;
+}
+
+// cuLaunchKernelEx with a CUlaunchConfig (grid 3x1x1, block 64x1x1, 128 B
+// shared memory, stream 0x6000, 1 attribute) and a cluster attribute 2x1x1.
+ApiCallEvent launch_ex(uint32_t tgid, uint32_t tid, uint64_t ts, uint64_t fn) {
+  ApiCallEvent e{};
+  e.hdr = {GPUOBS_EV_API_CALL, 0, ts, tgid, tid};
+  e.api = api_id("cuLaunchKernelEx");
+  e.args[0] = 0x3000, e.args[1] = fn, e.args[2] = 0x7ffd0000, e.args[3] = 0;
+  std::string b(56 + 72, '\0');
+  uint32_t cfg[] = {3, 1, 1, 64, 1, 1, 128};
+  std::memcpy(b.data(), cfg, sizeof cfg);
+  uint64_t stream = 0x6000;
+  std::memcpy(b.data() + 32, &stream, 8);
+  uint32_t nattr = 1, cluster_id = 4, cluster[] = {2, 1, 1};
+  std::memcpy(b.data() + 48, &nattr, 4);
+  std::memcpy(b.data() + 56, &cluster_id, 4);
+  std::memcpy(b.data() + 64, cluster, sizeof cluster);
+  e.blob_kind = GPUOBS_BLOB_STRUCT;
+  e.blob = b;
+  return e;
+}
+
+ProcEvent fork_of(uint32_t tgid, uint64_t ts) {
+  return ProcEvent{GPUOBS_EV_PROC_FORK, gpuobs_hdr{GPUOBS_EV_PROC_FORK, sizeof(gpuobs_proc), ts, tgid, tgid}, 1, 1,
+                   0, "trainer", ""};
+}
+
+std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
+  auto w = CaptureWriter::create(path, false, nullptr);
+  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
+  EXPECT_TRUE((*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", int64_t(kT0), 0, 4096}).ok());
+  return std::move(w.value());
+}
+
+// One launch as the kernel_launches view shows it (all columns but id).
+std::string row_of(Db& db, const std::string& where) {
+  return text(db,
+              "SELECT group_concat(r, ' | ') FROM (SELECT ts_mono_ns || ',' || tgid || ',' || tid || ',' || api || ','"
+              " || printf('0x%x', function) || ',' || grid_x || 'x' || grid_y || 'x' || grid_z || ',' || block_x ||"
+              " 'x' || block_y || 'x' || block_z || ',' || shared_mem_bytes || ',' || printf('0x%x', stream) || ','"
+              " || printf('0x%x', kernel_params) || ',' || extra || ',' || args_complete || ',' ||"
+              " coalesce(kernel_name, 'NULL') || ',' || cooperative || ',' || coalesce(cluster_x || 'x' || cluster_y"
+              " || 'x' || cluster_z, 'NULL') || ',' || per_thread_stream || ',' || attributes || ',' ||"
+              " coalesce(stack_id, 'NULL') || ',' || vendor AS r FROM kernel_launches WHERE " + where +
+              " ORDER BY ts_mono_ns, tid)");
+}
+
+}  // namespace
+
+TEST(CompactCapture, EveryColumnRoundTripsThroughTheViews) {
+  TempDir dir;
+  auto path = dir.file("c.gpuobs");
+  auto w = new_writer(path);
+  w->start();
+  w->push(fork_of(100, kT0 + 1));
+  w->push(launch(100, 100, kT0 + 1000, 0xf1, 8), 7);      // before its name is known
+  w->push(get_function(100, kT0 + 2000, 0xf1, "_Z3fooi"));
+  w->push(launch(100, 101, kT0 + 3000, 0xf1, 8), 7);      // named now; another thread
+  w->push(launch(100, 100, kT0 + 3000, 0xf1, 8));         // the same nanosecond, no stack
+  w->push(launch(100, 102, kT0 + 3000, 0xf2, 16, 3));     // cooperative, same nanosecond
+  w->push(launch_ex(100, 100, kT0 + 2'000'004'000, 0xf1));  // bucket 2
+  w->stop();
+  ASSERT_TRUE(w->write_end(kT0 + 3'000'000'000, 0, {}).ok());
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 5);
+  EXPECT_EQ(row_of(*db, "1"),
+            "5000001000,100,100,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,NULL,0,NULL,0,0,7,cuda | "
+            "5000003000,100,100,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,foo(int),0,NULL,0,0,NULL,cuda | "
+            "5000003000,100,101,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,foo(int),0,NULL,0,0,7,cuda | "
+            "5000003000,100,102,cuLaunchCooperativeKernel,0xf2,16x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,NULL,1,NULL,0,0,NULL,cuda | "
+            "7000004000,100,100,cuLaunchKernelEx,0xf1,3x1x1,64x1x1,128,0x6000,0x7ffd0000,0,1,foo(int),0,2x1x1,0,1,NULL,cuda");
+  // Ids are unique, in time order, and carry the time (relative to the start, times 8).
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT id) FROM kernel_launches"), 5);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE id >> 3 != ts_mono_ns - 5000000000"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes p JOIN kernel_launches k ON k.process_id = p.id"
+                        " WHERE p.tgid = 100"), 5);
+  // launch_agg equals the launches summed by its key.
+  EXPECT_EQ(text(*db, "SELECT group_concat(r, ' | ') FROM (SELECT api || ',' || kernel_name || ',' || stack_id || ','"
+                      " || bucket_s || ',' || launches || ',' || grid_sum || ',' || grid_min || ',' || grid_max || ','"
+                      " || block_sum || ',' || shmem_sum || ',' || cooperative || ',' || first_ns || ',' || last_ns AS r"
+                      " FROM launch_agg ORDER BY first_ns, api, stack_id)"),
+            "cuLaunchKernel,,7,0,1,16,16,16,256,4096,0,5000001000,5000001000 | "
+            "cuLaunchCooperativeKernel,,0,0,1,32,32,32,256,4096,1,5000003000,5000003000 | "
+            "cuLaunchKernel,foo(int),0,0,1,16,16,16,256,4096,0,5000003000,5000003000 | "
+            "cuLaunchKernel,foo(int),7,0,1,16,16,16,256,4096,0,5000003000,5000003000 | "
+            "cuLaunchKernelEx,foo(int),0,2,1,3,3,3,64,128,0,7000004000,7000004000");
+  // Names once: the API symbols, the vendor and the kernel name.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM strings"), 5);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM strings WHERE text = 'foo(int)'"), 1);
+}
+
+TEST(CompactCapture, AShapeIsStoredOnceAcrossBatchesAndEachSegmentIsSelfContained) {
+  TempDir dir;
+  auto first = dir.file("s1.gpuobs"), second = dir.file("s2.gpuobs");
+  auto w1 = new_writer(first);
+  w1->start();
+  w1->push(fork_of(200, kT0 + 1));
+  w1->push(get_function(200, kT0 + 2, 0xa1, "_Z3barv"));
+  for (int i = 0; i < 1000; ++i) w1->push(launch(200, 200, kT0 + 1000 + i * 500, 0xa1, 4));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the writer commits those (100 ms batches)
+  for (int i = 1000; i < 3000; ++i) w1->push(launch(200, 200, kT0 + 1000 + i * 500, 0xa1, 4));
+  w1->stop();
+  EXPECT_GE(w1->stats().batches, 2u);
+  // Rotation: the next segment continues with the live process and its names.
+  auto w2 = new_writer(second);
+  ASSERT_TRUE(w2->continue_from(*w1).ok());
+  ASSERT_TRUE(w1->write_end(kT0 + 10'000'000, std::nullopt, {}).ok());
+  w2->start();
+  for (int i = 0; i < 500; ++i) w2->push(launch(200, 200, kT0 + 20'000'000 + i * 500, 0xa1, 4));
+  w2->stop();
+  ASSERT_TRUE(w2->write_end(kT0 + 30'000'000, std::nullopt, {}).ok());
+
+  auto d1 = open_capture_readonly(first);
+  ASSERT_TRUE(d1.ok());
+  EXPECT_EQ(scalar(*d1, "SELECT count(*) FROM launches"), 3000);
+  EXPECT_EQ(scalar(*d1, "SELECT count(*) FROM launch_shapes"), 1);
+  EXPECT_EQ(scalar(*d1, "SELECT sum(launches) FROM launch_counts"), 3000);
+  EXPECT_EQ(scalar(*d1, "SELECT count(*) FROM kernel_launches WHERE kernel_name = 'bar()'"), 3000);
+  auto d2 = open_capture_readonly(second);
+  ASSERT_TRUE(d2.ok());
+  EXPECT_EQ(scalar(*d2, "SELECT count(*) FROM launch_shapes"), 1);
+  // Its own strings: nothing refers to the first file.
+  EXPECT_EQ(text(*d2, "SELECT group_concat(text, ',') FROM (SELECT text FROM strings ORDER BY id)"),
+            "cuLaunchKernel,cuda,bar()");
+  EXPECT_EQ(scalar(*d2, "SELECT count(*) FROM kernel_launches WHERE kernel_name = 'bar()' AND tgid = 200"), 500);
+  EXPECT_EQ(scalar(*d2, "SELECT min(ts_mono_ns) FROM kernel_launches"), int64_t(kT0 + 20'000'000));
+}
+
+TEST(CompactCapture, EightLaunchesOfOneNanosecondAreKeptAndANinthIsCounted) {
+  TempDir dir;
+  auto path = dir.file("n.gpuobs");
+  auto w = new_writer(path);
+  w->start();
+  w->push(fork_of(300, kT0 + 1));
+  for (uint32_t t = 0; t < 5; ++t) w->push(launch(300, 300 + t, kT0 + 777, 0xb1, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Later batches: the same nanosecond again (the ring does not order CPUs strictly).
+  for (uint32_t t = 5; t < 9; ++t) w->push(launch(300, 300 + t, kT0 + 777, 0xb1, 1));
+  w->stop();
+  EXPECT_EQ(w->stats().failed_rows, 1u);
+  ASSERT_TRUE(w->write_end(kT0 + 1'000'000, 0, {}).ok());
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE ts_mono_ns = 5000000777"), 8);
+  EXPECT_EQ(scalar(*db, "SELECT sum(launches) FROM launch_agg"), 8);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'store_failed_rows'"), 1);
+}
+
+// Size, not time: stable on any machine. The fake-library loop's shape: one
+// process, a few threads and kernels, launches about 700 ns apart, ten
+// minutes into the capture (launch ids then take 7 bytes, as in a long one).
+TEST(CompactCapture, ALaunchTakesAtMost20BytesOnDisk) {
+  TempDir dir;
+  auto path = dir.file("b.gpuobs");
+  auto w = new_writer(path);
+  w->set_max_backlog(std::chrono::hours(1), SIZE_MAX);  // keep every launch however slow the test machine
+  w->start();
+  w->push(fork_of(400, kT0 + 1));
+  constexpr int kLaunches = 300000;
+  for (int i = 0; i < kLaunches; ++i)
+    w->push(launch(400, 400 + i % 2, kT0 + 600'000'000'000 + uint64_t(i) * 700, 0xc0 + i % 4, 4 + i % 4), 1 + i % 2);
+  w->stop();
+  ASSERT_TRUE(w->write_end(kT0 + 601'000'000'000, 0, {}).ok());
+  EXPECT_EQ(w->stats().launches, uint64_t(kLaunches));
+  struct stat st{};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  double per_launch = double(st.st_size) / kLaunches;
+  std::printf("bytes per launch: %.2f (%lld bytes, %d launches)\n", per_launch, (long long)st.st_size, kLaunches);
+  EXPECT_LE(per_launch, 20.0);
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM launch_shapes"), 4);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), kLaunches);
+}
+
+namespace {
+
+// A capture as gpuobs wrote it before schema 12 (migrations 1..version and
+// rows in their tables), with two launches and their aggregates.
+void write_old_capture(const std::string& path, int version) {
+  auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(migrate(*db, version).ok());
+  ASSERT_EQ(scalar(*db, "PRAGMA user_version"), version);
+  ASSERT_TRUE(db->exec(
+      "INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns, end_mono_ns,"
+      " clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 5, 'record', 'h', 'k', 1000, 3000000000, 0,"
+      " 4096);"
+      "INSERT INTO processes (id, tgid, comm, source) VALUES (1, 42, 'old', 'proc');"
+      "INSERT INTO threads (id, process_id, tid, first_mono_ns) VALUES (1, 1, 42, 2000);"
+      "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
+      " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name, vendor)"
+      " VALUES (2000, 1, 42, 42, 'cuLaunchKernel', 16, 4, 1, 1, 32, 1, 1, 0, 0, 8, 0, 1, 'old_kernel', 'cuda'),"
+      " (1000003000, 1, 42, 42, 'cuLaunchKernel', 16, 4, 1, 1, 32, 1, 1, 0, 0, 8, 0, 1, 'old_kernel', 'cuda');"
+      "INSERT INTO launch_agg VALUES (1, 'cuLaunchKernel', 16, 'old_kernel', 0, 0, 0, 1, 4, 4, 4, 32, 32, 32, 0, 0,"
+      " 2000, 2000), (1, 'cuLaunchKernel', 16, 'old_kernel', 0, 0, 1, 1, 4, 4, 4, 32, 32, 32, 0, 0, 1000003000,"
+      " 1000003000);")
+                  .ok())
+      << db->errmsg();
+}
+
+}  // namespace
+
+class OlderCapture : public ::testing::TestWithParam<int> {};
+
+TEST_P(OlderCapture, OpensInEveryCommandAndUpgradesOnRequest) {
+  const int version = GetParam();
+  TempDir dir;
+  auto path = dir.file("old.gpuobs");
+  write_old_capture(path, version);
+  auto [krc, kout] = gpuobs_cli("report kern_sum --format csv " + path);
+  EXPECT_EQ(krc, 0) << kout;
+  EXPECT_NE(kout.find("old_kernel"), std::string::npos) << kout;
+  auto [crc, cout_] = gpuobs_cli("report capture --format csv " + path);
+  EXPECT_EQ(crc, 0) << cout_;
+  EXPECT_NE(cout_.find("kernel_launches,2"), std::string::npos) << cout_;
+  EXPECT_NE(cout_.find("state,unknown (written before schema version 11)"), std::string::npos) << cout_;
+  auto [src, sout] = gpuobs_cli("sql 'SELECT count(*) AS n FROM kernel_launches' --format csv " + path);
+  EXPECT_EQ(src, 0);
+  EXPECT_EQ(sout, "n\n2\n");
+  auto [trc, tout] = gpuobs_cli("report kern_sum --since 1 --format csv " + path);  // reads the launch rows
+  EXPECT_EQ(trc, 0) << tout;
+  EXPECT_NE(tout.find("old_kernel"), std::string::npos) << tout;
+  EXPECT_EQ(gpuobs_cli("export perfetto -o " + dir.file("t.pftrace") + " " + path).first, 0);
+  EXPECT_EQ(gpuobs_cli("replay --no-write " + path).first, 0);
+  EXPECT_EQ(gpuobs_cli("check " + path).first, 0);
+  {
+    auto db = open_capture_readonly(path);
+    ASSERT_TRUE(db.ok());
+    EXPECT_EQ(scalar(*db, "PRAGMA user_version"), version);  // read as it is: never rewritten by a reader
+  }
+  std::string before;
+  {
+    auto db = open_capture_readonly(path);
+    before = row_of(*db, "1");
+  }
+  auto [urc, uout] = gpuobs_cli("upgrade " + path);
+  EXPECT_EQ(urc, 0) << uout;
+  EXPECT_NE(uout.find("schema " + std::to_string(version) + " -> " + std::to_string(schema_version())),
+            std::string::npos) << uout;
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "PRAGMA user_version"), schema_version());
+  EXPECT_EQ(row_of(*db, "1"), before);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM launch_shapes"), 1);
+  EXPECT_EQ(text(*db, "SELECT group_concat(bucket_s || ':' || launches) FROM launch_agg"), "0:1,1:1");
+  EXPECT_EQ(gpuobs_cli("upgrade " + path).second, path + ": already at schema " + std::to_string(schema_version()) + "\n");
+}
+
+// Schema 10: the last before the capture's end state; 11: the last before the compact launches.
+INSTANTIATE_TEST_SUITE_P(Schema, OlderCapture, ::testing::Values(10, 11));
+
+TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
+  TempDir dir;
+  auto path = dir.file("x.gpuobs");
+  {
+    auto w = new_writer(path);
+    w->start();
+    w->push(fork_of(500, kT0 + 1));
+    for (int i = 0; i < 10; ++i) w->push(launch(500, 500, kT0 + 100 + i, 0xd1, 1));
+    w->stop();
+    ASSERT_TRUE(w->write_end(kT0 + 1000, 0, {}).ok());
+  }
+  {
+    auto db = Db::open(path, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->exec("UPDATE launches SET shape_id = 999 WHERE id = (SELECT min(id) FROM launches)").ok());
+  }
+  auto [rc, out] = gpuobs_cli("check " + path);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("1 launches whose shape_id is not in launch_shapes"), std::string::npos) << out;
+  auto [krc, kout] = gpuobs_cli("sql 'SELECT count(*) AS n, count(api) AS named FROM kernel_launches' --format csv " +
+                                path);
+  EXPECT_EQ(krc, 0) << kout;
+  EXPECT_EQ(kout, "n,named\n10,9\n");
+}
