@@ -267,7 +267,11 @@ struct Db {
 };
 
 // Every counter that counts a loss: launches, calls or records never stored.
+// (store_failed_batches counts batches whose rows are in store_failed_rows;
+// library_* and unwind_* failures lose no event.)
 bool is_loss(const std::string& name) {
+  if (name == "store_failed_batches" || name.rfind("library_", 0) == 0 || name.rfind("unwind_", 0) == 0)
+    return false;
   return name.rfind("dropped_", 0) == 0 || name.find("stale") != std::string::npos ||
          name.find("failed") != std::string::npos;
 }
@@ -275,7 +279,7 @@ bool is_loss(const std::string& name) {
 int64_t losses(const Counters& c) {
   int64_t n = 0;
   for (auto& [k, v] : c)
-    if (is_loss(k) && k != "store_failed_batches" && k.rfind("library_", 0) != 0) n += v;
+    if (is_loss(k)) n += v;
   return n;
 }
 
@@ -561,7 +565,8 @@ int run(const Options& o) {
               100.0 * static_cast<double>(stored) / static_cast<double>(offered), rows);
   std::printf("drops     ");
   for (auto& [k, v] : c)
-    if (is_loss(k) && k.rfind("library_", 0) != 0) std::printf(" %s=%" PRId64, k.c_str(), v);
+    if (is_loss(k)) std::printf(" %s=%" PRId64, k.c_str(), v);
+  if (c.count("store_failed_batches")) std::printf(" (store_failed_batches=%" PRId64 ")", c["store_failed_batches"]);
   std::printf("\n");
   double per_event = 0;
   if (done_ns) {
