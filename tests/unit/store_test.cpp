@@ -94,6 +94,40 @@ TEST(Writer, StoresSyntheticEventsWithExactTotals) {
   EXPECT_EQ(scalar(*db, "SELECT end_mono_ns FROM capture"), 100000);
 }
 
+// The ring consumer's hand-over: events pushed in batches (stack definitions
+// first, in the same batch as the launches that use them) are all stored, in
+// order, and each batch vector comes back empty for reuse.
+TEST(Writer, PushManyStoresEveryEventWithItsStack) {
+  TempDir dir;
+  auto path = dir.file("many.gpuobs");
+  auto w = new_writer(path);
+  w->start();
+  std::vector<CaptureWriter::Queued> batch;
+  batch.push_back({proc(GPUOBS_EV_PROC_FORK, 500, 900, 77, "many"), 0});
+  batch.push_back({ModuleDef{1, "[anon]", 0, 0, nullptr}, 0});
+  batch.push_back({FrameDef{1, 1, 16}, 0});
+  batch.push_back({FrameDef{2, 1, 32}, 0});
+  batch.push_back({StackDef{1, 0, {1, 2}}, 0});
+  for (int i = 0; i < 3000; ++i) batch.push_back({launch(500, 501, 1000 + i, 0x10), 1});
+  w->push_many(batch);
+  EXPECT_TRUE(batch.empty());
+  batch.push_back({StackDef{2, 0, {2}}, 0});
+  for (int i = 0; i < 2000; ++i) batch.push_back({launch(500, 502, 5000 + i, 0x20), 2});
+  w->push_many(batch);
+  EXPECT_TRUE(batch.empty());
+  w->push_many(batch);  // an empty batch is nothing
+  w->stop();
+  EXPECT_EQ(w->stats().launches, 5000u);
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE stack_id = 1 AND tid = 501"), 3000);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE stack_id = 2 AND tid = 502"), 2000);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stacks"), 2);
+  // In the order pushed: launch i of each batch has the i-th timestamp.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches a JOIN kernel_launches b ON b.id = a.id + 1 "
+                        "WHERE b.ts_mono_ns < a.ts_mono_ns"), 0);
+}
+
 TEST(Writer, AReusedPidIsANewProcess) {
   TempDir dir;
   auto path = dir.file("c.gpuobs");

@@ -24,6 +24,10 @@ namespace gpuobs {
 // 100 ms budget from a first GPU ioctl to its library's probes.
 constexpr int kLibraryWatchPollMs = 20;
 constexpr auto kCountersPushInterval = std::chrono::milliseconds(100);
+// Events decoded before the consumer hands them to the writer inside one
+// poll: one lock per this many, and the writer sees them within ~1 ms at
+// the highest rates.
+constexpr size_t kHandOverEvents = 1024;
 
 std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
@@ -92,9 +96,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   Session* self = s.get();
   // Through writer_, not a copy of it: rotate() replaces the writer.
   s->stacks_ = std::make_unique<StackResolver>(StackResolver::Sink{
-      [self](const ModuleDef& m) { self->writer_->push(m); },
-      [self](const FrameDef& f) { self->writer_->push(f); },
-      [self](const StackDef& st) { self->writer_->push(st); },
+      // In the consumer's batch, before the events that use them.
+      [self](const ModuleDef& m) { self->out_.push_back({m, 0}); },
+      [self](const FrameDef& f) { self->out_.push_back({f, 0}); },
+      [self](const StackDef& st) { self->out_.push_back({st, 0}); },
   });
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
@@ -112,8 +117,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   return s;
 }
 
+void Session::hand_over() { writer_->push_many(out_); }
+
 void Session::on_record(const void* data, size_t size) {
-  RawStack raw;
+  RawStack& raw = raw_;  // reused: its vectors keep their capacity
   Event ev = decoder_.decode(data, size, &raw);
   if (std::holds_alternative<std::monostate>(ev)) return;
   ++records_;
@@ -141,7 +148,8 @@ void Session::on_record(const void* data, size_t size) {
   if (observer_) observer_(ev);
   if (watch_) note_for_library_watch(ev);
   note_origin(ev);
-  writer_->push(std::move(ev), stack_id);
+  out_.push_back({std::move(ev), stack_id});
+  if (out_.size() >= kHandOverEvents) hand_over();
 }
 
 Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvidia) {
@@ -236,6 +244,7 @@ void Session::poll(int timeout_ms) {
   // within 100 ms of it.
   if (watch_) timeout_ms = std::min(timeout_ms, kLibraryWatchPollMs);
   int n = engine_->poll(timeout_ms);
+  hand_over();
   if (watch_) flush_library_watch();
   stacks_->tick();
   // The losses counted so far reach the file with the next batch (at most
@@ -351,6 +360,7 @@ Status Session::rotate(const std::string& path, int64_t segment) {
 
   // The old file is finished like any capture (every event pushed so far is
   // in it), then the new one takes over its live state.
+  hand_over();
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters()); !st)
     spdlog::warn("segment {}: {}", output_, st.error().message);
@@ -376,6 +386,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   auto drain_end = std::chrono::steady_clock::now() + drain_budget_;
   while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {
   }
+  hand_over();
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) {
     Error e = st.error();
@@ -498,8 +509,12 @@ void Session::note_origin(const Event& ev) {
   auto* p = std::get_if<ProcEvent>(&ev);
   if (p && p->type == GPUOBS_EV_PROC_EXIT) {
     origin_seen_.erase(tgid);  // the pid may be reused
+    last_origin_tgid_ = 0;
     return;
   }
+  // Runs of one process's records skip the set.
+  if (tgid == last_origin_tgid_) return;
+  last_origin_tgid_ = tgid;
   if (!origin_seen_.insert(tgid).second) return;
   if (auto o = read_process_origin(tgid)) {
     std::lock_guard lk(origin_mu_);

@@ -116,6 +116,10 @@ class Session {
   Status attach_plan(const SessionOptions& opts, const NvidiaVersion& nvidia);
   // The capture thread's path for every ring record.
   void on_record(const void* data, size_t size);
+  // Hands the events decoded since the last call to the writer, under one
+  // lock: at the end of each poll, and every kHandOverEvents within one (a
+  // ring that never empties keeps the consumer inside one poll).
+  void hand_over();
   // Library watch: created before the plan; startup scan after it.
   void create_library_watch(const SessionOptions& opts);
   void start_library_watch();
@@ -136,6 +140,10 @@ class Session {
   Decoder decoder_;
   std::unique_ptr<StackResolver> stacks_;
   uint64_t definitions_lost_seen_ = 0;
+  // The consumer's per-event state, reused: events waiting for hand_over()
+  // (stack definitions among them, in order) and the record's raw stack.
+  std::vector<CaptureWriter::Queued> out_;
+  RawStack raw_;
   std::vector<ProbeResult> probes_;
   std::string output_;
   // Segments: what every new file repeats.
@@ -158,6 +166,7 @@ class Session {
   std::mutex origin_mu_;
   std::unordered_map<uint32_t, ProcessOrigin> origins_;  // guarded by origin_mu_
   std::unordered_set<uint32_t> origin_seen_;           // polling thread only
+  uint32_t last_origin_tgid_ = 0;  // the last tgid note_origin() saw (its set skipped)
   bool watch_host_wide_ = true;
   // Last member: stopped and destroyed before the engine it uses.
   std::unique_ptr<LibraryWatch> watch_;

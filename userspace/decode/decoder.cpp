@@ -60,7 +60,14 @@ std::string blob_string(const ApiCallEvent& e) {
 
 Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
   const char* rec = static_cast<const char*>(data);
-  if (stack) *stack = RawStack{};
+  if (stack) {  // reset in place: a reused RawStack keeps its buffers (no allocation per record)
+    stack->ips.clear();
+    stack->copy.clear();
+    stack->flags = 0;
+    stack->sp_word = 0;
+    stack->present = stack->has_copy = false;
+    stack->ip = stack->sp = stack->bp = 0;
+  }
   gpuobs_hdr hdr;
   if (size < sizeof hdr) { ++stats_.short_records; return {}; }
   std::memcpy(&hdr, data, sizeof hdr);

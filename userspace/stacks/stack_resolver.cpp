@@ -21,13 +21,13 @@ constexpr uint64_t kRereadIntervalNs = 50'000'000;
 // Bounded memory for processes with endless distinct stacks.
 constexpr size_t kMaxCachePerProcess = 1 << 16;
 
-std::string cache_key(const RawStack& raw) {
-  std::string k(sizeof(uint32_t) + sizeof(uint64_t) + raw.ips.size() * sizeof(uint64_t), '\0');
+// Into k, a buffer reused from record to record: no allocation per lookup.
+void cache_key(const RawStack& raw, std::string& k) {
+  k.resize(sizeof(uint32_t) + sizeof(uint64_t) + raw.ips.size() * sizeof(uint64_t));
   std::memcpy(k.data(), &raw.flags, sizeof raw.flags);
   std::memcpy(k.data() + sizeof raw.flags, &raw.sp_word, sizeof raw.sp_word);
   if (!raw.ips.empty())
     std::memcpy(k.data() + sizeof raw.flags + sizeof raw.sp_word, raw.ips.data(), raw.ips.size() * 8);
-  return k;
 }
 
 // The return addresses of a record, innermost first, from the kernel's
@@ -225,10 +225,12 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   Process& p = procs_[tgid];
   if (!p.loaded) load(p, tgid, ts_ns);
   // A stack copy differs on every call (data words): no cache for those.
-  std::string key = raw.has_copy ? std::string() : cache_key(raw);
-  if (auto it = p.cache.find(key); !raw.has_copy && it != p.cache.end()) {
-    stats_.sp_frames_dropped += it->second.sp_dropped;
-    return it->second.stack_id;
+  if (!raw.has_copy) {
+    cache_key(raw, key_);
+    if (auto it = p.cache.find(key_); it != p.cache.end()) {
+      stats_.sp_frames_dropped += it->second.sp_dropped;
+      return it->second.stack_id;
+    }
   }
 
   // Addresses outside every known mapping: a library loaded since the last
@@ -295,7 +297,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   }
   if (!raw.has_copy) {
     if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
-    p.cache.emplace(std::move(key), Process::Cached{it->second, sp_dropped != 0});
+    p.cache.emplace(key_, Process::Cached{it->second, sp_dropped != 0});
   }
   return it->second;
 }

@@ -132,6 +132,7 @@ class StackResolver {
   std::vector<FrameDef> frame_defs_;
   std::map<std::pair<uint32_t, std::vector<int64_t>>, int64_t> stacks_;
   std::vector<StackDef> stack_defs_;
+  std::string key_;  // resolve()'s cache key, reused from record to record
 };
 
 }  // namespace gpuobs

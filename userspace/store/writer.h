@@ -141,6 +141,15 @@ class CaptureWriter {
   // Thread-safe, never blocks on SQLite. stack_id: the event's stack (0: none),
   // defined by a ModuleDef/FrameDef/StackDef pushed before it.
   void push(Event ev, int64_t stack_id = 0);
+  // One event as the ring consumer hands it over.
+  struct Queued {
+    Event ev;
+    int64_t stack_id = 0;
+  };
+  // Thread-safe: many events under one lock and one clock read (the ring
+  // consumer hands over each poll's events at once, not one lock per event).
+  // Leaves `events` empty, its capacity kept for the next batch.
+  void push_many(std::vector<Queued>& events);
   // Bumped each time a rolled-back batch lost stack definitions: the
   // producer must send them again (StackResolver::redefine_all).
   uint64_t definitions_lost() const { return definitions_lost_.load(); }
@@ -218,6 +227,10 @@ class CaptureWriter {
   bool batch_rolled_back_ = false;
   std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)
 
+  // Held by the writer thread around each batch, and by the other threads
+  // that use the connection while it runs (add_root_process, limit_pages):
+  // the connection is opened NOMUTEX. Never taken while holding mu_.
+  std::mutex db_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Item> pending_;
