@@ -9,7 +9,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "store/capture_file.h"
 #include "store/schema.h"
 
