@@ -316,7 +316,8 @@ TEST(ApiRecord, StreamsAndEventsNameTheHandlesTheyCreate) {
   EXPECT_EQ(s.flags, 1u);
   EXPECT_EQ(s.priority, -2) << "an int priority";
 
-  auto failed = decode_stream(call("cuStreamCreate", {0x7000, 0}, 2, 0x5b, GPUOBS_CALL_F_RETURNED), spec("cuStreamCreate"));
+  auto failed =
+      decode_stream(call("cuStreamCreate", {0x7000, 0}, 2, 0x5b, GPUOBS_CALL_F_RETURNED), spec("cuStreamCreate"));
   EXPECT_EQ(failed.stream, 0u) << "not written: 0, not the stale out-value";
   EXPECT_EQ(failed.flags, 0u);
   EXPECT_EQ(failed.priority, std::nullopt);
@@ -352,7 +353,8 @@ TEST(ApiRecord, StreamsAndEventsNameTheHandlesTheyCreate) {
   EXPECT_EQ(g.stream, 0x5au);
 
   std::set<std::string_view> texts;
-  for (int i = 0; i <= static_cast<int>(StreamOp::event_destroy); ++i) texts.insert(to_string(static_cast<StreamOp>(i)));
+  for (int i = 0; i <= static_cast<int>(StreamOp::event_destroy); ++i)
+    texts.insert(to_string(static_cast<StreamOp>(i)));
   EXPECT_EQ(texts.size(), 12u);
   EXPECT_FALSE(texts.contains("unknown"));
 }

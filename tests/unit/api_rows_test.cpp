@@ -24,7 +24,8 @@ struct Capture : ::testing::Test {
     ASSERT_TRUE(d);
     db = std::move(*d);
     ASSERT_TRUE(migrate(db));
-    ASSERT_TRUE(db.exec("INSERT INTO processes (id, tgid, start_boottime_ns, comm, source) VALUES (1, 4242, 1, 'app', 'root')"));
+    ASSERT_TRUE(db.exec("INSERT INTO processes (id, tgid, start_boottime_ns, comm, source)"
+                        " VALUES (1, 4242, 1, 'app', 'root')"));
     auto st = rows.prepare(db.get());
     ASSERT_TRUE(st) << st.error().message;
   }
@@ -100,7 +101,8 @@ TEST_F(Capture, CopiesStreamsSyncsAndModulesBindEveryColumn) {
   ASSERT_EQ(write("cuModuleGetFunction", {0x7000, 0x3d, 0x7100}, 0, 0xf1, std::string("_Z3addPf") + '\0'),
             SQLITE_DONE);
   EXPECT_EQ(text("SELECT group_concat(op || ' ' || kind || ' ' || handle || ' ' || ifnull(source, 'NULL') || ' ' ||"
-                 " ifnull(path, 'NULL') || ' ' || ifnull(name, 'NULL'), ';') FROM (SELECT * FROM gpu_modules ORDER BY id)"),
+                 " ifnull(path, 'NULL') || ' ' || ifnull(name, 'NULL'), ';')"
+                 " FROM (SELECT * FROM gpu_modules ORDER BY id)"),
             "load module 61 NULL /k.cubin NULL;get_function function 241 61 NULL _Z3addPf");
   EXPECT_EQ(text("SELECT handle || ' ' || kind || ' ' || name || ' ' || demangled || ' ' || api || ' ' || source ||"
                  " ' ' || vendor FROM kernel_names"),
@@ -127,14 +129,14 @@ TEST(Stmt, NamedParametersAndOptionalValues) {
   ASSERT_TRUE(d);
   ASSERT_TRUE(d->exec("CREATE TABLE t (a INTEGER, b TEXT, c INTEGER)"));
   Stmt st(d->get(), "INSERT INTO t (a, b, c) VALUES (:a, :b, :c)");
-  Param a = st.param(":a"), b = st.param(":b"), c = st.param(":c");
+  Stmt::Param a = st.param(":a"), b = st.param(":b"), c = st.param(":c");
   EXPECT_EQ(a.index, 1);
   EXPECT_EQ(c.index, 3);
   EXPECT_TRUE(st.unresolved().empty());
   EXPECT_EQ(st.param(":nope").index, 0);
   EXPECT_EQ(st.unresolved(), ":nope");
-  ASSERT_EQ(st.bind(c, std::optional<int64_t>(7)).bind(b, std::optional<std::string_view>()).bind(a, uint64_t{1}).exec(),
-            SQLITE_DONE);
+  st.bind(c, std::optional<int64_t>(7)).bind(b, std::optional<std::string_view>()).bind(a, uint64_t{1});
+  ASSERT_EQ(st.exec(), SQLITE_DONE);
   ASSERT_EQ(st.bind(a, std::optional<uint64_t>()).bind(b, "x").bind(c, int64_t{-2}).exec(), SQLITE_DONE);
   Stmt q(d->get(), "SELECT group_concat(ifnull(a, 'N') || ifnull(b, 'N') || ifnull(c, 'N'), ',') FROM t");
   ASSERT_EQ(q.step(), SQLITE_ROW);

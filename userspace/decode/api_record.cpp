@@ -183,7 +183,8 @@ CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& s) {
                    memtype(read_at<uint32_t>(b, d.dst_type))};
     c.src = desc_address(b, d.src_type, d.src_host);
     c.dst = desc_address(b, d.dst_type, d.dst_host);
-    c.bytes = read_at<uint64_t>(b, d.width) * read_at<uint64_t>(b, d.height) * (d.depth ? read_at<uint64_t>(b, d.depth) : 1);
+    uint64_t depth = d.depth ? read_at<uint64_t>(b, d.depth) : 1;
+    c.bytes = read_at<uint64_t>(b, d.width) * read_at<uint64_t>(b, d.height) * depth;
   } else {
     c.direction = named_direction(s.kind);
     c.bytes = arg(e, s.bytes);

@@ -48,7 +48,8 @@ Status ApiRowWriter::prepare(sqlite3* db) {
                  " handle, source, path, name, stack_id, vendor) VALUES (:ts, :duration, :process_id, :tgid, :tid,"
                  " :api, :result, :op, :kind, :handle, :source, :path, :name, :stack_id, :vendor)");
   name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id,"
-               " vendor) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id, :vendor)");
+               " vendor) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
+               " :vendor)");
   for (auto* s : {&launch_, &memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
   // Every named parameter once, here: binding through them costs no lookup per row.

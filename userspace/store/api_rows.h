@@ -52,6 +52,7 @@ class ApiRowWriter {
   int write_name(const ModuleCall& m, int64_t pid, const std::string& name, const std::string& demangled);
   const std::string* name_of(int64_t pid, uint64_t handle) const;
 
+  using Param = Stmt::Param;
   // The named parameters every call table has (:ts ... :per_thread, :stack_id, :vendor).
   struct CallParams {
     Param ts, duration, process_id, tgid, tid, api, result, per_thread, stack_id, vendor;

@@ -13,15 +13,15 @@
 
 namespace gpuobs {
 
-// A named parameter (":ts") of one prepared statement, resolved to its
-// number once (Stmt::param) so that binding by name costs what binding by
-// number does: no name lookup per row.
-struct Param {
-  int index = 0;  // 0: not in the statement
-};
-
 class Stmt {
  public:
+  // A named parameter (":ts") of one prepared statement, resolved to its
+  // number once (param()) so that binding by name costs what binding by
+  // number does: no name lookup per row.
+  struct Param {
+    int index = 0;  // 0: not in the statement
+  };
+
   Stmt() = default;
   Stmt(sqlite3* db, std::string_view sql);
   explicit Stmt(sqlite3_stmt* prepared) : s_(prepared) {}  // takes ownership
