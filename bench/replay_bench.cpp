@@ -16,7 +16,7 @@
 #include <string>
 
 #include "common/log.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "replay/replay.h"
 #include "store/schema.h"
 #include "store/writer.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common/log.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "report/query.h"
 #include "store/schema.h"
 #include "store/writer.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Generic probes for every other libcuda call: the cookie says which argument
  * is an out-pointer and which to copy (string or struct); user space decodes
- * the raw arguments with its API table (userspace/decode/cuda_api.cpp).
+ * the raw arguments with its API table (userspace/catalogue/cuda_api.cpp).
  *   cu_call        entry only (launch-like calls: no return probe)
  *   cu_call_enter  entry of a call whose result/out-value/blocked time we need
  *   cu_call_exit   its return probe

@@ -36,7 +36,7 @@
 #define GPUOBS_EV_LIB_MAP 7
 
 /* Which probed library symbol produced a record. The full numbering is the
- * table in userspace/decode/cuda_api.cpp (1 and 2 are fixed here because the
+ * table in userspace/catalogue/cuda_api.cpp (1 and 2 are fixed here because the
  * walking skeleton's captures use them). Never reuse a number. */
 #define GPUOBS_API_CU_LAUNCH_KERNEL 1      /* cuLaunchKernel */
 #define GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ 2 /* cuLaunchKernel_ptsz (per-thread default stream) */

@@ -3,14 +3,14 @@
 #include <fstream>
 
 #include "capture/procfs.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 
 namespace gpuobs::daemon {
 namespace {
 
 uint64_t arg(const ApiCallEvent& e, uint8_t pos) { return pos ? e.args[(pos - 1) & 7] : 0; }
 
-bool device_kind(std::string_view k) { return k == "device" || k == "pitch" || k == "async" || k == "pool"; }
+bool device_kind(ApiKind k) { return k == ApiKind::device || k == ApiKind::pitch || k == ApiKind::async || k == ApiKind::pool; }
 
 std::string comm_of(uint32_t tgid) {
   std::ifstream in("/proc/" + std::to_string(tgid) + "/comm");
@@ -48,13 +48,13 @@ void ProcessTally::on_event(const Event& ev) {
     case Family::copy:
     case Family::memset:
       // 1-D copies and memsets; 2-D/3-D copies carry their size in a descriptor (not counted here).
-      if (s->bytes && s->kind != "2d" && s->kind != "3d")
+      if (s->bytes && s->kind != ApiKind::two_d && s->kind != ApiKind::three_d)
         procs_[tgid].bytes_copied += arg(*c, s->bytes) * (s->count ? arg(*c, s->count) : 1) *
                                      (s->family == Family::memset ? s->elem : 1);
       break;
     case Family::memory:
       if (!ok || !device_kind(s->kind)) {
-        if (ok && s->op == "free") {
+        if (ok && s->op == ApiOp::free) {
           auto it = live_.find({tgid, arg(*c, s->dst)});
           if (it != live_.end()) {
             procs_[tgid].device_bytes_live -= static_cast<int64_t>(it->second);
@@ -63,7 +63,7 @@ void ProcessTally::on_event(const Event& ev) {
         }
         break;
       }
-      if (s->op == "alloc" && (c->flags & GPUOBS_CALL_F_OUT_READ)) {
+      if (s->op == ApiOp::alloc && (c->flags & GPUOBS_CALL_F_OUT_READ)) {
         uint64_t bytes = arg(*c, s->bytes) * (s->count ? arg(*c, s->count) : 1);
         live_[{tgid, c->out_value}] = bytes;
         procs_[tgid].device_bytes_live += static_cast<int64_t>(bytes);

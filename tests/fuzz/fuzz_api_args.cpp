@@ -1,6 +1,7 @@
-// The CUDA and HIP argument decoders: the API tables (userspace/decode/
-// cuda_api.cpp, hip_api.cpp) and the writer that turns each call's raw
-// registers, out-value and blob into typed rows (userspace/store/api_rows.cpp:
+// The CUDA and HIP argument decoders: the API tables (userspace/catalogue/
+// cuda_api.cpp, hip_api.cpp), the decoder that turns each call's raw
+// registers, out-value and blob into typed records (userspace/decode/
+// api_record.cpp) and the writer that binds them (userspace/store/api_rows.cpp:
 // CUlaunchConfig, CUDA_MEMCPY2D/3D, dim3 pairs, kernel names and their
 // demangling, allocation tracking), into an in-memory capture with the real
 // schema. Input: a sequence of records (tests/fuzz/README.md), each
@@ -17,7 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "decode/decoder.h"
 #include "events.h"
 #include "store/api_rows.h"

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "store/writer.h"

@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "../workloads/api_truth.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"

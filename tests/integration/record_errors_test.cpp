@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "run_util.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 

@@ -8,7 +8,7 @@
 
 #include "../workloads/launch_truth.h"
 #include "run_util.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 

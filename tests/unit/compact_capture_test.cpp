@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "events.h"
 #include "store/schema.h"
 #include "store/writer.h"

@@ -1,5 +1,5 @@
 // Invariants of the API table that the BPF programs and the decoder rely on.
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 
 #include <gtest/gtest.h>
 

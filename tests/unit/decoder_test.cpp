@@ -1,6 +1,6 @@
 #include "decode/decoder.h"
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 
 #include <gtest/gtest.h>
 

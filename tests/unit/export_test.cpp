@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "export/chrome_writer.h"
 #include "export/perfetto_writer.h"
 #include "export/pprof_writer.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "events.h"
 #include "store/writer.h"
 #include "test_util.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "report/query.h"
 #include "store/schema.h"
 #include "store/writer.h"

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "capture/procfs.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "loader/engine.h"
 #include "store/writer.h"
 

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "capture/host_info.h"
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "capture/procfs.h"
 #include "store/capture_file.h"
 #include "store/schema.h"

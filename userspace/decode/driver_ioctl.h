@@ -15,21 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalogue/driver_catalogue.h"
 #include "events.h"
 
 namespace gpuobs {
-
-// The NVIDIA kernel module's version, from /proc/driver/nvidia/version
-// ("580.159.04"); zero fields when unknown (then the newest layouts apply).
-struct NvidiaVersion {
-  int major = 0, minor = 0, patch = 0;
-  bool known() const { return major != 0; }
-  // Is this version at least a.b.c? Unknown counts as the newest.
-  bool at_least(int a, int b, int c) const;
-};
-// Parses "NVRM version: NVIDIA UNIX ... Kernel Module  580.159.04  Tue ..." or
-// a bare "580.159.04"; unknown (all zero) when there is no version in it.
-NvidiaVersion parse_nvidia_version(std::string_view text);
 
 struct IoctlCapture {
   uint32_t driver = GPUOBS_DRV_OTHER;  // GPUOBS_DRV_*
@@ -76,21 +65,6 @@ struct DecodedIoctl {
 };
 
 DecodedIoctl decode_ioctl(const IoctlCapture& c);
-
-// What BPF must copy for each known request of each driver (the ioctl_rules
-// map), for this driver version.
-struct IoctlRuleEntry {
-  gpuobs_ioctl_rule_key key;
-  gpuobs_ioctl_rule rule;
-};
-std::vector<IoctlRuleEntry> ioctl_rules(const NvidiaVersion& v);
-
-// The key BPF computes for a command of a driver (events.h).
-uint32_t ioctl_cmd_key(uint32_t driver, uint32_t cmd);
-// Driver kind of a /proc/devices name ("nvidia", "nvidiactl", "nvidia-uvm",
-// "kfd") or of a user's spec prefix; GPUOBS_DRV_OTHER if none.
-uint32_t driver_from_name(std::string_view name);
-std::string_view driver_name(uint32_t driver);  // "nvidia", "nvidia-uvm", "kfd", "other"
 
 // Names of NVIDIA RM classes and NV_STATUS codes ("" / hex when unknown).
 std::string nv_class_name(uint32_t cls);

@@ -60,18 +60,6 @@ inline DriverObject driver_object(std::string op, std::string kind, uint64_t han
   return o;
 }
 
-// One ioctl_rules value (events.h: struct gpuobs_ioctl_rule).
-inline gpuobs_ioctl_rule ioctl_rule(uint16_t head_len, uint8_t aux_mode = GPUOBS_IOCTL_AUX_NONE, uint16_t aux_off = 0,
-                                    uint16_t aux_len = 0, uint8_t aux_len_field = 0) {
-  gpuobs_ioctl_rule r{};
-  r.head_len = head_len;
-  r.aux_off = aux_off;
-  r.aux_len = aux_len;
-  r.aux_mode = aux_mode;
-  r.aux_len_field = aux_len_field;
-  return r;
-}
-
 // NV_STATUS: NV_OK and the NV_WARN_* codes (bit 16 set) are not failures.
 bool nv_status_is_error(uint32_t status);
 // Sets status/status_name from an NV_STATUS the head held (nothing when it did not).
@@ -81,9 +69,5 @@ void set_nv_status(DecodedIoctl& d, std::optional<uint32_t> status);
 void decode_nvidia(const IoctlCapture& c, DecodedIoctl& d);
 void decode_uvm(const IoctlCapture& c, DecodedIoctl& d);
 void decode_kfd(const IoctlCapture& c, DecodedIoctl& d);
-
-// Per-driver BPF copy rules (ioctl_rules concatenates them).
-void add_nvidia_rules(const NvidiaVersion& v, std::vector<IoctlRuleEntry>& rules);
-void add_uvm_rules(const NvidiaVersion& v, std::vector<IoctlRuleEntry>& rules);
 
 }  // namespace gpuobs::ioctl_detail

@@ -13,7 +13,7 @@ T read_at(const std::string& blob, size_t off) {
   return v;
 }
 
-bool is_kind(const ApiSpec* s, std::string_view kind) { return s && s->kind == kind; }
+bool is_kind(const ApiSpec* s, ApiKind kind) { return s && s->kind == kind; }
 
 // hipExtModuleLaunchKernel takes work sizes in threads; a partial last
 // workgroup is allowed, so blocks = ceil(global / local).
@@ -32,7 +32,7 @@ LaunchRecord decode_dim3(const ApiCallEvent& e, const ApiSpec& s) {
   r.grid[2] = static_cast<uint32_t>(e.args[2]);
   r.block[0] = static_cast<uint32_t>(e.args[3]), r.block[1] = static_cast<uint32_t>(e.args[3] >> 32);
   r.block[2] = static_cast<uint32_t>(e.args[4]);
-  r.cooperative = is_kind(&s, "cooperative");
+  r.cooperative = is_kind(&s, ApiKind::cooperative);
   // hipLaunchCooperativeKernel's shared memory is an unsigned int; hipLaunchKernel's a size_t.
   r.shared_mem_bytes = r.cooperative ? e.args[6] & 0xffffffffu : e.args[6];
   r.stream = e.args[7];
@@ -81,12 +81,12 @@ LaunchRecord decode_launch(const gpuobs_launch& l) {
   r.function = l.function;
   r.grid[0] = l.grid_x, r.grid[1] = l.grid_y, r.grid[2] = l.grid_z;
   r.block[0] = l.block_x, r.block[1] = l.block_y, r.block[2] = l.block_z;
-  if (is_kind(s, "global_size"))
+  if (is_kind(s, ApiKind::global_size))
     for (int i = 0; i < 3; ++i) r.grid[i] = blocks_of(r.grid[i], r.block[i]);
   r.shared_mem_bytes = l.shared_mem_bytes;
   r.stream = l.stream;
   r.kernel_params = l.kernel_params;
-  r.cooperative = is_kind(s, "cooperative");
+  r.cooperative = is_kind(s, ApiKind::cooperative);
   r.extra = r.cooperative ? 0 : l.extra;  // cuLaunchCooperativeKernel has no 11th argument
   r.args_complete = !(l.flags & GPUOBS_LAUNCH_F_STACK_ARGS_MISSING);
   r.per_thread_stream = s && s->per_thread;

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "decode/decoder.h"
 #include "events.h"
 

@@ -5,10 +5,12 @@
 #include <iterator>
 #include <string_view>
 
+#include "catalogue/nvidia_escapes.h"
 #include "decode/driver_ioctl.h"
 #include "decode/driver_ioctl_internal.h"
 
 namespace gpuobs {
+using namespace nv;  // the escape numbers (catalogue/nvidia_escapes.h)
 namespace {
 
 using ioctl_detail::FieldReader;
@@ -25,34 +27,6 @@ std::string_view lookup(const Named (&table)[N], uint32_t number) {
     if (e.number == number) return e.name;
   return {};
 }
-
-constexpr uint32_t kNvIoctlMagic = 'F';  // 0x46
-
-// Escapes by _IOC_NR (§1.3): the driver validates the number, and checks the
-// size against one or several structs, so the size never names the request.
-enum EscapeNr : uint32_t {
-  kRmAllocMemory = 0x27,
-  kRmFree = 0x29,
-  kRmControl = 0x2A,
-  kRmAlloc = 0x2B,
-  kRmDupObject = 0x34,
-  kRmShare = 0x35,
-  kRmVidHeapControl = 0x4A,
-  kRmMapMemory = 0x4E,
-  kRmUnmapMemory = 0x4F,
-  kRmMapMemoryDma = 0x57,
-  kRmUnmapMemoryDma = 0x58,
-  kRmUpdateDeviceMappingInfo = 0x5E,
-  kCardInfo = 0xC8,
-  kRegisterFd = 0xC9,
-  kAllocOsEvent = 0xCE,
-  kFreeOsEvent = 0xCF,
-  kCheckVersionStr = 0xD2,
-  kIoctlXferCmd = 0xD3,
-  kAttachGpusToFd = 0xD4,
-  kSysParams = 0xD6,
-  kWaitOpenComplete = 0xDA,
-};
 
 // clang-format off
 constexpr Named kEscapes[] = {
@@ -640,17 +614,6 @@ void decode_nvidia(const IoctlCapture& c, DecodedIoctl& d) {
   // The syscall returns 0 even when RM failed: the status says (NV_WARN_* are not failures).
   d.failed = c.ret < 0 || (d.status && nv_status_is_error(uint32_t(*d.status)));
   if (d.failed) d.object.reset();  // nothing was created or destroyed
-}
-
-void add_nvidia_rules(const NvidiaVersion&, std::vector<IoctlRuleEntry>& rules) {
-  auto key = [](uint32_t nr) {
-    return gpuobs_ioctl_rule_key{.driver = GPUOBS_DRV_NVIDIA, .cmd_key = (kNvIoctlMagic << 8) | nr};
-  };
-  // RM_ALLOC: the whole argument (its size tells the layout) and the class
-  // parameter block pAllocParms points to.
-  rules.push_back({key(kRmAlloc), ioctl_rule(0, GPUOBS_IOCTL_AUX_PTR, 16, GPUOBS_IOCTL_AUX_MAX)});
-  // IOCTL_XFER_CMD: the wrapped argument at ptr, as long as its size (the u32 at head[4]).
-  rules.push_back({key(kIoctlXferCmd), ioctl_rule(16, GPUOBS_IOCTL_AUX_PTR, 8, GPUOBS_IOCTL_AUX_MAX, 4 + 1)});
 }
 
 }  // namespace ioctl_detail

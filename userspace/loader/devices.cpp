@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "decode/driver_ioctl.h"
+#include "catalogue/driver_catalogue.h"
 
 namespace gpuobs {
 namespace {

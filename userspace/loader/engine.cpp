@@ -17,7 +17,7 @@
 #include <map>
 #include <thread>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "gpuobs.skel.h"
 #include "loader/elf_symbols.h"
 #include "loader/uprobe_multi.h"

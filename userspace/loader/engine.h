@@ -18,11 +18,11 @@
 #include <utility>
 #include <vector>
 
+#include "catalogue/api_spec.h"
+#include "catalogue/driver_catalogue.h"
 #include "common/modes.h"
 #include "common/result.h"
 #include "events.h"
-#include "decode/cuda_api.h"
-#include "decode/driver_ioctl.h"
 #include "loader/devices.h"
 #include "loader/libraries.h"
 #include "loader/owners.h"
@@ -74,7 +74,7 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Every symbol of an API table (decode/cuda_api.cpp, decode/hip_api.cpp) on one library file.
+  // Every symbol of an API table (catalogue/cuda_api.cpp, catalogue/hip_api.cpp) on one library file.
   // The links are kept per file (dev, inode): detach_library removes them.
   // Thread-safe against poll() (a worker thread attaches while the ring drains).
   std::vector<ProbeResult> attach_api(const LibraryFile& lib, std::span<const ApiSpec> table);

@@ -1,6 +1,5 @@
 #include "stacks/symbolizer.h"
 
-#include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -9,17 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace gpuobs {
+#include "common/demangle.h"
 
-std::string demangle(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return name;
-  std::string out(d);
-  std::free(d);
-  return out;
-}
+namespace gpuobs {
 
 namespace {
 

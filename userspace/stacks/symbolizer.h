@@ -46,6 +46,4 @@ class Symbolizer {
   std::map<int64_t, ModuleInfo> infos_;
 };
 
-std::string demangle(const std::string& name);
-
 }  // namespace gpuobs

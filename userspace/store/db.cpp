@@ -6,6 +6,13 @@ Stmt::Stmt(sqlite3* db, std::string_view sql) {
   sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s_, nullptr);
 }
 
+Stmt::Param Stmt::param(std::string_view name) {
+  std::string n(name);  // SQLite wants a NUL-terminated name
+  int i = s_ ? sqlite3_bind_parameter_index(s_, n.c_str()) : 0;
+  if (i == 0) unresolved_ += (unresolved_.empty() ? "" : " ") + n;
+  return Param{i};
+}
+
 int Stmt::exec() {
   int rc = sqlite3_step(s_);
   reset();

@@ -4,8 +4,10 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/result.h"
 
@@ -13,13 +15,21 @@ namespace gpuobs {
 
 class Stmt {
  public:
+  // A named parameter (":ts") of one prepared statement, resolved to its
+  // number once (param()) so that binding by name costs what binding by
+  // number does: no name lookup per row.
+  struct Param {
+    int index = 0;  // 0: not in the statement
+  };
+
   Stmt() = default;
   Stmt(sqlite3* db, std::string_view sql);
   explicit Stmt(sqlite3_stmt* prepared) : s_(prepared) {}  // takes ownership
   ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(Stmt&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+  Stmt(Stmt&& o) noexcept : s_(o.s_), unresolved_(std::move(o.unresolved_)) { o.s_ = nullptr; }
   Stmt& operator=(Stmt&& o) noexcept {
     std::swap(s_, o.s_);
+    std::swap(unresolved_, o.unresolved_);
     return *this;
   }
   bool valid() const { return s_ != nullptr; }
@@ -37,6 +47,22 @@ class Stmt {
     return *this;
   }
   Stmt& bind_null(int i) { sqlite3_bind_null(s_, i); return *this; }
+  // NULL when there is no value.
+  template <class T>
+  Stmt& bind(int i, const std::optional<T>& v) {
+    return v ? bind(i, *v) : bind_null(i);
+  }
+
+  // Named parameters: resolve each once after preparing, then bind through it.
+  // A name the statement lacks resolves to 0 and is remembered in unresolved().
+  Param param(std::string_view name);
+  const std::string& unresolved() const { return unresolved_; }
+  template <class T>
+  Stmt& bind(Param p, const T& v) {
+    return bind(p.index, v);
+  }
+  Stmt& bind(Param p, const char* v) { return bind(p.index, std::string_view(v)); }
+  Stmt& bind_null(Param p) { return bind_null(p.index); }
   // Runs to completion (for INSERT/UPDATE); resets for reuse. Returns the SQLite code.
   int exec();
   int step() { return sqlite3_step(s_); }
@@ -44,6 +70,7 @@ class Stmt {
 
  private:
   sqlite3_stmt* s_ = nullptr;
+  std::string unresolved_;  // named parameters param() did not find, space-separated
 };
 
 class Db {

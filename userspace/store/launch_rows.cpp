@@ -55,7 +55,7 @@ int64_t LaunchRowWriter::name_id(int64_t process_id, uint64_t function) {
 std::pair<int64_t, int64_t> LaunchRowWriter::api_ids(uint32_t api) {
   if (auto it = api_ids_.find(api); it != api_ids_.end()) return it->second;
   const ApiSpec* s = api_by_id(api);
-  std::pair<int64_t, int64_t> ids{strings_->intern(api_name(api)), strings_->intern(s ? s->vendor : "cuda")};
+  std::pair<int64_t, int64_t> ids{strings_->intern(api_name(api)), strings_->intern(to_string(s ? s->vendor : Vendor::cuda))};
   if (ids.first && ids.second) api_ids_.emplace(api, ids);
   return ids;
 }

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "decode/cuda_api.h"
+#include "catalogue/api_spec.h"
 #include "decode/launch_record.h"
 #include "store/capture_file.h"
 #include "store/schema.h"

@@ -1,0 +1,95 @@
+// Lookups over the API tables and the SQL text of the catalogue's enums.
+#include "catalogue/api_spec.h"
+
+#include <algorithm>
+
+namespace gpuobs {
+
+std::string_view to_string(ApiOp op) {
+  switch (op) {
+    case ApiOp::launch: return "launch";
+    case ApiOp::host_func: return "host_func";
+    case ApiOp::graph_launch: return "graph_launch";
+    case ApiOp::alloc: return "alloc";
+    case ApiOp::free: return "free";
+    case ApiOp::create: return "create";
+    case ApiOp::release: return "release";
+    case ApiOp::map: return "map";
+    case ApiOp::unmap: return "unmap";
+    case ApiOp::copy: return "copy";
+    case ApiOp::copy_async: return "copy_async";
+    case ApiOp::memset: return "memset";
+    case ApiOp::memset_async: return "memset_async";
+    case ApiOp::destroy: return "destroy";
+    case ApiOp::wait_event: return "wait_event";
+    case ApiOp::query: return "query";
+    case ApiOp::capture_begin: return "capture_begin";
+    case ApiOp::capture_end: return "capture_end";
+    case ApiOp::record: return "record";
+    case ApiOp::sync: return "sync";
+    case ApiOp::load: return "load";
+    case ApiOp::get_function: return "get_function";
+    case ApiOp::get_kernel: return "get_kernel";
+    case ApiOp::kernel_function: return "kernel_function";
+    case ApiOp::register_function: return "register_function";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::none: return "";
+    case ApiKind::cooperative: return "cooperative";
+    case ApiKind::ex: return "ex";
+    case ApiKind::ext: return "ext";
+    case ApiKind::global_size: return "global_size";
+    case ApiKind::device: return "device";
+    case ApiKind::pitch: return "pitch";
+    case ApiKind::managed: return "managed";
+    case ApiKind::host: return "host";
+    case ApiKind::async: return "async";
+    case ApiKind::pool: return "pool";
+    case ApiKind::physical: return "physical";
+    case ApiKind::virtual_: return "virtual";
+    case ApiKind::default_: return "default";
+    case ApiKind::HtoD: return "HtoD";
+    case ApiKind::DtoH: return "DtoH";
+    case ApiKind::DtoD: return "DtoD";
+    case ApiKind::DtoA: return "DtoA";
+    case ApiKind::AtoD: return "AtoD";
+    case ApiKind::HtoA: return "HtoA";
+    case ApiKind::AtoH: return "AtoH";
+    case ApiKind::AtoA: return "AtoA";
+    case ApiKind::peer: return "peer";
+    case ApiKind::two_d: return "2d";
+    case ApiKind::three_d: return "3d";
+    case ApiKind::stream: return "stream";
+    case ApiKind::event: return "event";
+    case ApiKind::context: return "context";
+    case ApiKind::function: return "function";
+    case ApiKind::kernel: return "kernel";
+    case ApiKind::module: return "module";
+    case ApiKind::library: return "library";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Vendor vendor) { return vendor == Vendor::hip ? "hip" : "cuda"; }
+
+const ApiSpec* api_by_id(uint32_t id) {
+  // Ids are dense and ordered in each table (CUDA from 1, HIP from 1001):
+  // index directly, check, fall back to a scan.
+  auto find = [](std::span<const ApiSpec> t, uint32_t first, uint32_t id) -> const ApiSpec* {
+    if (id >= first && id - first < t.size() && t[id - first].id == id) return &t[id - first];
+    auto it = std::find_if(t.begin(), t.end(), [&](const ApiSpec& s) { return s.id == id; });
+    return it == t.end() ? nullptr : &*it;
+  };
+  return id > 1000 ? find(hip_api_table(), 1001, id) : find(cuda_api_table(), 1, id);
+}
+
+std::string_view api_name(uint32_t id) {
+  const ApiSpec* s = api_by_id(id);
+  return s ? s->symbol : std::string_view("unknown");
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,91 @@
+// The catalogue of probed GPU API symbols: for each, how it is probed and
+// what its raw arguments mean. The BPF side only copies registers, stack
+// slots, one out-value and one blob; decode/api_record.cpp turns them into
+// typed records with this table. It sits below loader, decode and store, which
+// all read it (docs/design.md, layers).
+// Prototypes: shared/abi-reference.md §4.2 (cuda.h 13.0), §5.2 (HIP).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace gpuobs {
+
+enum class Family : uint8_t { launch, memory, copy, memset, stream, event, sync, module };
+enum class ProbeKind : uint8_t {
+  launch,       // cu_launch_kernel: 11-argument launch, entry only
+  launch_ex,    // cu_launch_kernel_ex: CUlaunchConfig, entry only
+  entry,        // cu_call: entry only (launch-like, hot path)
+  entry_return,  // cu_call_enter + cu_call_exit: result, blocked time, out-value
+  launch_dim3    // cu_call: a launch taking dim3 by value (hipLaunchKernel: grid and block in 2 registers each)
+};
+
+// What a call does. The SQL text of each value (memory_ops.op, gpu_modules.op,
+// ...) is to_string(op): C++ compares enums, only the store binds text.
+enum class ApiOp : uint8_t {
+  launch, host_func, graph_launch,                                          // launches
+  alloc, free, create, release, map, unmap,                                 // memory
+  copy, copy_async, memset, memset_async,                                   // copies
+  destroy, wait_event, query, capture_begin, capture_end, record,          // streams, events (and create)
+  sync,                                                                     // synchronizations
+  load, get_function, get_kernel, kernel_function, register_function,       // modules, kernel names
+};
+
+// The qualifier the row stores next to the op: a memory kind, a copy
+// direction, a sync target, a module or name kind, a launch variant.
+enum class ApiKind : uint8_t {
+  none,                                              // ""
+  cooperative, ex, ext, global_size,                 // launches (global_size: HIP work sizes in threads)
+  device, pitch, managed, host, async, pool,         // memory_ops.kind
+  physical, virtual_,                                // cuMemCreate / cuMemMap ("virtual")
+  default_,                                          // copy direction the driver infers ("default")
+  HtoD, DtoH, DtoD, DtoA, AtoD, HtoA, AtoH, AtoA, peer,  // copy directions named by the symbol
+  two_d, three_d,                                    // "2d", "3d": the direction is in the descriptor
+  stream, event, context,                            // sync targets
+  function, kernel, module, library,                 // module ops: what the handle is
+};
+
+enum class Vendor : uint8_t { cuda, hip };  // libcuda.so or libamdhip64.so
+
+// SQL text of each value: the only place it is spelled.
+std::string_view to_string(ApiOp op);
+std::string_view to_string(ApiKind kind);
+std::string_view to_string(Vendor vendor);
+
+// Argument positions are 1-based; 0 = the call has no such argument.
+struct ApiSpec {
+  uint16_t id;
+  std::string_view symbol;
+  Family family;
+  ApiOp op;
+  ApiKind kind = ApiKind::none;
+  ProbeKind probe;
+  uint8_t out_arg = 0;    // read *(u64 *)arg at return
+  uint8_t blob_arg = 0;   // copied at entry
+  uint8_t blob_kind = 0;  // GPUOBS_BLOB_*
+  uint16_t blob_len = 0;
+  uint8_t dst = 0;        // address written / freed / first operand
+  uint8_t src = 0;
+  uint8_t bytes = 0;      // size in bytes (or elements for memsets, width for 2D)
+  uint8_t count = 0;      // multiplies bytes (2D height, pitch allocations)
+  uint8_t stream = 0;
+  uint8_t event = 0;
+  uint8_t handle = 0;     // module, library, kernel, graph, pool, context, host function
+  uint8_t flags = 0;
+  uint8_t value = 0;      // memset value, stream priority
+  uint8_t elem = 1;       // memset element size in bytes
+  bool per_thread = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread stream
+  uint8_t dir_arg = 0;    // the argument holding a copy direction (hipMemcpyKind)
+  bool no_result = false; // returns void: the return probe's eax means nothing
+  Vendor vendor = Vendor::cuda;
+};
+
+// The CUDA driver API table (libcuda.so.1) and the HIP runtime table
+// (libamdhip64.so, catalogue/hip_api.cpp; ids from 1001). Ids are unique across both.
+std::span<const ApiSpec> cuda_api_table();
+std::span<const ApiSpec> hip_api_table();
+const ApiSpec* api_by_id(uint32_t id);
+std::string_view api_name(uint32_t id);  // "unknown" when in neither table
+
+}  // namespace gpuobs
