@@ -22,13 +22,13 @@
 #include "common/log.h"
 #include "common/private_files.h"
 #include "daemon/config.h"
-#include "daemon/health_json.h"
 #include "daemon/journal_log.h"
 #include "daemon/metrics_server.h"
 #include "daemon/notify.h"
 #include "daemon/process_tally.h"
-#include "daemon/segments.h"
 #include "daemon/status_file.h"
+#include "daemon_state/health_json.h"
+#include "daemon_state/segments.h"
 #include "version.h"
 
 namespace {
