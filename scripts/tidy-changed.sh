@@ -15,6 +15,10 @@ db=build/compile_commands.json
 command -v clang-tidy >/dev/null || { echo "tidy-changed: clang-tidy missing: scripts/install-deps.sh" >&2; exit 1; }
 
 base=${1:-}
+if [ -n "$base" ] && ! git rev-parse -q --verify "$base^{commit}" >/dev/null 2>&1; then
+  echo "tidy-changed: $base is not a commit" >&2
+  exit 2
+fi
 if [ -z "$base" ]; then
   for ref in origin/main main; do
     if git rev-parse -q --verify "$ref^{commit}" >/dev/null 2>&1; then base=$ref; break; fi
