@@ -66,11 +66,12 @@ TEST(DaemonService, RotatesBySizeEachSegmentSelfContainedAndSighupAppliesRetenti
     EXPECT_GT(scalar(*db, "SELECT count(*) FROM probes WHERE status = 'attached'"), 0) << s.path;
     int64_t n = scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid IN (" + tgids + ")");
     // The workloads' process rows carry their cgroup in every segment.
-    if (n > 0)
+    if (n > 0) {  // braces: EXPECT_EQ is an if/else inside
       EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT coalesce(cgroup, 'NULL')) FROM processes WHERE tgid IN (" +
                               tgids + ")"),
                 my_cgroup)
           << s.path;
+    }
     // Every launch points at a process row of this file.
     EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches k LEFT JOIN processes p ON p.id = k.process_id"
                           " WHERE p.id IS NULL"),
