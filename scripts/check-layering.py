@@ -37,8 +37,11 @@ LAYERS = [
     ["daemon", "cli"],
     # The bundled CUDA example: it includes nothing of ours; tests/gpu builds its PTX in.
     ["examples"],
-    # Programs that use the whole tree; nothing includes them.
-    ["bench", "tests"],
+    # Tests and benchmarks: programs over the whole tree. A benchmark may reuse
+    # a test workload's header (bench/pipeline_bench.cpp: its launch truth);
+    # nothing includes a benchmark.
+    ["tests"],
+    ["bench"],
 ]
 LEVEL = {room: i for i, line in enumerate(LAYERS) for room in line}
 
