@@ -205,7 +205,7 @@ TEST(DaemonService, KillNineUnderLoadKeepsAllButTheLastBatches) {
   EXPECT_LE(stored, by_kill + 2);
   std::printf("kill -9: %lld launches issued by the kill, %lld by kill - %lld ms, %lld stored\n",
               static_cast<long long>(by_kill), static_cast<long long>(by_cutoff),
-              static_cast<long long>(kBatchMs + kPollMs + kMarginMs), static_cast<long long>(stored));
+              static_cast<long long>(kBatchMs) + kPollMs + kMarginMs, static_cast<long long>(stored));
 
   // Restart: a new segment (the next number), never the crashed one.
   int64_t crashed_seq = segments::list(state).back().seq;
