@@ -98,7 +98,8 @@ const ApiCase kCases[] = {
 // real stacks (PyTorch), instead of stopping at the top of a shallow one.
 __attribute__((noinline)) double deep_loop(void* fn, long calls, const ApiCase& c) {
   volatile char depth[64 << 10];
-  depth[0] = depth[sizeof depth - 1] = 1;
+  depth[0] = 1;  // touched at both ends (two statements: C++20 deprecates chained volatile assignment)
+  depth[sizeof depth - 1] = 1;
   for (long i = 0; i < kWarmupCalls; ++i) c.call(fn);  // warm up
   // The recorder has seen the process now: give it time to read its mappings
   // and, with --unwind bpf, to load its unwind tables before the timed loop.

@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       launch(streams[i % 4]);
       launch(streams[(i + 1) % 4]);
       uint64_t ms = streams[(i + 2) % 4];
-      push(call(tgid, ts += 100, memset, {0xD0000000 + ((i + 2) % 4) * 0x10000, 0, 4096, ms}, 50));
+      push(call(tgid, ts += 100, memset, {0xD0000000 + uint64_t((i + 2) % 4) * 0x10000, 0, 4096, ms}, 50));
       push(call(tgid, ts += 100, record, {0xE0 + uint64_t(i % 2), streams[i % 4]}, 50));
       push(call(tgid, ts += 100, wait, {streams[(i + 3) % 4], 0xE0 + uint64_t(i % 2), 0}, 50));
       launch(streams[(i + 3) % 4]);

@@ -20,7 +20,7 @@ int run_record(RecordArgs& args);
 std::vector<std::string> split_record_command(std::vector<std::string>& args);
 
 // gpuobsd's state directory: report, sql and stacks read its `current`
-// segment when no file is given (daemon/segments.h).
+// segment when no file is given (userspace/daemon_state/segments.h).
 // (gpuobsd --db's old default; main.cpp always passes the resolved file.)
 inline constexpr const char* kDaemonCapture = "/var/lib/gpuobs/current";  // gpuobsd's current segment
 inline constexpr const char* kDaemonStateDir = "/var/lib/gpuobs";

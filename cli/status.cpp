@@ -15,8 +15,8 @@
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/terminal_text.h"
-#include "daemon/health_json.h"
-#include "daemon/segments.h"
+#include "daemon_state/health_json.h"
+#include "daemon_state/segments.h"
 #include "store/schema.h"
 
 namespace gpuobs::cli {

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "common/result.h"
-#include "health.h"
+#include "daemon_state/health.h"
 
 namespace gpuobs {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "health.h"
+#include "daemon_state/health.h"
 
 namespace gpuobs {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "daemon/health.h"
+#include "daemon_state/health.h"
 #include "decode/decoder.h"
 
 namespace gpuobs::daemon {

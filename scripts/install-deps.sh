@@ -8,6 +8,7 @@ packages=(
   binutils xz-utils
   libsqlite3-dev sqlite3 libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libbenchmark-dev
+  clang-tidy clang-format  # scripts/tidy-changed.sh (CI) and .clang-format
   libclang-rt-14-dev  # libFuzzer and the ASan/UBSan runtimes: the fuzz targets (scripts/fuzz.sh)
   util-linux
   libprotobuf-dev protobuf-compiler  # the exporters (Perfetto, pprof): static libprotobuf.a and protoc

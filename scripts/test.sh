@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite, as root: install dependencies, build, run every test,
+# The whole test suite, as root: install dependencies, build (warnings are
+# errors), clang-tidy on changed files, run every test (the layering check too),
 # then the fuzz targets for a short fixed time (scripts/fuzz.sh).
 # BPF tests run for real and fail (never skip) where BPF cannot load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "test.sh: run as root (the BPF tests need it): sudo $0" >&2; exit 1; }
 ./scripts/install-deps.sh
-./scripts/build.sh
+# C++ warnings are errors here (CMake option GPUOBS_WERROR), so CI fails on them.
+./scripts/build.sh -DGPUOBS_WERROR=ON
+# clang-tidy on the C++ files changed against origin/main (none changed: passes).
+[ "${GPUOBS_TIDY:-1}" = 0 ] || ./scripts/tidy-changed.sh
 ./scripts/mount-tracefs.sh
 (cd build && ctest --output-on-failure --timeout 120 "$@")
 # The fuzz targets (tests/fuzz/README.md): their own clang build, then each

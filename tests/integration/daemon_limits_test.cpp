@@ -18,7 +18,7 @@
 #include <set>
 #include <thread>
 
-#include "daemon/segments.h"
+#include "daemon_state/segments.h"
 #include "daemon_util.h"
 #include "run_util.h"
 #include "store/schema.h"

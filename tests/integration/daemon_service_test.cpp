@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "capture/procfs.h"
-#include "daemon/segments.h"
+#include "daemon_state/segments.h"
 #include "daemon_util.h"
 #include "run_util.h"
 #include "store/schema.h"
@@ -66,11 +66,12 @@ TEST(DaemonService, RotatesBySizeEachSegmentSelfContainedAndSighupAppliesRetenti
     EXPECT_GT(scalar(*db, "SELECT count(*) FROM probes WHERE status = 'attached'"), 0) << s.path;
     int64_t n = scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid IN (" + tgids + ")");
     // The workloads' process rows carry their cgroup in every segment.
-    if (n > 0)
+    if (n > 0) {  // braces: EXPECT_EQ is an if/else inside
       EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT coalesce(cgroup, 'NULL')) FROM processes WHERE tgid IN (" +
                               tgids + ")"),
                 my_cgroup)
           << s.path;
+    }
     // Every launch points at a process row of this file.
     EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches k LEFT JOIN processes p ON p.id = k.process_id"
                           " WHERE p.id IS NULL"),
@@ -204,7 +205,7 @@ TEST(DaemonService, KillNineUnderLoadKeepsAllButTheLastBatches) {
   EXPECT_LE(stored, by_kill + 2);
   std::printf("kill -9: %lld launches issued by the kill, %lld by kill - %lld ms, %lld stored\n",
               static_cast<long long>(by_kill), static_cast<long long>(by_cutoff),
-              static_cast<long long>(kBatchMs + kPollMs + kMarginMs), static_cast<long long>(stored));
+              static_cast<long long>(kBatchMs) + kPollMs + kMarginMs, static_cast<long long>(stored));
 
   // Restart: a new segment (the next number), never the crashed one.
   int64_t crashed_seq = segments::list(state).back().seq;

@@ -49,10 +49,6 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-std::vector<std::string> prefix(const std::vector<std::string>& v, size_t n) {
-  return std::vector<std::string>(v.begin(), v.begin() + static_cast<long>(std::min(n, v.size())));
-}
-
 std::string record(const TempDir& dir, const std::string& args, const std::string& extra = "") {
   std::string out = dir.file("cap.gpuobs");
   std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + FAKE_LIBCUDA +

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/segments.h"
+#include "daemon_state/segments.h"
 #include "unit/test_util.h"
 
 using namespace gpuobs;

@@ -209,7 +209,9 @@ Decoded decode_perfetto(const std::string& bytes) {
         s.name = names[e.name_iid()];
         for (auto& a : e.debug_annotations()) {
           EXPECT_TRUE(arg_names.count(a.name_iid()));
-          if (a.has_string_value_iid()) EXPECT_TRUE(values.count(a.string_value_iid())) << "value not interned before use";
+          if (a.has_string_value_iid()) {  // braces: EXPECT_TRUE is an if/else inside
+            EXPECT_TRUE(values.count(a.string_value_iid())) << "value not interned before use";
+          }
           s.args[arg_names[a.name_iid()]] =
               a.has_string_value_iid() ? values[a.string_value_iid()] : std::to_string(a.int_value());
         }

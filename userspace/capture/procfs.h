@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/writer.h"
+#include "common/process_info.h"
 
 namespace gpuobs {
 

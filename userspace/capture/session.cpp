@@ -549,7 +549,8 @@ void Session::flush_library_watch() {
   for (auto& [dev, ino, ns] : detached) {
     writer_->push_library_detached(dev, ino, ns);
     // A new segment lists the probes in place when it starts.
-    std::erase_if(probe_rows_, [&](const ProbeRow& r) { return r.dev == dev && r.inode == ino; });
+    // Copies, not [&]: clang 14 (clang-tidy, scripts/tidy-changed.sh) cannot capture structured bindings.
+    std::erase_if(probe_rows_, [d = dev, i = ino](const ProbeRow& r) { return r.dev == d && r.inode == i; });
   }
 }
 

@@ -20,6 +20,7 @@
 #include "common/result.h"
 #include "decode/decoder.h"
 #include "loader/engine.h"
+#include "stacks/stack_resolver.h"
 #include "store/writer.h"
 
 namespace gpuobs {

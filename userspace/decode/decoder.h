@@ -8,7 +8,6 @@
 #include <variant>
 
 #include "events.h"
-#include "stacks/stack_resolver.h"
 #include "stacks/stack_types.h"
 
 namespace gpuobs {

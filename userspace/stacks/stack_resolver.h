@@ -24,18 +24,6 @@
 
 namespace gpuobs {
 
-// A record's stack as it came off the ring (bpf/events.h).
-struct RawStack {
-  std::vector<uint64_t> ips;  // innermost first
-  uint32_t flags = 0;         // GPUOBS_STACK_F_*
-  uint64_t sp_word = 0;       // the word at the stack pointer (entry and syscall sites)
-  bool present = false;       // false: stacks are off (depth 0)
-  // --unwind dwarf: registers where the probe fired and the stack from sp up.
-  bool has_copy = false;
-  uint64_t ip = 0, sp = 0, bp = 0;
-  std::string copy;
-};
-
 struct StackStats {
   uint64_t with_stack = 0;        // records that carried a stack
   uint64_t empty = 0;             // ... with no usable frame

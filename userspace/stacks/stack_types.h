@@ -1,6 +1,9 @@
-// What the stack resolver (capture thread) tells the writer: definitions of
-// modules, frames and stacks, each once, before the first event that uses
-// them. Ids are the resolver's, so the capture thread never waits on SQLite.
+// The stack types other rooms share, without the resolver's machinery:
+// the raw stack the decoder reads off a record (decode/ includes only this
+// header), and what the stack resolver (capture thread) tells the writer:
+// definitions of modules, frames and stacks, each once, before the first
+// event that uses them. Ids are the resolver's, so the capture thread never
+// waits on SQLite.
 #pragma once
 
 #include <unistd.h>
@@ -24,6 +27,19 @@ class FileHandle {
 
  private:
   int fd_;
+};
+
+// A record's stack as it came off the ring (bpf/events.h): filled by
+// decode/decoder.cpp read_stack(), resolved by StackResolver::resolve().
+struct RawStack {
+  std::vector<uint64_t> ips;  // innermost first
+  uint32_t flags = 0;         // GPUOBS_STACK_F_*
+  uint64_t sp_word = 0;       // the word at the stack pointer (entry and syscall sites)
+  bool present = false;       // false: stacks are off (depth 0)
+  // --unwind dwarf: registers where the probe fired and the stack from sp up.
+  bool has_copy = false;
+  uint64_t ip = 0, sp = 0, bp = 0;
+  std::string copy;
 };
 
 // One code file (or pseudo-module: "[vdso]", "[anon]" for JIT code).

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/modes.h"
+#include "common/process_info.h"
 #include "decode/decoder.h"
 #include "store/api_rows.h"
 #include "store/db.h"
@@ -54,22 +55,6 @@ struct ProbeRow {
   uint32_t trigger_tgid = 0;
   int64_t trigger_mono_ns = 0, attached_mono_ns = 0;
 };
-
-// What is known of a running process that appears without a fork/exec event.
-struct ProcessInfo {
-  uint32_t ppid = 0;
-  uint64_t start_boottime_ns = 0;
-  std::string comm;
-  std::string exe;
-  std::string cgroup;        // empty: ask the origin lookup when the row is inserted
-  std::string container_id;
-};
-// A process's cgroup and container, read when the writer first inserts it.
-struct ProcessOrigin {
-  std::string cgroup, container_id;
-};
-using OriginLookup = std::function<std::optional<ProcessOrigin>(uint32_t tgid)>;
-using ProcessLookup = std::function<std::optional<ProcessInfo>(uint32_t tgid)>;
 
 struct WriterStats {
   uint64_t launches = 0;

@@ -1,4 +1,4 @@
-#include "daemon/segments.h"
+#include "daemon_state/segments.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "daemon/health_json.h"
+#include "daemon_state/health_json.h"
 
 namespace gpuobs {
 

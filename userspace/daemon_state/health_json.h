@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "daemon/health.h"
+#include "daemon_state/health.h"
 
 namespace gpuobs {
 
