@@ -10,7 +10,7 @@ set -uo pipefail
 B=${B:-.device-build}
 STEPS=${1:-300}
 OUT=${2:-${OUT:-/tmp/gpuobs-issue17}}
-PY=${PY:-python3}
+PY=${PY:-$( [ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
 mkdir -p "$OUT"
 [ -d /sys/kernel/tracing/events/syscalls ] || mount -t tracefs tracefs /sys/kernel/tracing
 
