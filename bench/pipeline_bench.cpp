@@ -1,7 +1,7 @@
 // pipeline_bench: what the daemon side costs per event, against the best the
 // store can do, in one run (issue 17).
 //
-//   pipeline_bench [--procs N] [--seconds T | --launches L] [--rate R] [--mode daemon|record]
+//   pipeline_bench [--procs N] [--seconds T | --launches L] [--rate R] [--distinct D] [--mode daemon|record]
 //                  [--lib LIBCUDA] [--gpuobsd PATH] [--gpuobs PATH] [--ring-mb M] [--batch ROWS]
 //                  [--wait-max S] [--keep DIR] [--no-limit]
 //
@@ -73,6 +73,9 @@ struct Options {
   double seconds = 5;
   uint64_t launches = 0;  // per process; 0: time-bound (--seconds)
   uint64_t rate = 0;      // per process and second; 0: as fast as it goes
+  // Launches repeat every `distinct` calls, like a training step repeats its
+  // launches (0: every launch's arguments differ, as launch_workload's do).
+  uint64_t distinct = 1000;
   std::string mode = "daemon";
   std::string lib, gpuobsd, gpuobs, keep;
   int ring_mb = 0;  // 0: the daemon's default
@@ -107,9 +110,10 @@ struct WorkerResult {
 
 // Launches from start_ns until end_ns (or `launches` calls), paced to `rate`;
 // writes "pid launches first_ns last_ns" to out. The arguments are those of
-// tests/workloads/launch_workload (launch_truth.h): five functions, varying grids.
+// tests/workloads/launch_workload (launch_truth.h) for launch i % distinct:
+// five functions, varying grids, a "step" of `distinct` launches repeated.
 [[noreturn]] void worker(const std::string& lib, uint32_t index, int64_t start_ns, int64_t end_ns,
-                         uint64_t launches, uint64_t rate, const std::string& out) {
+                         uint64_t launches, uint64_t rate, uint64_t distinct, const std::string& out) {
   void* h = dlopen(lib.c_str(), RTLD_NOW);
   auto fn = h ? reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel")) : nullptr;
   if (!fn) {
@@ -131,7 +135,7 @@ struct WorkerResult {
     } else if (launches && i >= launches) {
       break;
     }
-    auto a = gpuobs::testing::launch_args(index, static_cast<uint32_t>(i));
+    auto a = gpuobs::testing::launch_args(index, static_cast<uint32_t>(distinct ? i % distinct : i));
     fn(reinterpret_cast<void*>(a.function), a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z,
        a.shared_mem_bytes, reinterpret_cast<void*>(a.stream), reinterpret_cast<void**>(a.kernel_params), nullptr);
   }
@@ -147,7 +151,7 @@ std::vector<pid_t> start_workers(const Options& o, const std::string& dir, int64
   for (int i = 0; i < o.procs; ++i) {
     pid_t p = fork();
     if (p == 0)
-      worker(o.lib, static_cast<uint32_t>(i), start_ns, end_ns, o.launches, o.rate,
+      worker(o.lib, static_cast<uint32_t>(i), start_ns, end_ns, o.launches, o.rate, o.distinct,
              dir + "/worker." + std::to_string(i));
     pids.push_back(p);
   }
@@ -455,6 +459,9 @@ int run(const Options& o) {
               o.launches ? (std::to_string(o.launches) + " launches").c_str()
                          : (std::to_string(o.seconds) + " s").c_str(),
               o.rate ? (std::to_string(o.rate) + "/s per process").c_str() : "as fast as possible", o.lib.c_str());
+  std::printf("shapes     %s\n", o.distinct ? ("a step of " + std::to_string(o.distinct) +
+                                               " distinct launches per process, repeated").c_str()
+                                            : "every launch's arguments differ (launch_workload's formula)");
 
   std::fflush(stdout);  // the workers are forked: nothing buffered twice
   std::vector<std::string> args;
@@ -486,7 +493,8 @@ int run(const Options& o) {
   } else {
     args.insert(args.end(), {"--", self_dir() + "/pipeline_bench", "--worker-group", dir, "--procs",
                              std::to_string(o.procs), "--seconds", std::to_string(o.seconds), "--launches",
-                             std::to_string(o.launches), "--rate", std::to_string(o.rate), "--lib", o.lib});
+                             std::to_string(o.launches), "--rate", std::to_string(o.rate), "--distinct",
+                             std::to_string(o.distinct), "--lib", o.lib});
     pid = spawn(args, log);
   }
 
@@ -638,6 +646,7 @@ int main(int argc, char** argv) {
     else if (k == "--seconds") o.seconds = std::atof(v.c_str());
     else if (k == "--launches") o.launches = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--rate") o.rate = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--distinct") o.distinct = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--mode") o.mode = v;
     else if (k == "--lib") o.lib = v;
     else if (k == "--gpuobsd") o.gpuobsd = v;
