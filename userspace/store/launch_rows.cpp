@@ -82,7 +82,8 @@ int LaunchRowWriter::add(const LaunchRecord& r, uint64_t ts_ns, int64_t process_
     }
     ++next_shape_id_;
   }
-  rows_.push_back(Row{static_cast<int64_t>(ts_ns) - t0_, it->second});
+  // Unsigned arithmetic: defined for any ts the ring could carry.
+  rows_.push_back(Row{static_cast<int64_t>(ts_ns - static_cast<uint64_t>(t0_)), it->second});
   return SQLITE_DONE;
 }
 
@@ -120,7 +121,8 @@ int LaunchRowWriter::flush(uint64_t* failed) {
     // A slot may already be taken by a launch of the same nanosecond that a
     // previous transaction stored: take the next one.
     for (; slot < kSameTimeSlots; ++slot) {
-      rc = ins_launch_.bind(1, row.ts_rel * kSameTimeSlots + slot).bind(2, row.shape).exec();
+      int64_t id = static_cast<int64_t>(static_cast<uint64_t>(row.ts_rel) * kSameTimeSlots + uint64_t(slot));
+      rc = ins_launch_.bind(1, id).bind(2, row.shape).exec();
       if ((rc & 0xff) != SQLITE_CONSTRAINT) break;
     }
     if (rc != SQLITE_DONE) {
