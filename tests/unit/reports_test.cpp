@@ -277,7 +277,7 @@ TEST_F(Reports, SqlIsReadOnlyByConstructionAndBindsParameters) {
   auto db = open_capture_readonly(path_);
   ASSERT_TRUE(db.ok());
   std::string into = dir_.file("copy.db");
-  for (std::string q : std::vector<std::string>{"DELETE FROM kernel_launches", "CREATE TABLE x (a)", "PRAGMA user_version = 99",
+  for (const std::string& q : std::vector<std::string>{"DELETE FROM kernel_launches", "CREATE TABLE x (a)", "PRAGMA user_version = 99",
                         "UPDATE processes SET comm = 'x'", "VACUUM", "SELECT 1; DELETE FROM kernel_launches",
                         "VACUUM INTO '" + into + "'", "-- only a comment"})
     EXPECT_FALSE(run_query(*db, q).ok()) << q;
