@@ -34,8 +34,8 @@ namespace {
 
 constexpr long kWarmupCalls = 1000;
 
-using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
-                         void**, void**);
+using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                         void**);
 
 double now_ns() {
   timespec t{};
@@ -67,8 +67,8 @@ const ApiCase kCases[] = {
     {"cuLaunchKernelEx", false,
      [](void* fn) {
        static LaunchConfig cfg{{1, 1, 1}, {32, 1, 1}, 0, 0, reinterpret_cast<void*>(0x5000), nullptr, 0, 0};
-       reinterpret_cast<int (*)(const void*, void*, void**, void**)>(fn)(&cfg, reinterpret_cast<void*>(0x1234),
-                                                                        nullptr, nullptr);
+       reinterpret_cast<int (*)(const void*, void*, void**, void**)>(fn)(&cfg, reinterpret_cast<void*>(0x1234), nullptr,
+                                                                         nullptr);
      }},
     {"cuMemcpyHtoDAsync_v2", true,
      [](void* fn) {
@@ -88,8 +88,7 @@ const ApiCase kCases[] = {
     {"cuModuleGetFunction", true,
      [](void* fn) {
        void* f = nullptr;
-       reinterpret_cast<int (*)(void**, void*, const char*)>(fn)(&f, reinterpret_cast<void*>(0x3000),
-                                                                 "_Z6squarePfi");
+       reinterpret_cast<int (*)(void**, void*, const char*)>(fn)(&f, reinterpret_cast<void*>(0x3000), "_Z6squarePfi");
      }},
 };
 
@@ -159,9 +158,15 @@ double run_empty(const LibraryFile& lib, long calls, const ApiCase& ac) {
   EngineOptions o;
   o.attach_ioctl = o.attach_process = false;
   auto e = Engine::create(o);
-  if (!e) { print_error("gpuobs_bench", e.error()); std::exit(1); }
+  if (!e) {
+    print_error("gpuobs_bench", e.error());
+    std::exit(1);
+  }
   for (auto& r : (*e)->attach_empty_probes(lib, {ac.symbol}, ac.with_return))
-    if (r.status != ProbeStatus::attached) { std::fprintf(stderr, "empty probe %s: %s\n", r.symbol.c_str(), r.error.c_str()); std::exit(1); }
+    if (r.status != ProbeStatus::attached) {
+      std::fprintf(stderr, "empty probe %s: %s\n", r.symbol.c_str(), r.error.c_str());
+      std::exit(1);
+    }
   LoopChild c = spawn_loop(lib.path, calls, ac);
   release(c);
   return finish_loop(c);
@@ -183,7 +188,10 @@ double run_gpuobs(const LibraryFile& lib, long calls, const ApiCase& ac, uint64_
   so.stack_copy_bytes = copy_bytes ? copy_bytes : so.stack_copy_bytes;
   so.ring_bytes = 256u << 20;
   auto s = Session::create(so);
-  if (!s) { print_error("gpuobs_bench", s.error()); std::exit(1); }
+  if (!s) {
+    print_error("gpuobs_bench", s.error());
+    std::exit(1);
+  }
   LoopChild c = spawn_loop(lib.path, calls, ac);
   if (!(*s)->track_root(static_cast<uint32_t>(c.pid))) std::exit(1);
   release(c);
@@ -264,20 +272,25 @@ LoopArgs parse_loop_args(int argc, char** argv) {
 int launch_loop(int argc, char** argv) {
   LoopArgs a = parse_loop_args(argc, argv);
   auto lib = library_file(a.lib);
-  if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
+  if (!lib) {
+    print_error("gpuobs_bench", lib.error());
+    return 2;
+  }
   std::printf("launch loop: %ld cuLaunchKernel calls per run, %d rounds, library %s\n", a.calls, a.rounds,
               lib->realpath.c_str());
   Medians m = run_case(*lib, kCases[0], a.calls, a.rounds, true);
   std::printf("median: none %.1f ns, empty uprobe (floor) %.1f ns, gpuobs %.1f ns per call\n", m.none, m.floor,
               m.gpuobs);
-  std::printf("added per call: floor %.1f ns, gpuobs %.1f ns = %.2fx the floor\n", m.floor - m.none,
-              m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
-  std::printf("without stacks (--stack-depth 0): %.1f ns per call, %.1f ns added = %.2fx the floor; "
-              "the stack costs %.1f ns per call\n", m.nostack, m.nostack - m.none,
-              (m.nostack - m.none) / (m.floor - m.none), m.gpuobs - m.nostack);
-  std::printf("--unwind dwarf: 16 KiB copy %.1f ns per call (%.1f ns more than no stack), "
-              "32 KiB copy %.1f ns (%.1f ns more)\n", m.dwarf16, m.dwarf16 - m.nostack, m.dwarf32,
-              m.dwarf32 - m.nostack);
+  std::printf("added per call: floor %.1f ns, gpuobs %.1f ns = %.2fx the floor\n", m.floor - m.none, m.gpuobs - m.none,
+              (m.gpuobs - m.none) / (m.floor - m.none));
+  std::printf(
+      "without stacks (--stack-depth 0): %.1f ns per call, %.1f ns added = %.2fx the floor; "
+      "the stack costs %.1f ns per call\n",
+      m.nostack, m.nostack - m.none, (m.nostack - m.none) / (m.floor - m.none), m.gpuobs - m.nostack);
+  std::printf(
+      "--unwind dwarf: 16 KiB copy %.1f ns per call (%.1f ns more than no stack), "
+      "32 KiB copy %.1f ns (%.1f ns more)\n",
+      m.dwarf16, m.dwarf16 - m.nostack, m.dwarf32, m.dwarf32 - m.nostack);
   std::printf("--unwind bpf: %.1f ns per call (%.1f ns more than no stack)\n", m.bpf, m.bpf - m.nostack);
   return 0;
 }
@@ -285,18 +298,19 @@ int launch_loop(int argc, char** argv) {
 int api_loop(int argc, char** argv) {
   LoopArgs a = parse_loop_args(argc, argv);
   auto lib = library_file(a.lib);
-  if (!lib) { print_error("gpuobs_bench", lib.error()); return 2; }
-  std::printf("api loop: %ld calls per run, %d rounds per API, medians in ns per call, library %s\n", a.calls,
-              a.rounds, lib->realpath.c_str());
+  if (!lib) {
+    print_error("gpuobs_bench", lib.error());
+    return 2;
+  }
+  std::printf("api loop: %ld calls per run, %d rounds per API, medians in ns per call, library %s\n", a.calls, a.rounds,
+              lib->realpath.c_str());
   std::printf("%-22s %-13s %9s %9s %9s %9s %9s %9s %9s %11s %11s %8s\n", "api", "probes", "none", "floor", "gpuobs",
               "no-stack", "dwarf16k", "dwarf32k", "bpf", "floor+", "gpuobs+", "x floor");
   for (const ApiCase& ac : kCases) {
     Medians m = run_case(*lib, ac, a.calls, a.rounds, false);
     std::printf("%-22s %-13s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.1f %11.1f %8.2f\n", ac.symbol,
                 ac.with_return ? "entry+return" : "entry", m.none, m.floor, m.gpuobs, m.nostack, m.dwarf16, m.dwarf32,
-                m.bpf,
-                m.floor - m.none,
-                m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
+                m.bpf, m.floor - m.none, m.gpuobs - m.none, (m.gpuobs - m.none) / (m.floor - m.none));
   }
   return 0;
 }
@@ -306,19 +320,28 @@ int floor_cmd(int argc, char** argv) {
   int i = 0;
   for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i)
     if (!std::strcmp(argv[i], "--libcuda") && i + 1 < argc) libs.push_back(argv[++i]);
-  if (i >= argc - 1) { std::fprintf(stderr, "usage: gpuobs_bench floor --libcuda LIB -- CMD...\n"); return 2; }
+  if (i >= argc - 1) {
+    std::fprintf(stderr, "usage: gpuobs_bench floor --libcuda LIB -- CMD...\n");
+    return 2;
+  }
   EngineOptions o;
   o.attach_ioctl = o.attach_process = false;
   auto e = Engine::create(o);
-  if (!e) { print_error("gpuobs_bench", e.error()); return 1; }
+  if (!e) {
+    print_error("gpuobs_bench", e.error());
+    return 1;
+  }
   if (libs.empty())
     for (auto& f : discover_libcuda()) libs.push_back(f.path);
   int attached = 0;
   for (auto& p : libs) {
     auto f = library_file(p);
-    if (!f) { print_error("gpuobs_bench", f.error()); return 2; }
-    for (auto& r : (*e)->attach_empty_probes(*f, {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
-                                                  "cuLaunchKernelEx_ptsz"}))
+    if (!f) {
+      print_error("gpuobs_bench", f.error());
+      return 2;
+    }
+    for (auto& r : (*e)->attach_empty_probes(
+             *f, {"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"}))
       attached += r.status == ProbeStatus::attached;
   }
   std::fprintf(stderr, "gpuobs_bench floor: %d empty uprobes attached\n", attached);
@@ -339,8 +362,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "launch-loop")) return launch_loop(argc - 2, argv + 2);
   if (argc >= 2 && !std::strcmp(argv[1], "api-loop")) return api_loop(argc - 2, argv + 2);
   if (argc >= 2 && !std::strcmp(argv[1], "floor")) return floor_cmd(argc - 2, argv + 2);
-  std::fprintf(stderr, "usage: gpuobs_bench launch-loop --lib LIB [--calls N] [--rounds R]\n"
-                       "       gpuobs_bench api-loop --lib LIB [--calls N] [--rounds R]\n"
-                       "       gpuobs_bench floor [--libcuda LIB] -- CMD ARGS...\n");
+  std::fprintf(stderr,
+               "usage: gpuobs_bench launch-loop --lib LIB [--calls N] [--rounds R]\n"
+               "       gpuobs_bench api-loop --lib LIB [--calls N] [--rounds R]\n"
+               "       gpuobs_bench floor [--libcuda LIB] -- CMD ARGS...\n");
   return 2;
 }

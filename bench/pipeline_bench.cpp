@@ -47,8 +47,8 @@
 
 namespace {
 
-using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
-                         void**, void**);
+using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                         void**);
 
 int64_t mono_ns() {
   timespec t{};
@@ -64,8 +64,7 @@ int64_t thread_cpu_ns() {
 
 void sleep_until_ns(int64_t t) {
   timespec ts{static_cast<time_t>(t / 1000000000LL), static_cast<long>(t % 1000000000LL)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
 }
 
 struct Options {
@@ -112,8 +111,8 @@ struct WorkerResult {
 // writes "pid launches first_ns last_ns" to out. The arguments are those of
 // tests/workloads/launch_workload (launch_truth.h) for launch i % distinct:
 // five functions, varying grids, a "step" of `distinct` launches repeated.
-[[noreturn]] void worker(const std::string& lib, uint32_t index, int64_t start_ns, int64_t end_ns,
-                         uint64_t launches, uint64_t rate, uint64_t distinct, const std::string& out) {
+[[noreturn]] void worker(const std::string& lib, uint32_t index, int64_t start_ns, int64_t end_ns, uint64_t launches,
+                         uint64_t rate, uint64_t distinct, const std::string& out) {
   void* h = dlopen(lib.c_str(), RTLD_NOW);
   auto fn = h ? reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel")) : nullptr;
   if (!fn) {
@@ -274,8 +273,7 @@ struct Db {
 // (store_failed_batches counts batches whose rows are in store_failed_rows;
 // library_* and unwind_* failures lose no event.)
 bool is_loss(const std::string& name) {
-  if (name == "store_failed_batches" || name.rfind("library_", 0) == 0 || name.rfind("unwind_", 0) == 0)
-    return false;
+  if (name == "store_failed_batches" || name.rfind("library_", 0) == 0 || name.rfind("unwind_", 0) == 0) return false;
   return name.rfind("dropped_", 0) == 0 || name.find("stale") != std::string::npos ||
          name.find("failed") != std::string::npos;
 }
@@ -322,8 +320,8 @@ Table load_table(Db& src, const std::string& name) {
         double d = sqlite3_column_double(st, c);
         std::memcpy(&v, &d, sizeof v);
       } else if (ty == SQLITE_TEXT || ty == SQLITE_BLOB) {
-        const void* p = ty == SQLITE_TEXT ? static_cast<const void*>(sqlite3_column_text(st, c))
-                                          : sqlite3_column_blob(st, c);
+        const void* p =
+            ty == SQLITE_TEXT ? static_cast<const void*>(sqlite3_column_text(st, c)) : sqlite3_column_blob(st, c);
         len = static_cast<uint32_t>(sqlite3_column_bytes(st, c));
         v = static_cast<int64_t>(t.arena.size());
         if (len) t.arena.append(static_cast<const char*>(p), len);
@@ -357,8 +355,9 @@ LimitResult measure_limit(const std::string& capture, const std::string& fresh, 
     if (!src.db) return r;
     // Tables and indexes as the capture has them; views and triggers are left
     // out (a trigger would insert rows a second time).
-    ddl = src.strings("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
-                      "AND type IN ('table', 'index') ORDER BY type = 'index', rowid");
+    ddl = src.strings(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
+        "AND type IN ('table', 'index') ORDER BY type = 'index', rowid");
     for (const std::string& name :
          src.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")) {
       Table t = load_table(src, name);
@@ -431,7 +430,7 @@ LimitResult measure_limit(const std::string& capture, const std::string& fresh, 
 // ---- the run ----------------------------------------------------------------
 
 uint64_t file_size(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return stat(p.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
@@ -454,22 +453,32 @@ int run(const Options& o) {
   std::string cap = dir + "/capture.gpuobs", log = dir + "/daemon.log";
   for (const char* sfx : {"", "-wal", "-shm"}) unlink((cap + sfx).c_str());
   bool daemon = o.mode == "daemon";
-  std::printf("pipeline: %s, %d process(es) x %s, rate %s, lib %s\n", daemon ? "gpuobsd --db" : "gpuobs record",
-              o.procs,
-              o.launches ? (std::to_string(o.launches) + " launches").c_str()
-                         : (std::to_string(o.seconds) + " s").c_str(),
-              o.rate ? (std::to_string(o.rate) + "/s per process").c_str() : "as fast as possible", o.lib.c_str());
-  std::printf("shapes     %s\n", o.distinct ? ("a step of " + std::to_string(o.distinct) +
-                                               " distinct launches per process, repeated").c_str()
-                                            : "every launch's arguments differ (launch_workload's formula)");
+  std::printf(
+      "pipeline: %s, %d process(es) x %s, rate %s, lib %s\n", daemon ? "gpuobsd --db" : "gpuobs record", o.procs,
+      o.launches ? (std::to_string(o.launches) + " launches").c_str() : (std::to_string(o.seconds) + " s").c_str(),
+      o.rate ? (std::to_string(o.rate) + "/s per process").c_str() : "as fast as possible", o.lib.c_str());
+  std::printf("shapes     %s\n",
+              o.distinct
+                  ? ("a step of " + std::to_string(o.distinct) + " distinct launches per process, repeated").c_str()
+                  : "every launch's arguments differ (launch_workload's formula)");
 
   std::fflush(stdout);  // the workers are forked: nothing buffered twice
   std::vector<std::string> args;
   if (daemon) {
     std::string conf = dir + "/empty.conf";
     std::ofstream(conf).close();
-    args = {o.gpuobsd, "--config", conf, "--db", cap, "--state-dir", dir + "/state", "--status-file",
-            dir + "/status.json", "--libcuda", o.lib, "--no-gpu-devices"};
+    args = {o.gpuobsd,
+            "--config",
+            conf,
+            "--db",
+            cap,
+            "--state-dir",
+            dir + "/state",
+            "--status-file",
+            dir + "/status.json",
+            "--libcuda",
+            o.lib,
+            "--no-gpu-devices"};
   } else {
     args = {o.gpuobs, "record", "-o", cap, "--libcuda", o.lib, "--no-gpu-devices"};
   }
@@ -491,10 +500,10 @@ int run(const Options& o) {
     start_ns = mono_ns() + 200000000LL;
     workers = start_workers(o, dir, start_ns);
   } else {
-    args.insert(args.end(), {"--", self_dir() + "/pipeline_bench", "--worker-group", dir, "--procs",
-                             std::to_string(o.procs), "--seconds", std::to_string(o.seconds), "--launches",
-                             std::to_string(o.launches), "--rate", std::to_string(o.rate), "--distinct",
-                             std::to_string(o.distinct), "--lib", o.lib});
+    args.insert(args.end(),
+                {"--", self_dir() + "/pipeline_bench", "--worker-group", dir, "--procs", std::to_string(o.procs),
+                 "--seconds", std::to_string(o.seconds), "--launches", std::to_string(o.launches), "--rate",
+                 std::to_string(o.rate), "--distinct", std::to_string(o.distinct), "--lib", o.lib});
     pid = spawn(args, log);
   }
 
@@ -595,13 +604,15 @@ int run(const Options& o) {
     // Where the bytes are (dbstat: every table and index, largest first).
     Db db(cap);
     sqlite3_stmt* st = nullptr;
-    if (db.db && sqlite3_prepare_v2(db.db, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name "
-                                           "ORDER BY 2 DESC LIMIT 6", -1, &st, nullptr) == SQLITE_OK) {
+    if (db.db && sqlite3_prepare_v2(db.db,
+                                    "SELECT name, sum(pgsize) FROM dbstat GROUP BY name "
+                                    "ORDER BY 2 DESC LIMIT 6",
+                                    -1, &st, nullptr) == SQLITE_OK) {
       std::printf("largest   ");
       while (sqlite3_step(st) == SQLITE_ROW)
-        std::printf(" %s %.1f B/launch", reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
-                    static_cast<double>(sqlite3_column_int64(st, 1)) /
-                        static_cast<double>(std::max<int64_t>(stored, 1)));
+        std::printf(
+            " %s %.1f B/launch", reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+            static_cast<double>(sqlite3_column_int64(st, 1)) / static_cast<double>(std::max<int64_t>(stored, 1)));
       std::printf("\n");
     }
     sqlite3_finalize(st);
@@ -614,9 +625,10 @@ int run(const Options& o) {
     }
     double per_row = l.cpu_seconds * 1e9 / static_cast<double>(l.rows);
     double per_launch = l.cpu_seconds * 1e9 / static_cast<double>(std::max<int64_t>(stored, 1));
-    std::printf("limit      SQLite inserts the same %zu rows from memory in %.3f s CPU (%.3f s wall; %d rows per "
-                "transaction) = %.0f ns per row, %.0f ns per stored launch\n",
-                l.rows, l.cpu_seconds, l.seconds, o.batch, per_row, per_launch);
+    std::printf(
+        "limit      SQLite inserts the same %zu rows from memory in %.3f s CPU (%.3f s wall; %d rows per "
+        "transaction) = %.0f ns per row, %.0f ns per stored launch\n",
+        l.rows, l.cpu_seconds, l.seconds, o.batch, per_row, per_launch);
     if (per_event > 0) std::printf("ratio      daemon / limit = %.2f\n", per_event / per_launch);
     unlink((dir + "/limit.sqlite").c_str());
   }
@@ -636,7 +648,10 @@ int main(int argc, char** argv) {
   std::string group_dir;
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
-    if (k == "--no-limit") { o.limit = false; continue; }
+    if (k == "--no-limit") {
+      o.limit = false;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "pipeline_bench: %s needs a value\n", k.c_str());
       return 2;
@@ -657,9 +672,10 @@ int main(int argc, char** argv) {
     else if (k == "--keep") o.keep = v;
     else if (k == "--worker-group") group_dir = v;
     else {
-      std::fprintf(stderr, "usage: pipeline_bench [--procs N] [--seconds T | --launches L] [--rate R] "
-                           "[--mode daemon|record] [--lib LIBCUDA] [--gpuobsd PATH] [--gpuobs PATH] "
-                           "[--ring-mb M] [--batch ROWS] [--wait-max S] [--keep DIR] [--no-limit]\n");
+      std::fprintf(stderr,
+                   "usage: pipeline_bench [--procs N] [--seconds T | --launches L] [--rate R] "
+                   "[--mode daemon|record] [--lib LIBCUDA] [--gpuobsd PATH] [--gpuobs PATH] "
+                   "[--ring-mb M] [--batch ROWS] [--wait-max S] [--keep DIR] [--no-limit]\n");
       return 2;
     }
   }

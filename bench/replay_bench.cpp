@@ -15,8 +15,8 @@
 #include <cstring>
 #include <string>
 
-#include "common/log.h"
 #include "catalogue/api_spec.h"
+#include "common/log.h"
 #include "replay/replay.h"
 #include "store/schema.h"
 #include "store/writer.h"
@@ -46,8 +46,15 @@ gpuobs_hdr hdr(uint32_t type, uint32_t tgid, uint64_t ts) { return gpuobs_hdr{ty
 
 ApiCallEvent call(uint32_t tgid, uint64_t ts, uint32_t api, std::initializer_list<uint64_t> args, uint64_t dur,
                   uint64_t out = 0) {
-  ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, tgid, ts), {}, 0, dur, out, api,
-                 GPUOBS_CALL_F_RETURNED | (out ? GPUOBS_CALL_F_OUT_READ : 0u), 0, {}};
+  ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, tgid, ts),
+                 {},
+                 0,
+                 dur,
+                 out,
+                 api,
+                 GPUOBS_CALL_F_RETURNED | (out ? GPUOBS_CALL_F_OUT_READ : 0u),
+                 0,
+                 {}};
   size_t i = 0;
   for (uint64_t a : args) e.args[i++] = a;
   return e;
@@ -71,7 +78,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const uint64_t t0 = 1'000'000'000;
-  if (!(*w)->write_meta(CaptureMeta{"bench", CaptureMode::record, "replay_bench", "h", "k", "", int64_t(t0), 0, 1 << 20}).ok())
+  if (!(*w)->write_meta(
+               CaptureMeta{"bench", CaptureMode::record, "replay_bench", "h", "k", "", int64_t(t0), 0, 1 << 20})
+           .ok())
     return 1;
   // Every row is wanted: the bench pushes faster than any writer, so no backlog drops.
   (*w)->set_max_backlog(std::chrono::hours(24), SIZE_MAX);
@@ -107,7 +116,10 @@ int main(int argc, char** argv) {
         (*w)->push(l);
         ++calls;
       };
-      auto push = [&](ApiCallEvent e) { (*w)->push(std::move(e)); ++calls; };
+      auto push = [&](ApiCallEvent e) {
+        (*w)->push(std::move(e));
+        ++calls;
+      };
       launch(streams[i % 4]);
       launch(streams[(i + 1) % 4]);
       uint64_t ms = streams[(i + 2) % 4];
@@ -147,10 +159,11 @@ int main(int argc, char** argv) {
   }
   double run_s = seconds_since(start);
   long rss_run = peak_rss_mib();
-  std::printf("replay::run: %zu ops, %zu queues, %zu deps, %zu observations, %zu hazards, %zu depth samples: "
-              "%.2f s (%.1fx the floor); peak RSS %ld MiB\n",
-              r->ops.size(), r->queues.size(), r->deps.size(), r->observations.size(), r->hazards.size(),
-              r->depth.size(), run_s, run_s / floor_s, rss_run);
+  std::printf(
+      "replay::run: %zu ops, %zu queues, %zu deps, %zu observations, %zu hazards, %zu depth samples: "
+      "%.2f s (%.1fx the floor); peak RSS %ld MiB\n",
+      r->ops.size(), r->queues.size(), r->deps.size(), r->observations.size(), r->hazards.size(), r->depth.size(),
+      run_s, run_s / floor_s, rss_run);
   start = std::chrono::steady_clock::now();
   if (auto s = replay::write(*db, *r); !s) {
     std::fprintf(stderr, "%s\n", s.error().message.c_str());

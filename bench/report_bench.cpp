@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "common/log.h"
 #include "catalogue/api_spec.h"
+#include "common/log.h"
 #include "report/query.h"
 #include "store/schema.h"
 #include "store/writer.h"
@@ -46,7 +46,10 @@ int main(int argc, char** argv) {
   auto t_write = std::chrono::steady_clock::now();
   {
     auto w = CaptureWriter::create(path, true, nullptr);
-    if (!w) { std::fprintf(stderr, "%s\n", w.error().message.c_str()); return 1; }
+    if (!w) {
+      std::fprintf(stderr, "%s\n", w.error().message.c_str());
+      return 1;
+    }
     (void)(*w)->write_meta(CaptureMeta{"bench", CaptureMode::record, "report_bench", "h", "k", "", t0, 0, 4096});
     // Every row is wanted: the bench pushes faster than any writer, so no backlog drops.
     (*w)->set_max_backlog(std::chrono::hours(24), SIZE_MAX);
@@ -69,8 +72,14 @@ int main(int argc, char** argv) {
     for (uint32_t p = 0; p < procs; ++p)
       for (uint64_t k = 0; k < 64; ++k) {
         std::string name = "_Z6kernelILi" + std::to_string(k) + "EEvv";
-        ApiCallEvent e{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, t0 + 1, 1000 + p, 1000 + p}, {0, 0xD0, 0}, 0, 1000,
-                       0x10000 + k, get_fn, GPUOBS_CALL_F_RETURNED | GPUOBS_CALL_F_OUT_READ, GPUOBS_BLOB_STRING,
+        ApiCallEvent e{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, t0 + 1, 1000 + p, 1000 + p},
+                       {0, 0xD0, 0},
+                       0,
+                       1000,
+                       0x10000 + k,
+                       get_fn,
+                       GPUOBS_CALL_F_RETURNED | GPUOBS_CALL_F_OUT_READ,
+                       GPUOBS_BLOB_STRING,
                        name + '\0'};
         (*w)->push(std::move(e));
       }
@@ -87,12 +96,30 @@ int main(int argc, char** argv) {
       (*w)->push(l, 1 + i % 16);
       if (i % 100 == 0) {
         uint32_t which = static_cast<uint32_t>(i / 100 % 3);
-        ApiCallEvent e{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, ts + 1, 1000 + p, 1000 + p}, {}, 0,
-                       static_cast<uint64_t>(1000 + i % 5000), 0, 0, GPUOBS_CALL_F_RETURNED, 0, {}};
-        if (which == 0) { e.api = sync; e.args[0] = l.stream; }
-        if (which == 1) { e.api = copy; e.args[0] = 0xA000; e.args[1] = 0x5000; e.args[2] = 4096; e.args[3] = l.stream; }
+        ApiCallEvent e{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, ts + 1, 1000 + p, 1000 + p},
+                       {},
+                       0,
+                       static_cast<uint64_t>(1000 + i % 5000),
+                       0,
+                       0,
+                       GPUOBS_CALL_F_RETURNED,
+                       0,
+                       {}};
+        if (which == 0) {
+          e.api = sync;
+          e.args[0] = l.stream;
+        }
+        if (which == 1) {
+          e.api = copy;
+          e.args[0] = 0xA000;
+          e.args[1] = 0x5000;
+          e.args[2] = 4096;
+          e.args[3] = l.stream;
+        }
         if (which == 2) {
-          e.api = alloc; e.args[1] = 1 << 16; e.out_value = 0x7f0000000000ull + static_cast<uint64_t>(i) * 0x10000;
+          e.api = alloc;
+          e.args[1] = 1 << 16;
+          e.out_value = 0x7f0000000000ull + static_cast<uint64_t>(i) * 0x10000;
           e.flags |= GPUOBS_CALL_F_OUT_READ;
         }
         (*w)->push(std::move(e), 1 + i % 16);
@@ -104,7 +131,10 @@ int main(int argc, char** argv) {
   std::printf("capture: %ld launches (+%ld other calls) written through the writer in %.1f s: %s\n", launches,
               launches / 100 + 8 * 64, seconds_since(t_write), path.c_str());
   auto db = open_capture_readonly(path);
-  if (!db) { std::fprintf(stderr, "%s\n", db.error().message.c_str()); return 1; }
+  if (!db) {
+    std::fprintf(stderr, "%s\n", db.error().message.c_str());
+    return 1;
+  }
   int slow = 0;
   std::printf("%-12s %10s %8s   target 1.000 s per report\n", "report", "seconds", "rows");
   for (const auto& name : report_names()) {
@@ -113,7 +143,10 @@ int main(int argc, char** argv) {
     auto r = run_query(*db, *sql);
     double s = seconds_since(t);
     slow += s > 1.0;
-    std::printf("%-12s %10.3f %8zu%s\n", name.c_str(), s, r ? r->rows.size() : 0, !r ? "  (FAILED)" : s > 1.0 ? "  (over target)" : "");
+    std::printf("%-12s %10.3f %8zu%s\n", name.c_str(), s, r ? r->rows.size() : 0,
+                !r        ? "  (FAILED)"
+                : s > 1.0 ? "  (over target)"
+                          : "");
   }
   std::printf("%d report(s) over the 1 s target\n", slow);
   if (keep.empty()) std::remove(path.c_str());

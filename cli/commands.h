@@ -72,7 +72,7 @@ struct StackArgs {
   int64_t pid = 0;
   size_t top = 10;
   std::string format = "table";
-  std::string output;           // export: file to write (default stdout)
+  std::string output;  // export: file to write (default stdout)
 };
 int run_stacks(const StackArgs& args);
 int run_export_folded(const StackArgs& args);

@@ -23,8 +23,7 @@ const CLI::Validator kSeconds(
         size_t used = 0;
         double d = std::stod(v, &used);
         if (used == v.size() && std::isfinite(d) && d >= 0) return {};
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
       return "'" + v + "' is not a number of seconds >= 0";
     },
     "SECONDS>=0");
@@ -37,8 +36,7 @@ const CLI::Validator kStackCopy(
         size_t used = 0;
         long long n = std::stoll(v, &used);
         if (used == v.size() && n >= 8 && n <= 65536 && n % 8 == 0) return {};
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
       return "'" + v + "' is not a multiple of 8 from 8 to 65536";
     },
     "BYTES");
@@ -72,7 +70,8 @@ struct Commands {
 };
 
 void add_record(CLI::App& app, Args& a, Commands& c) {
-  auto* record = c.record = app.add_subcommand("record", "run a command and record its GPU activity and that of its children");
+  auto* record = c.record =
+      app.add_subcommand("record", "run a command and record its GPU activity and that of its children");
   record->add_option("-o,--output", a.rec.session.output, "capture file to write (SQLite)")->required();
   record->add_flag("-f,--force", a.rec.session.force, "overwrite an existing output file");
   record->add_option("--libcuda", a.rec.session.libcuda_paths,
@@ -85,18 +84,23 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
   record->add_flag("!--no-gpu-devices", a.rec.session.gpu_devices,
                    "do not watch the GPU drivers' devices found in /proc/devices");
   record->add_option("--ring-mb", a.ring_mb, "ring buffer size in MiB, 1 to 1024 (rounded up to a power of two)")
-      ->check(CLI::Range(1u, 1024u))->capture_default_str();
-  record->add_option("--stack-depth", a.rec.session.stack_depth,
-                     "user-stack frames per event, 0 to 127 (0: no stacks)")
-      ->check(CLI::Range(0, 127))->capture_default_str();
-  record->add_option("--unwind", a.unwind,
-                     "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame "
-                     "in user space; bpf: unwind in BPF from .eh_frame tables (both go through code built "
-                     "without frame pointers)")
-      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))->capture_default_str();
-  c.stack_copy = record->add_option("--stack-copy", a.rec.session.stack_copy_bytes,
-                                        "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")
-                         ->check(kStackCopy)->capture_default_str();
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  record->add_option("--stack-depth", a.rec.session.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
+      ->check(CLI::Range(0, 127))
+      ->capture_default_str();
+  record
+      ->add_option("--unwind", a.unwind,
+                   "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame "
+                   "in user space; bpf: unwind in BPF from .eh_frame tables (both go through code built "
+                   "without frame pointers)")
+      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))
+      ->capture_default_str();
+  c.stack_copy = record
+                     ->add_option("--stack-copy", a.rec.session.stack_copy_bytes,
+                                  "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")
+                     ->check(kStackCopy)
+                     ->capture_default_str();
   record->footer("The command starts after -- or at the first word that is not an option.");
 }
 
@@ -112,9 +116,12 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
   auto* report = c.report = app.add_subcommand("report", "print a report over a capture");
   report->add_flag("--list", a.rep.list, "list the reports");
   report->add_option("name", a.rep.name, "report: launches, ioctls, capture, probes");
-  report->add_option("files", a.files, add_capture_options(report, a,
-      "capture files (default: gpuobsd's current segment); with several, the report runs once per file, "
-      "each headed by its path: sums are per segment"));
+  report->add_option(
+      "files", a.files,
+      add_capture_options(
+          report, a,
+          "capture files (default: gpuobsd's current segment); with several, the report runs once per file, "
+          "each headed by its path: sums are per segment"));
   report->add_option("--format", a.rep.format, "table, json or csv")->capture_default_str();
   report->add_option("--pid", a.rep.pid, "only this process id")->check(CLI::PositiveNumber);
   report->add_option("--process", a.rep.process, "only processes with this name (comm)");
@@ -125,9 +132,11 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
 
   auto* sql = c.sql = app.add_subcommand("sql", "run a read-only SQL query over a capture (docs/schema.md)");
   sql->add_option("query", a.sq.query, "one SQL statement; :name parameters come from -p")->required();
-  sql->add_option("files", a.files, add_capture_options(sql, a,
-      "capture files (default: gpuobsd's current segment); with several, the query runs once per file, "
-      "each result headed by its path"));
+  sql->add_option("files", a.files,
+                  add_capture_options(
+                      sql, a,
+                      "capture files (default: gpuobsd's current segment); with several, the query runs once per file, "
+                      "each result headed by its path"));
   sql->add_option("-p,--param", a.sq.params, "parameter name=value (repeatable)");
   sql->add_option("--format", a.sq.format, "table, json or csv")->capture_default_str();
 }
@@ -142,40 +151,50 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
     cmd->add_option("--api", s.api, "only calls of this API (e.g. cuMemcpyHtoD_v2)");
     cmd->add_option("--pid", s.pid, "only this process id")->check(CLI::PositiveNumber);
   };
-  auto* stacks = c.stacks = app.add_subcommand("stacks", "the call stacks behind the most launches, bytes or blocked time");
+  auto* stacks = c.stacks =
+      app.add_subcommand("stacks", "the call stacks behind the most launches, bytes or blocked time");
   add_stack_options(stacks, a.stk);
-  stacks->add_option("--top", a.stk.top, "how many stacks (at least 1)")->check(CLI::PositiveNumber)->capture_default_str();
+  stacks->add_option("--top", a.stk.top, "how many stacks (at least 1)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   stacks->add_option("--format", a.stk.format, "table, json")->capture_default_str();
 
   auto* exp = app.add_subcommand("export", "write a capture in another format");
   exp->require_subcommand(1);
-  auto* folded = c.folded = exp->add_subcommand("folded", "folded stacks (flamegraph.pl, speedscope): root;...;leaf weight");
+  auto* folded = c.folded =
+      exp->add_subcommand("folded", "folded stacks (flamegraph.pl, speedscope): root;...;leaf weight");
   add_stack_options(folded, a.fold);
   folded->add_option("-o,--output", a.fold.output, "file to write (default: standard output)");
 
-  auto* perfetto = c.perfetto = exp->add_subcommand("perfetto", "Perfetto trace (ui.perfetto.dev): host calls per thread, replayed "
-                                                   "GPU streams, flows, device memory and queue depth counters");
-  perfetto->add_option("file", a.pft.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  auto* perfetto = c.perfetto = exp->add_subcommand("perfetto",
+                                                    "Perfetto trace (ui.perfetto.dev): host calls per thread, replayed "
+                                                    "GPU streams, flows, device memory and queue depth counters");
+  perfetto->add_option("file", a.pft.file,
+                       std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
   perfetto->add_option("-o,--output", a.pft.output, "trace file to write (.pftrace)")->required();
   auto* chrome = c.chrome = exp->add_subcommand("chrome", "the same timeline as Chrome JSON trace events");
   chrome->add_option("file", a.chr.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
   chrome->add_option("-o,--output", a.chr.output, "JSON file to write")->required();
   a.chr.chrome = true;
-  auto* pprof = c.pprof = exp->add_subcommand("pprof", "gzip-compressed pprof profile of the stacks, one sample type per measure "
-                                             "(--by picks the default)");
+  auto* pprof = c.pprof =
+      exp->add_subcommand("pprof",
+                          "gzip-compressed pprof profile of the stacks, one sample type per measure "
+                          "(--by picks the default)");
   add_stack_options(pprof, a.ppf);
   pprof->add_option("-o,--output", a.ppf.output, "profile file to write (.pb.gz)")->required();
 }
 
 // replay, and what reads gpuobsd's state: status, segments; check.
 void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
-  auto* replay = c.replay = app.add_subcommand("replay", "rebuild the GPU queues, their ordering and hazards from a capture "
-                                              "(writes the replay_* tables; docs/replay.md)");
+  auto* replay = c.replay = app.add_subcommand("replay",
+                                               "rebuild the GPU queues, their ordering and hazards from a capture "
+                                               "(writes the replay_* tables; docs/replay.md)");
   replay->add_option("file", a.rpl.file, "capture file")->required();
   replay->add_option("--format", a.rpl.format, "table or json")->capture_default_str();
   replay->add_flag("--no-write", a.rpl.no_write, "only print: do not write the replay tables into the capture");
 
-  auto* status = c.status = app.add_subcommand("status", "is gpuobsd up, what it probes, events/s, drops, its segments "
+  auto* status = c.status = app.add_subcommand("status",
+                                               "is gpuobsd up, what it probes, events/s, drops, its segments "
                                                "(exit status 0: up, 3: not running, 4: permission denied)");
   status->add_option("--status-file", a.status_args.status_file, "gpuobsd's status file")->capture_default_str();
   status->add_option("--format", a.status_args.format, "table or json")->capture_default_str();
@@ -184,12 +203,14 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
   segs->add_option("--state-dir", a.seg_args.state_dir, "gpuobsd's state directory")->capture_default_str();
   segs->add_option("--format", a.seg_args.format, "table or json")->capture_default_str();
 
-  auto* check = c.check = app.add_subcommand("check", "PRAGMA integrity_check over captures: exit status 0 intact, 1 corrupt, "
+  auto* check = c.check = app.add_subcommand("check",
+                                             "PRAGMA integrity_check over captures: exit status 0 intact, 1 corrupt, "
                                              "2 not a readable capture");
   check->add_option("files", a.check_args.files, "capture files")->required();
 
-  auto* upgrade = c.upgrade = app.add_subcommand("upgrade", "bring captures of older gpuobs versions up to this schema, "
-                                                             "in place (other commands read them as they are)");
+  auto* upgrade = c.upgrade = app.add_subcommand("upgrade",
+                                                 "bring captures of older gpuobs versions up to this schema, "
+                                                 "in place (other commands read them as they are)");
   upgrade->add_option("files", a.upgrade_args.files, "capture files")->required();
 }
 
@@ -201,11 +222,13 @@ std::optional<int> check_option_pairs(const Args& a, const Commands& c) {
     return 2;
   };
   if (c.record->parsed() && c.stack_copy->count() && a.rec.session.unwind != UnwindMode::dwarf)
-    return usage_error("--stack-copy applies only to --unwind dwarf (it sizes the stack copy that unwinds in user space)",
-                       "add --unwind dwarf, or drop --stack-copy");
+    return usage_error(
+        "--stack-copy applies only to --unwind dwarf (it sizes the stack copy that unwinds in user space)",
+        "add --unwind dwarf, or drop --stack-copy");
   if (c.report->parsed() && a.rep.since_s >= 0 && a.rep.until_s >= 0 && a.rep.until_s <= a.rep.since_s)
-    return usage_error("--until " + std::to_string(a.rep.until_s) + " is not after --since " + std::to_string(a.rep.since_s),
-                       "--since and --until are seconds after the capture started; --until must be the later one");
+    return usage_error(
+        "--until " + std::to_string(a.rep.until_s) + " is not after --since " + std::to_string(a.rep.since_s),
+        "--since and --until are seconds after the capture started; --until must be the later one");
   return std::nullopt;
 }
 
@@ -288,9 +311,7 @@ int main(int argc, char** argv) {
   for (auto& w : args) cargv.push_back(w.c_str());
   try {
     app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  } catch (const CLI::ParseError& e) { return app.exit(e) == 0 ? 0 : 2; }
   log_init(a.log_level);
   a.rec.session.unwind = parse<UnwindMode>(a.unwind).value_or(UnwindMode::fp);  // IsMember admitted only its words
   if (auto rc = check_option_pairs(a, c)) return *rc;

@@ -49,8 +49,9 @@ int exit_status_of(int wstatus) {
 
 std::vector<std::string> split_record_command(std::vector<std::string>& args) {
   // Options of gpuobs and of record that take a value (must match main.cpp).
-  static const std::set<std::string> kTakesValue = {"-o", "--output", "--libcuda", "--libhip", "--watch-dev", "--ring-mb", "--stack-depth", "--unwind", "--stack-copy",
-                                                    "-v", "--log-level"};
+  static const std::set<std::string> kTakesValue = {"-o",           "--output",  "--libcuda",     "--libhip",
+                                                    "--watch-dev",  "--ring-mb", "--stack-depth", "--unwind",
+                                                    "--stack-copy", "-v",        "--log-level"};
   size_t i = 0;
   while (i < args.size() && args[i] != "record") i += kTakesValue.count(args[i]) ? 2 : 1;
   if (i >= args.size()) return {};
@@ -122,7 +123,7 @@ Result<HeldCommand> fork_held(std::vector<std::string>& command) {
 // rather than deliver a second one, and goes on recording until the child exits.
 void forward_signals_to(pid_t pid) {
   g_child = pid;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = forward_signal;
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGHUP, &sa, nullptr);
@@ -162,15 +163,15 @@ int record_until_exit(Session& session, pid_t pid) {
 }
 
 void print_summary(const RecordArgs& a, int status, const SessionSummary& sum) {
-  std::fprintf(stderr,
-               "gpuobs: recorded %s (exit status %d): %llu kernel launches, %llu other CUDA calls and %llu driver "
-               "ioctls from %llu process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
-               "stored; %d/%d library probes attached. Capture written to %s (%s).\n",
-               a.session.command.c_str(), status, (unsigned long long)sum.launches,
-               (unsigned long long)sum.api_calls, (unsigned long long)sum.ioctls, (unsigned long long)sum.processes,
-               (unsigned long long)sum.process_events, (unsigned long long)sum.dropped,
-               (unsigned long long)sum.decode_errors, (unsigned long long)sum.store_failed,
-               sum.probes_attached, sum.probes_planned, a.session.output.c_str(), sum.state.c_str());
+  std::fprintf(
+      stderr,
+      "gpuobs: recorded %s (exit status %d): %llu kernel launches, %llu other CUDA calls and %llu driver "
+      "ioctls from %llu process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
+      "stored; %d/%d library probes attached. Capture written to %s (%s).\n",
+      a.session.command.c_str(), status, (unsigned long long)sum.launches, (unsigned long long)sum.api_calls,
+      (unsigned long long)sum.ioctls, (unsigned long long)sum.processes, (unsigned long long)sum.process_events,
+      (unsigned long long)sum.dropped, (unsigned long long)sum.decode_errors, (unsigned long long)sum.store_failed,
+      sum.probes_attached, sum.probes_planned, a.session.output.c_str(), sum.state.c_str());
 }
 
 }  // namespace

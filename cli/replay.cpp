@@ -60,7 +60,8 @@ struct Summary {
 
 Summary summarize(Db& db, const replay::Result& r) {
   Summary s;
-  int64_t t0 = db.scalar("SELECT start_mono_ns FROM capture").ok() ? *db.scalar("SELECT start_mono_ns FROM capture") : 0;
+  int64_t t0 =
+      db.scalar("SELECT start_mono_ns FROM capture").ok() ? *db.scalar("SELECT start_mono_ns FROM capture") : 0;
   auto since = [&](int64_t ns) { return static_cast<double>(ns - t0) / 1e9; };
 
   QueryResult q{{"queue", "pid", "kind", "handle", "tid", "ops", "max_depth", "never_proven"}, {}};
@@ -74,9 +75,14 @@ Summary summarize(Db& db, const replay::Result& r) {
     if (x.tid) tid = int64_t{*x.tid};
     std::string kind = x.kind + (x.non_blocking ? " (non-blocking)" : "");
     q.rows.push_back({x.id, int64_t{x.tgid}, kind, hex(x.handle), tid, x.ops, x.max_depth, unproven[x.id]});
-    s.json["queues"].push_back({{"queue", x.id}, {"pid", x.tgid}, {"kind", x.kind}, {"handle", x.handle},
+    s.json["queues"].push_back({{"queue", x.id},
+                                {"pid", x.tgid},
+                                {"kind", x.kind},
+                                {"handle", x.handle},
                                 {"tid", x.tid ? nlohmann::json(*x.tid) : nlohmann::json()},
-                                {"non_blocking", x.non_blocking}, {"ops", x.ops}, {"max_depth", x.max_depth},
+                                {"non_blocking", x.non_blocking},
+                                {"ops", x.ops},
+                                {"max_depth", x.max_depth},
                                 {"never_proven", unproven[x.id]}});
   }
   s.tables.emplace_back("queues", std::move(q));
@@ -98,8 +104,8 @@ Summary summarize(Db& db, const replay::Result& r) {
   s.json["observations"] = nlohmann::json::array();
   for (auto& [k, v] : obs) {
     ob.rows.push_back({k, v.first, completed[k], v.second});
-    s.json["observations"].push_back({{"kind", k}, {"count", v.first}, {"ops_proven", completed[k]},
-                                      {"blocked_ns", v.second}});
+    s.json["observations"].push_back(
+        {{"kind", k}, {"count", v.first}, {"ops_proven", completed[k]}, {"blocked_ns", v.second}});
   }
   s.tables.emplace_back("host observations", std::move(ob));
   s.json["ops"] = r.ops.size();
@@ -117,10 +123,14 @@ Summary summarize(Db& db, const replay::Result& r) {
   for (const auto& h : r.hazards) {
     std::string stack = stack_head(db, h.stack_id);
     hl.rows.push_back({h.id, h.kind, std::to_string(since(h.ts_ns)), h.detail, stack});
-    s.json["hazards"].push_back({{"id", h.id}, {"kind", h.kind}, {"ts_ns", h.ts_ns}, {"detail", h.detail},
+    s.json["hazards"].push_back({{"id", h.id},
+                                 {"kind", h.kind},
+                                 {"ts_ns", h.ts_ns},
+                                 {"detail", h.detail},
                                  {"op_id", h.op_id ? nlohmann::json(*h.op_id) : nlohmann::json()},
                                  {"other_op_id", h.other_op_id ? nlohmann::json(*h.other_op_id) : nlohmann::json()},
-                                 {"stack_id", h.stack_id}, {"stack", stack},
+                                 {"stack_id", h.stack_id},
+                                 {"stack", stack},
                                  {"other_stack", stack_head(db, h.other_stack_id)}});
   }
   s.tables.emplace_back("hazards", std::move(hl));
@@ -162,8 +172,8 @@ int run_replay(const ReplayArgs& a) {
     print_result(rows, OutputFormat::table, std::cout);
     std::cout << "\n";
   }
-  std::cout << r->ops.size() << " operations, " << s.json["never_proven"].get<int64_t>()
-            << " never proven complete" << (a.no_write ? "" : "; tables replay_* written (docs/replay.md)") << "\n";
+  std::cout << r->ops.size() << " operations, " << s.json["never_proven"].get<int64_t>() << " never proven complete"
+            << (a.no_write ? "" : "; tables replay_* written (docs/replay.md)") << "\n";
   return 0;
 }
 

@@ -18,14 +18,21 @@ int run_report(const ReportArgs& a) {
     return 0;
   }
   auto fmt = parse_format(a.format);
-  if (!fmt) { print_error("gpuobs report", fmt.error()); return 2; }
+  if (!fmt) {
+    print_error("gpuobs report", fmt.error());
+    return 2;
+  }
   auto sql = report_sql(a.name);
-  if (!sql) { print_error("gpuobs report", sql.error()); return 2; }
+  if (!sql) {
+    print_error("gpuobs report", sql.error());
+    return 2;
+  }
   std::string file = a.file.empty() ? kDaemonCapture : a.file;
   auto db = open_capture_readonly(file);
   if (!db) {
     Error e = db.error();
-    if (a.file.empty()) e.hint = "no file given, and gpuobsd's capture is not readable: gpuobs report " + a.name + " FILE";
+    if (a.file.empty())
+      e.hint = "no file given, and gpuobsd's capture is not readable: gpuobs report " + a.name + " FILE";
     print_error("gpuobs report", e);
     return e.exit_code;
   }
@@ -35,8 +42,10 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report",
                 make_error(file + " has schema version " + std::to_string(*v) + "; the reports of this gpuobs read " +
                                std::to_string(kOldestReportedSchema) + " and later",
-                           "gpuobs upgrade " + file + " (converts it in place; copy it first to keep the original), "
-                           "or query it as it is with gpuobs sql (docs/schema.md)", 2));
+                           "gpuobs upgrade " + file +
+                               " (converts it in place; copy it first to keep the original), "
+                               "or query it as it is with gpuobs sql (docs/schema.md)",
+                           2));
     return 2;
   }
   Params params;
@@ -53,7 +62,10 @@ int run_report(const ReportArgs& a) {
       return 2;
     }
   auto res = run_query(*db, *sql, params);
-  if (!res) { print_error("gpuobs report", res.error()); return res.error().exit_code; }
+  if (!res) {
+    print_error("gpuobs report", res.error());
+    return res.error().exit_code;
+  }
   print_result(*res, *fmt, std::cout);
   return 0;
 }

@@ -12,7 +12,10 @@ namespace gpuobs::cli {
 
 int run_sql(const SqlArgs& a) {
   auto fmt = parse_format(a.format);
-  if (!fmt) { print_error("gpuobs sql", fmt.error()); return 2; }
+  if (!fmt) {
+    print_error("gpuobs sql", fmt.error());
+    return 2;
+  }
   Params params;
   for (const auto& p : a.params) {
     size_t eq = p.find('=');
@@ -31,7 +34,10 @@ int run_sql(const SqlArgs& a) {
     return e.exit_code;
   }
   auto res = run_query(*db, a.query, params, ParamPolicy::all_given);
-  if (!res) { print_error("gpuobs sql", res.error()); return res.error().exit_code; }
+  if (!res) {
+    print_error("gpuobs sql", res.error());
+    return res.error().exit_code;
+  }
   print_result(*res, *fmt, std::cout);
   return 0;
 }

@@ -35,9 +35,8 @@ Result<Loaded> load(const StackArgs& a, bool all_stacks, size_t top) {
   std::map<int64_t, int64_t> per_stack;
   for (auto& l : *leaves) per_stack[l.stack_id] += l.weight;
   std::vector<std::pair<int64_t, int64_t>> ranked(per_stack.begin(), per_stack.end());
-  std::sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) {
-    return x.second != y.second ? x.second > y.second : x.first < y.first;
-  });
+  std::sort(ranked.begin(), ranked.end(),
+            [](auto& x, auto& y) { return x.second != y.second ? x.second > y.second : x.first < y.first; });
   std::set<int64_t> ids;
   for (size_t i = 0; i < ranked.size() && (all_stacks || i < top); ++i) ids.insert(ranked[i].first);
   auto stacks = load_stacks(*db, ids);
@@ -55,9 +54,15 @@ std::string location(const StackFrame& f) {
 
 int run_stacks(const StackArgs& a) {
   auto fmt = parse_format(a.format);
-  if (!fmt) { print_error("gpuobs stacks", fmt.error()); return 2; }
+  if (!fmt) {
+    print_error("gpuobs stacks", fmt.error());
+    return 2;
+  }
   auto loaded = load(a, false, a.top);
-  if (!loaded) { print_error("gpuobs stacks", loaded.error()); return loaded.error().exit_code; }
+  if (!loaded) {
+    print_error("gpuobs stacks", loaded.error());
+    return loaded.error().exit_code;
+  }
   const Loaded& L = *loaded;
   int64_t total = 0;
   std::map<int64_t, std::vector<std::pair<int64_t, std::string>>> leaves_of;
@@ -69,9 +74,8 @@ int run_stacks(const StackArgs& a) {
   }
   std::vector<std::pair<int64_t, int64_t>> ranked;
   for (auto& [id, info] : L.stacks) ranked.emplace_back(weight_of[id], id);
-  std::sort(ranked.begin(), ranked.end(), [](auto& x, auto& y) {
-    return x.first != y.first ? x.first > y.first : x.second < y.second;
-  });
+  std::sort(ranked.begin(), ranked.end(),
+            [](auto& x, auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
   const char* unit = measure_unit(L.measure);
 
   if (*fmt != OutputFormat::table) {
@@ -80,14 +84,22 @@ int run_stacks(const StackArgs& a) {
       const StackInfo& s = L.stacks.at(id);
       nlohmann::json frames = nlohmann::json::array(), leaves = nlohmann::json::array();
       for (auto& f : s.frames)
-        frames.push_back({{"module", f.module}, {"symbol", f.symbol.empty() ? nlohmann::json() : nlohmann::json(f.symbol)},
-                          {"symbol_offset", f.symbol_offset}, {"file", f.file.empty() ? nlohmann::json() : nlohmann::json(f.file)},
-                          {"line", f.line ? nlohmann::json(f.line) : nlohmann::json()}, {"offset", f.offset}});
+        frames.push_back({{"module", f.module},
+                          {"symbol", f.symbol.empty() ? nlohmann::json() : nlohmann::json(f.symbol)},
+                          {"symbol_offset", f.symbol_offset},
+                          {"file", f.file.empty() ? nlohmann::json() : nlohmann::json(f.file)},
+                          {"line", f.line ? nlohmann::json(f.line) : nlohmann::json()},
+                          {"offset", f.offset}});
       auto ls = leaves_of[id];
       std::sort(ls.rbegin(), ls.rend());
       for (auto& [lw, name] : ls) leaves.push_back({{"name", name}, {"weight", lw}});
-      out.push_back({{"stack_id", id}, {"weight", w}, {"unit", unit}, {"share", total ? double(w) / double(total) : 0.0},
-                     {"end_reason", s.end_reason}, {"leaves", leaves}, {"frames", frames}});
+      out.push_back({{"stack_id", id},
+                     {"weight", w},
+                     {"unit", unit},
+                     {"share", total ? double(w) / double(total) : 0.0},
+                     {"end_reason", s.end_reason},
+                     {"leaves", leaves},
+                     {"frames", frames}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -114,7 +126,10 @@ int run_stacks(const StackArgs& a) {
 
 int run_export_folded(const StackArgs& a) {
   auto loaded = load(a, true, 0);
-  if (!loaded) { print_error("gpuobs export folded", loaded.error()); return loaded.error().exit_code; }
+  if (!loaded) {
+    print_error("gpuobs export folded", loaded.error());
+    return loaded.error().exit_code;
+  }
   std::ofstream file;
   if (!a.output.empty()) {
     file.open(a.output);

@@ -2,12 +2,12 @@
 // gpuobs segments: the segment files kept in the state directory.
 #include <fcntl.h>
 #include <signal.h>
-#include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -37,7 +37,7 @@ std::string human_bytes(uint64_t b) {
 
 std::string utc(int64_t unix_s) {
   time_t t = static_cast<time_t>(unix_s);
-  struct tm tm{};
+  struct tm tm {};
   ::gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -55,7 +55,8 @@ int run_status(const StatusArgs& a) {
     // Not there and not ours to read are different answers: the second one
     // says the daemon may well be up.
     int e = 0;
-    if (int fd = ::open(a.status_file.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) ::close(fd); else e = errno;
+    if (int fd = ::open(a.status_file.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) ::close(fd);
+    else e = errno;
     if (e == EACCES || e == EPERM) {
       print_error("gpuobs status",
                   make_error("permission denied reading " + a.status_file,
@@ -67,10 +68,9 @@ int run_status(const StatusArgs& a) {
     try {
       j = nlohmann::json::parse(in);
       auto parsed = health_from_json(j);
-      if (parsed) h = *parsed; else why = parsed.error().message;
-    } catch (const nlohmann::json::exception& e) {
-      why = a.status_file + " is not JSON: " + e.what();
-    }
+      if (parsed) h = *parsed;
+      else why = parsed.error().message;
+    } catch (const nlohmann::json::exception& e) { why = a.status_file + " is not JSON: " + e.what(); }
   }
   bool alive = false, fresh = false;
   int64_t age = 0;
@@ -97,7 +97,8 @@ int run_status(const StatusArgs& a) {
   if (!h) return 3;
   std::printf("version:        %s (pid %u, started %s)\n", h->version.c_str(), h->pid, utc(h->started_unix_s).c_str());
   std::printf("sampled:        %s (%lld s ago)\n", utc(h->sampled_unix_s).c_str(), static_cast<long long>(age));
-  std::printf("events:         %.0f/s, %llu total\n", h->events_per_s, static_cast<unsigned long long>(h->events_total));
+  std::printf("events:         %.0f/s, %llu total\n", h->events_per_s,
+              static_cast<unsigned long long>(h->events_total));
   std::printf("dropped:        %llu\n", static_cast<unsigned long long>(h->drops_total));
   std::printf("not stored:     %llu\n", static_cast<unsigned long long>(h->store_failed));
   std::printf("attach failures: %llu\n", static_cast<unsigned long long>(h->attach_failures));
@@ -110,10 +111,12 @@ int run_status(const StatusArgs& a) {
               static_cast<unsigned long long>(h->metrics_accept_backoffs));
   std::printf("libraries:\n");
   for (const auto& l : h->libraries)
-    std::printf("  %s: %d probes attached, %d failed\n", terminal_safe(l.path).c_str(), l.probes_attached, l.probes_failed);
+    std::printf("  %s: %d probes attached, %d failed\n", terminal_safe(l.path).c_str(), l.probes_attached,
+                l.probes_failed);
   if (h->libraries.empty()) std::printf("  (none)\n");
   std::printf("GPU processes:  %zu\n", h->processes.size());
-  std::printf("segment:        %s (%s)\n", terminal_safe(h->segment_path).c_str(), human_bytes(h->segment_bytes).c_str());
+  std::printf("segment:        %s (%s)\n", terminal_safe(h->segment_path).c_str(),
+              human_bytes(h->segment_bytes).c_str());
   std::printf("segments kept:  %llu (%s)\n", static_cast<unsigned long long>(h->segments),
               human_bytes(h->storage_bytes).c_str());
   return up ? 0 : 3;
@@ -157,8 +160,7 @@ int run_segments(const SegmentsArgs& a) {
 
 Result<std::vector<std::string>> resolve_captures(const std::vector<std::string>& files, const std::string& segment,
                                                   const std::string& state_dir) {
-  if (!segment.empty() && !files.empty())
-    return make_error("give capture files or --segment, not both", "", 2);
+  if (!segment.empty() && !files.empty()) return make_error("give capture files or --segment, not both", "", 2);
   if (!segment.empty()) return segments::select(state_dir, segment);
   if (!files.empty()) return files;
   auto cur = segments::current(state_dir);

@@ -48,8 +48,7 @@ int upgrade_one(const std::string& file) {
     return 2;
   }
   (void)db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  std::printf("%s: schema %lld -> %d\n", file.c_str(), static_cast<long long>(before ? *before : 0),
-              schema_version());
+  std::printf("%s: schema %lld -> %d\n", file.c_str(), static_cast<long long>(before ? *before : 0), schema_version());
   return 0;
 }
 

@@ -14,8 +14,7 @@ namespace {
 // "90", "90s", "15min", "12h", "30d" -> seconds.
 CLI::AsNumberWithUnit duration_units() {
   return CLI::AsNumberWithUnit(std::map<std::string, uint64_t>{{"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}},
-                               CLI::AsNumberWithUnit::DEFAULT,
-                               "DURATION");
+                               CLI::AsNumberWithUnit::DEFAULT, "DURATION");
 }
 
 constexpr uint64_t kMaxDurationMs = 24ull * 3600 * 1000;
@@ -24,8 +23,8 @@ constexpr uint64_t kMaxDurationMs = 24ull * 3600 * 1000;
 CLI::Validator duration_ms() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        static const std::pair<const char*, uint64_t> units[] = {{"ms", 1}, {"s", 1000}, {"min", 60000},
-                                                                 {"h", 3600000}};
+        static const std::pair<const char*, uint64_t> units[] = {
+            {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000}};
         size_t i = 0;
         while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
         std::string unit = v.substr(i);
@@ -60,9 +59,11 @@ bool writable(const std::string& v) {
 
 // The string options with their config-file keys.
 std::vector<std::pair<const char*, const std::string*>> string_options(const Config& c) {
-  std::vector<std::pair<const char*, const std::string*>> out = {
-      {"state_dir", &c.state_dir}, {"db", &c.db}, {"log_level", &c.log_level},
-      {"metrics_listen", &c.metrics_listen}, {"status_file", &c.status_file}};
+  std::vector<std::pair<const char*, const std::string*>> out = {{"state_dir", &c.state_dir},
+                                                                 {"db", &c.db},
+                                                                 {"log_level", &c.log_level},
+                                                                 {"metrics_listen", &c.metrics_listen},
+                                                                 {"status_file", &c.status_file}};
   using List = std::pair<const char*, const std::vector<std::string>*>;
   for (const List& l : {List{"libcuda", &c.libcuda}, List{"libhip", &c.libhip}, List{"watch_dev", &c.watch_dev}})
     for (const std::string& v : *l.second) out.emplace_back(l.first, &v);
@@ -142,16 +143,20 @@ Parsed parse_config(int argc, char** argv) {
   app.add_option("--db", c.db, "write this one capture file instead of segments in --state-dir (no rotation)");
   app.add_option("--segment-max-bytes,--segment_max_bytes", c.segment_max_bytes,
                  "start a new segment when the current one reaches this size (e.g. 256MB)")
-      ->transform(CLI::AsSizeValue(false))->capture_default_str();
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   app.add_option("--segment-max-age,--segment_max_age", c.segment_max_age_s,
                  "start a new segment when the current one is this old (s, min, h, d)")
-      ->transform(duration_units())->capture_default_str();
+      ->transform(duration_units())
+      ->capture_default_str();
   app.add_option("--keep-segments,--keep_segments", c.keep_segments, "keep at most this many segments")
       ->capture_default_str();
   app.add_option("--keep-bytes,--keep_bytes", c.keep_bytes, "keep at most this many bytes of segments (e.g. 4GB)")
-      ->transform(CLI::AsSizeValue(false))->capture_default_str();
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
   app.add_option("--max-age,--max_age", c.max_age_s, "delete segments last written longer ago than this (0: never)")
-      ->transform(duration_units())->capture_default_str();
+      ->transform(duration_units())
+      ->capture_default_str();
   app.add_option("--libcuda", c.libcuda, "libcuda file to probe (repeatable; default: discover)");
   app.add_option("--libhip", c.libhip, "HIP runtime file to probe (repeatable; default: discover)");
   app.add_option("--watch-dev,--watch_dev", c.watch_dev, "also watch this character device (repeatable)");
@@ -160,38 +165,49 @@ Parsed parse_config(int argc, char** argv) {
   // ring_mb << 20 must fit the 32-bit size, and the ring must not be tiny:
   // out-of-range values are refused, never clamped.
   app.add_option("--ring-mb,--ring_mb", c.ring_mb, "ring buffer size in MiB, 1 to 1024 (rounded up to a power of two)")
-      ->check(CLI::Range(1u, 1024u))->capture_default_str();
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
   app.add_option("--stack-depth,--stack_depth", c.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
-      ->check(CLI::Range(0, 127))->capture_default_str();
+      ->check(CLI::Range(0, 127))
+      ->capture_default_str();
   // Read as its word and checked against the words (CLI11's messages name
   // them), then held as the enum.
   std::string unwind(to_string(c.unwind));
   app.add_option("--unwind", unwind, "fp (frame pointers), dwarf or bpf")
-      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))
+      ->capture_default_str();
   app.add_option("--stack-copy,--stack_copy", c.stack_copy, "--unwind dwarf: stack bytes copied per event")
-      ->check(CLI::Range(8u, 65536u) & CLI::Validator([](std::string& v) -> std::string {
-        // Range has already refused non-numbers only when it runs first: never throw here.
-        return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() && std::stoull(v.substr(0, 12)) % 8 == 0
-                   ? ""
-                   : "stack_copy must be a multiple of 8";
-      }, "MULTIPLE OF 8"))
+      ->check(CLI::Range(8u, 65536u) & CLI::Validator(
+                                           [](std::string& v) -> std::string {
+                                             // Range has already refused non-numbers only when it runs first: never
+                                             // throw here.
+                                             return v.find_first_not_of("0123456789") == std::string::npos &&
+                                                            !v.empty() && std::stoull(v.substr(0, 12)) % 8 == 0
+                                                        ? ""
+                                                        : "stack_copy must be a multiple of 8";
+                                           },
+                                           "MULTIPLE OF 8"))
       ->capture_default_str();
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
                  "read every process's maps for GPU libraries this often (e.g. 10s, 500ms; plain number: s)")
-      ->transform(duration_ms())->default_str("10s");
+      ->transform(duration_ms())
+      ->default_str("10s");
   app.add_option("--library-max-files,--library_max_files", c.library_max_files,
                  "attach GPU library files up to this many in all (1 to 4096)")
-      ->check(CLI::Range(1u, 4096u))->capture_default_str();
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
   app.add_option("--library-max-files-per-user,--library_max_files_per_user", c.library_max_files_per_user,
                  "of them, files outside root-only system directories per owning user (0 to 4096)")
-      ->check(CLI::Range(0u, 4096u))->capture_default_str();
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
   app.add_option("-v,--log-level,--log_level", c.log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   app.add_option("--metrics-listen,--metrics_listen", c.metrics_listen,
                  "serve Prometheus metrics on this 127.0.0.1:PORT (empty: no listening socket)");
   app.add_option("--metrics-max-connections,--metrics_max_connections", c.metrics_max_connections,
                  "metrics connections served at once, 1 to 1024; more get 503 and are closed")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1024}))->capture_default_str();
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1024}))
+      ->capture_default_str();
   app.add_option("--status-file,--status_file", c.status_file, "JSON health file rewritten every second")
       ->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
@@ -217,15 +233,19 @@ Parsed parse_config(int argc, char** argv) {
   // opening quote: refuse it rather than run with a wrong path.
   for (const auto& [key, v] : string_options(c))
     if (!v->empty() && (v->front() == '"' || v->front() == '\'')) {
-      std::fprintf(stderr, "gpuobsd: error: %s begins with a quote: %s (a '#' starts a comment in the config file, "
-                   "even inside quotes)\n", key, v->c_str());
+      std::fprintf(stderr,
+                   "gpuobsd: error: %s begins with a quote: %s (a '#' starts a comment in the config file, "
+                   "even inside quotes)\n",
+                   key, v->c_str());
       p.exit_code = 2;
       return p;
     }
   if (print_config) {
     if (auto key = config_unwritable(c)) {
-      std::fprintf(stderr, "gpuobsd: error: %s cannot be written in a config file ('#', a line break, or both kinds "
-                   "of quote)\n", key->c_str());
+      std::fprintf(stderr,
+                   "gpuobsd: error: %s cannot be written in a config file ('#', a line break, or both kinds "
+                   "of quote)\n",
+                   key->c_str());
       p.exit_code = 2;
       return p;
     }

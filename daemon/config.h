@@ -17,13 +17,13 @@ inline constexpr const char* kDefaultConfig = "/etc/gpuobs/gpuobsd.conf";
 
 struct Config {
   std::string config_file;
-  std::string db;                 // one fixed capture file, no segments (the walking skeleton's mode)
+  std::string db;  // one fixed capture file, no segments (the walking skeleton's mode)
   std::string state_dir = "/var/lib/gpuobs";
   uint64_t segment_max_bytes = 256ull << 20;
   uint64_t segment_max_age_s = 3600;
   uint64_t keep_segments = 48;
   uint64_t keep_bytes = 4ull << 30;
-  uint64_t max_age_s = 0;         // 0: no age limit
+  uint64_t max_age_s = 0;  // 0: no age limit
   std::vector<std::string> libcuda, libhip, watch_dev;
   bool gpu_devices = true;
   uint32_t ring_mb = 16;
@@ -36,7 +36,7 @@ struct Config {
   uint32_t library_max_files = 64;
   uint32_t library_max_files_per_user = 8;
   std::string log_level = "info";
-  std::string metrics_listen;     // empty: no listening socket
+  std::string metrics_listen;             // empty: no listening socket
   uint64_t metrics_max_connections = 16;  // served at once; more get 503 and are closed
   std::string status_file = "/run/gpuobs/status.json";
 
@@ -61,8 +61,8 @@ std::optional<std::string> config_unwritable(const Config& c);
 
 // SIGHUP: what changed between two configs, applied or not.
 struct ConfigChange {
-  std::vector<std::string> applied;        // option names that take effect now
-  std::vector<std::string> need_restart;   // changed, but only a restart applies them
+  std::vector<std::string> applied;       // option names that take effect now
+  std::vector<std::string> need_restart;  // changed, but only a restart applies them
 };
 ConfigChange diff_config(const Config& before, const Config& after);
 // SIGHUP: `current` with the options that take effect now (diff_config's

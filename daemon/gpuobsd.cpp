@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -76,7 +76,7 @@ void on_hup(int) { g_reload = true; }
 int64_t unix_now() { return static_cast<int64_t>(::time(nullptr)); }
 
 uint64_t file_bytes(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   uint64_t n = 0;
   for (const char* sfx : {"", "-wal"})
     if (::stat((path + sfx).c_str(), &st) == 0) n += static_cast<uint64_t>(st.st_size);
@@ -89,7 +89,7 @@ segments::Retention retention_of(const daemon::Config& c) {
 
 // The walking skeleton's --db mode: a previous capture is kept, never overwritten.
 bool move_aside(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return true;
   std::string aside = path + "." + std::to_string(::time(nullptr));
   if (std::rename(path.c_str(), aside.c_str()) != 0) {
@@ -152,8 +152,8 @@ class Daemon {
   Clock::time_point last_sample_;
   std::unique_ptr<MetricsServer> metrics_;  // only with metrics_listen set
   uint64_t emergency_deletions_ = 0;
-  uint64_t failed_rows_seen_ = 0;           // of the current segment's writer (check_store)
-  bool full_logged_ = false;                // "nothing left to delete" said once per episode
+  uint64_t failed_rows_seen_ = 0;  // of the current segment's writer (check_store)
+  bool full_logged_ = false;       // "nothing left to delete" said once per episode
 };
 
 void Daemon::maybe_rotate(Clock::time_point now) {
@@ -170,7 +170,8 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   }
   // Size: what was captured, beyond the empty capture's own size (schema,
   // probe rows, the WAL's first pages) measured when the segment opened.
-  bool by_size = !baseline_pending_ && cfg_.segment_max_bytes && file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
+  bool by_size = !baseline_pending_ && cfg_.segment_max_bytes &&
+                 file_bytes(session_->output()) >= bytes_at_open_ + cfg_.segment_max_bytes;
   bool by_age = cfg_.segment_max_age_s && now - segment_opened_ >= std::chrono::seconds(cfg_.segment_max_age_s);
   if (!by_size && !by_age) return;
   if (now < rotate_retry_at_) return;
@@ -179,7 +180,8 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   std::string cur = session_->output();
   // A nearly full disk: room first, so that the new segment can take the
   // live state carried into it and its first batches, not only its schema.
-  if (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir)) make_room(cur, "before starting segment " + std::to_string(seq));
+  if (free_bytes(cfg_.state_dir) < room_bytes(cfg_.state_dir))
+    make_room(cur, "before starting segment " + std::to_string(seq));
   auto st = session_->rotate(path, seq);
   // Still a full disk: the oldest finished segments go, one at a time, until
   // the new one can be made, so that capture goes on without an
@@ -242,8 +244,10 @@ void Daemon::check_store() {
   // fail with more than kFullBelowBytes still free).
   if (free_bytes(cfg_.state_dir) >= room_bytes(cfg_.state_dir)) return;
   if (make_room(session_->output(), "the current segment could not store a batch") == 0 && !full_logged_) {
-    spdlog::error("disk full: {} cannot store events and no other segment is left to delete; events are counted "
-                  "as not stored until there is room", session_->output());
+    spdlog::error(
+        "disk full: {} cannot store events and no other segment is left to delete; events are counted "
+        "as not stored until there is room",
+        session_->output());
     full_logged_ = true;
   }
 }
@@ -321,8 +325,7 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   // found in processes' maps since (detached ones are gone from the list).
   for (const auto& w : session_->libraries()) {
     if (w.detached_mono_ns) continue;
-    h.libraries.push_back(LibraryHealth{w.file.realpath, w.file.dev, w.file.ino,
-                                        w.probes_attached, w.probes_failed});
+    h.libraries.push_back(LibraryHealth{w.file.realpath, w.file.dev, w.file.ino, w.probes_attached, w.probes_failed});
   }
   h.attach_failures = session_->attach_failures();
   h.store_failed_batches = session_->failed_batches_total();
@@ -381,7 +384,7 @@ int Daemon::run() {
     return 1;
   }
 
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop;
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
@@ -452,9 +455,10 @@ int Daemon::run() {
     print_error("gpuobsd", sum.error());
     return 1;
   }
-  spdlog::info("stopped in {:.0f} ms: {} launches, {} ioctls, {} process events stored in {}; {} dropped, {} not stored",
-               std::chrono::duration<double, std::milli>(Clock::now() - stop_start).count(), sum->launches,
-               sum->ioctls, sum->process_events, session_->output(), sum->dropped, sum->store_failed);
+  spdlog::info(
+      "stopped in {:.0f} ms: {} launches, {} ioctls, {} process events stored in {}; {} dropped, {} not stored",
+      std::chrono::duration<double, std::milli>(Clock::now() - stop_start).count(), sum->launches, sum->ioctls,
+      sum->process_events, session_->output(), sum->dropped, sum->store_failed);
   return 0;
 }
 

@@ -40,7 +40,7 @@ bool stderr_is_journal() {
   if (!js || !*js) return false;
   unsigned long long dev = 0, ino = 0;
   if (std::sscanf(js, "%llu:%llu", &dev, &ino) != 2) return false;
-  struct stat st{};
+  struct stat st {};
   return ::fstat(2, &st) == 0 && static_cast<unsigned long long>(st.st_dev) == dev &&
          static_cast<unsigned long long>(st.st_ino) == ino;
 }
@@ -48,10 +48,8 @@ bool stderr_is_journal() {
 void log_init(std::string_view level) {
   gpuobs::log_init(level);
   auto f = make_safe_formatter();  // traced names in messages stay inert on a terminal
-  if (stderr_is_journal())
-    f->add_flag<PriorityFlag>('*').set_pattern("%*%v");
-  else
-    f->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$: %v");
+  if (stderr_is_journal()) f->add_flag<PriorityFlag>('*').set_pattern("%*%v");
+  else f->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$: %v");
   spdlog::default_logger()->set_formatter(std::move(f));
 }
 

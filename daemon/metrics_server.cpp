@@ -53,7 +53,7 @@ struct MetricsServer::Impl {
   MetricsServerOptions options;
   asio::steady_timer backoff_timer{io};
   std::chrono::milliseconds backoff{0};  // the pause before the next accept (0: none); server thread only
-  tcp::endpoint bound;  // read by port()/address() from any thread, written once in start()
+  tcp::endpoint bound;                   // read by port()/address() from any thread, written once in start()
   std::thread thread;
   std::mutex mu;
   std::shared_ptr<const std::string> body = std::make_shared<const std::string>();
@@ -91,8 +91,7 @@ bool short_of_fds(size_t reserve) {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // Counted in server.active from here to its destruction (socket closed).
-  Connection(tcp::socket socket, MetricsServer::Impl& server)
-      : stream_(std::move(socket)), server_(server) {
+  Connection(tcp::socket socket, MetricsServer::Impl& server) : stream_(std::move(socket)), server_(server) {
     ++server_.active;
   }
   ~Connection() { --server_.active; }
@@ -191,9 +190,10 @@ void MetricsServer::Impl::on_accept_error(const beast::error_code& ec) {
   if (!backoff.count()) {
     backoff = kFirstBackoff;
     if (options.warn)
-      options.warn(fmt::format("metrics endpoint: cannot accept a connection: {}; waiting {}-{} ms between tries "
-                               "until it can (counted in gpuobs_metrics_accept_backoffs_total)",
-                               ec.message(), kFirstBackoff.count(), kMaxBackoff.count()));
+      options.warn(
+          fmt::format("metrics endpoint: cannot accept a connection: {}; waiting {}-{} ms between tries "
+                      "until it can (counted in gpuobs_metrics_accept_backoffs_total)",
+                      ec.message(), kFirstBackoff.count(), kMaxBackoff.count()));
   } else {
     backoff = std::min(backoff * 2, kMaxBackoff);
   }

@@ -54,8 +54,7 @@ class MetricsServer {
   // listen: "HOST:PORT", "[V6]:PORT" or "PORT" (then 127.0.0.1). Port 0 picks a
   // free port (port() tells which). Errors: a malformed address, or bind/listen
   // failing (address in use, permission).
-  static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen,
-                                                      MetricsServerOptions options = {});
+  static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen, MetricsServerOptions options = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

@@ -43,13 +43,13 @@ std::string process_labels(const ProcessHealth& p) {
 std::string render_prometheus(const HealthSnapshot& s) {
   std::string out;
   family(out, "gpuobs_build_info", "gauge", "Always 1; the version label is gpuobsd's version.");
-  fmt::format_to(std::back_inserter(out), "gpuobs_build_info{{version=\"{}\"}} 1\n",
-                 escape_label_value(s.version));
+  fmt::format_to(std::back_inserter(out), "gpuobs_build_info{{version=\"{}\"}} 1\n", escape_label_value(s.version));
   family(out, "gpuobs_events_total", "counter", "Records consumed from the BPF ring buffer.");
   sample(out, "gpuobs_events_total", s.events_total);
   family(out, "gpuobs_events_per_second", "gauge", "Records consumed per second over the last sample interval.");
   sample(out, "gpuobs_events_per_second", s.events_per_s);
-  family(out, "gpuobs_drops_total", "counter", "Events lost in BPF (ring full, failed reads), all drop counters summed.");
+  family(out, "gpuobs_drops_total", "counter",
+         "Events lost in BPF (ring full, failed reads), all drop counters summed.");
   sample(out, "gpuobs_drops_total", s.drops_total);
   family(out, "gpuobs_store_failed_total", "counter", "Rows the writer could not store (disk full, I/O errors).");
   sample(out, "gpuobs_store_failed_total", s.store_failed);
@@ -72,19 +72,23 @@ std::string render_prometheus(const HealthSnapshot& s) {
 
   uint64_t attached = 0;
   for (const auto& l : s.libraries) attached += l.probes_attached > 0 ? 1 : 0;
-  family(out, "gpuobs_attached_libraries", "gauge", "GPU library files (device, inode) with at least one probe attached.");
+  family(out, "gpuobs_attached_libraries", "gauge",
+         "GPU library files (device, inode) with at least one probe attached.");
   sample(out, "gpuobs_attached_libraries", attached);
-  family(out, "gpuobs_gpu_processes", "gauge", "GPU processes in gpuobsd's health snapshot (live processes with GPU activity).");
+  family(out, "gpuobs_gpu_processes", "gauge",
+         "GPU processes in gpuobsd's health snapshot (live processes with GPU activity).");
   sample(out, "gpuobs_gpu_processes", s.processes.size());
 
   family(out, "gpuobs_process_launches_total", "counter", "Kernel launches stored, per process.");
   for (const auto& p : s.processes)
     fmt::format_to(std::back_inserter(out), "gpuobs_process_launches_total{{{}}} {}\n", process_labels(p), p.launches);
-  family(out, "gpuobs_process_bytes_copied_total", "counter", "Bytes copied or set by memcpy/memset calls, per process.");
+  family(out, "gpuobs_process_bytes_copied_total", "counter",
+         "Bytes copied or set by memcpy/memset calls, per process.");
   for (const auto& p : s.processes)
     fmt::format_to(std::back_inserter(out), "gpuobs_process_bytes_copied_total{{{}}} {}\n", process_labels(p),
                    p.bytes_copied);
-  family(out, "gpuobs_process_device_memory_bytes", "gauge", "Device memory allocated through the GPU API and not freed, per process.");
+  family(out, "gpuobs_process_device_memory_bytes", "gauge",
+         "Device memory allocated through the GPU API and not freed, per process.");
   for (const auto& p : s.processes)
     fmt::format_to(std::back_inserter(out), "gpuobs_process_device_memory_bytes{{{}}} {}\n", process_labels(p),
                    p.device_bytes_live);

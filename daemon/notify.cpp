@@ -15,9 +15,10 @@ Notifier::Notifier() {
   // The library stays loaded for the life of the process.
   void* h = ::dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    spdlog::warn("NOTIFY_SOCKET is set but libsystemd.so.0 cannot be loaded ({}): systemd will not be told "
-                 "that gpuobsd is ready",
-                 ::dlerror());
+    spdlog::warn(
+        "NOTIFY_SOCKET is set but libsystemd.so.0 cannot be loaded ({}): systemd will not be told "
+        "that gpuobsd is ready",
+        ::dlerror());
     return;
   }
   fn_ = reinterpret_cast<SdNotify>(::dlsym(h, "sd_notify"));

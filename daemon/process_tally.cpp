@@ -10,7 +10,9 @@ namespace {
 
 uint64_t arg(const ApiCallEvent& e, uint8_t pos) { return pos ? e.args[(pos - 1) & 7] : 0; }
 
-bool device_kind(ApiKind k) { return k == ApiKind::device || k == ApiKind::pitch || k == ApiKind::async || k == ApiKind::pool; }
+bool device_kind(ApiKind k) {
+  return k == ApiKind::device || k == ApiKind::pitch || k == ApiKind::async || k == ApiKind::pool;
+}
 
 std::string comm_of(uint32_t tgid) {
   std::ifstream in("/proc/" + std::to_string(tgid) + "/comm");
@@ -49,8 +51,8 @@ void ProcessTally::on_event(const Event& ev) {
     case Family::memset:
       // 1-D copies and memsets; 2-D/3-D copies carry their size in a descriptor (not counted here).
       if (s->bytes && s->kind != ApiKind::two_d && s->kind != ApiKind::three_d)
-        procs_[tgid].bytes_copied += arg(*c, s->bytes) * (s->count ? arg(*c, s->count) : 1) *
-                                     (s->family == Family::memset ? s->elem : 1);
+        procs_[tgid].bytes_copied +=
+            arg(*c, s->bytes) * (s->count ? arg(*c, s->count) : 1) * (s->family == Family::memset ? s->elem : 1);
       break;
     case Family::memory:
       if (!ok || !device_kind(s->kind)) {

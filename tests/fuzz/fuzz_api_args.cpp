@@ -21,8 +21,8 @@
 
 #include "catalogue/api_spec.h"
 #include "decode/decoder.h"
-#include "events.h"
 #include "decode/launch_record.h"
+#include "events.h"
 #include "store/api_rows.h"
 #include "store/db.h"
 #include "store/launch_rows.h"
@@ -59,8 +59,8 @@ struct Capture {
     check(bool(gpuobs::migrate(db)));
     check(bool(rows.prepare(db.get())));
     check(bool(strings.prepare(db.get())));
-    check(bool(launches.prepare(db.get(), &strings,
-                                [this](int64_t pid, uint64_t fn) { return rows.name_of(pid, fn); })));
+    check(
+        bool(launches.prepare(db.get(), &strings, [this](int64_t pid, uint64_t fn) { return rows.name_of(pid, fn); })));
   }
 };
 
@@ -130,9 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check(cap.launches.add(gpuobs::decode_launch(l), l.hdr.ts_ns, pid, l.hdr.tgid, l.hdr.tid, 0) == SQLITE_DONE);
         break;
       }
-      case 2:
-        cap.rows.forget_process(pid);
-        break;
+      case 2: cap.rows.forget_process(pid); break;
     }
   }
   uint64_t failed = 0;  // a ninth launch of one nanosecond is counted, not an error

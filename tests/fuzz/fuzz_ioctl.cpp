@@ -21,8 +21,8 @@
 
 namespace {
 
-const gpuobs::NvidiaVersion kVersions[] = {{}, {470, 256, 2}, {525, 147, 5}, {535, 54, 3}, {545, 29, 6},
-                                           {550, 90, 7}, {570, 86, 10}, {580, 159, 4}};
+const gpuobs::NvidiaVersion kVersions[] = {{},           {470, 256, 2}, {525, 147, 5}, {535, 54, 3},
+                                           {545, 29, 6}, {550, 90, 7},  {570, 86, 10}, {580, 159, 4}};
 
 uint64_t le(const uint8_t* p, size_t n) {
   uint64_t v = 0;

@@ -31,11 +31,16 @@ template <class... A>
 void call(const char* name, A... args) {
   ++g_counts[name];
   auto fn = reinterpret_cast<int (*)(A...)>(dlsym(g_lib, name));
-  if (!fn) { std::fprintf(stderr, "all_families: no %s\n", name); std::exit(1); }
+  if (!fn) {
+    std::fprintf(stderr, "all_families: no %s\n", name);
+    std::exit(1);
+  }
   int r = fn(args...);
-  if (r != 0) { std::fprintf(stderr, "all_families: %s failed: %d\n", name, r); std::exit(1); }
+  if (r != 0) {
+    std::fprintf(stderr, "all_families: %s failed: %d\n", name, r);
+    std::exit(1);
+  }
 }
-
 
 void host_fn(void*) {}
 
@@ -50,7 +55,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--truth")) truth = argv[i + 1];
   }
   g_lib = dlopen(lib.c_str(), RTLD_NOW);
-  if (!g_lib) { std::fprintf(stderr, "all_families: %s\n", dlerror()); return 1; }
+  if (!g_lib) {
+    std::fprintf(stderr, "all_families: %s\n", dlerror());
+    return 1;
+  }
   int dev = 0;
   H ctx = nullptr, mod = nullptr, fn = nullptr;
   call("cuInit", 0u);
@@ -87,7 +95,8 @@ int main(int argc, char** argv) {
     void* params[] = {&buf[s], &nn};
     call("cuMemcpyHtoDAsync_v2", buf[s], reinterpret_cast<D>(pinned), bytes, streams[s]);
     call("cuMemsetD32Async", scratch[s], 0u, size_t{n}, streams[s]);
-    call("cuLaunchKernel", fn, grid, 1u, 1u, 256u, 1u, 1u, 0u, streams[s], static_cast<void**>(params), (void**)nullptr);
+    call("cuLaunchKernel", fn, grid, 1u, 1u, 256u, 1u, 1u, 0u, streams[s], static_cast<void**>(params),
+         (void**)nullptr);
     call("cuEventRecord", events[s], streams[s]);
     call("cuStreamWaitEvent", streams[(s + 1) % ns], events[s], 0u);
     call("cuMemcpyDtoDAsync_v2", scratch[s], buf[s], bytes, streams[s]);
@@ -106,8 +115,14 @@ int main(int argc, char** argv) {
   call("cuMemsetD8_v2", scratch[2], static_cast<unsigned char>(0), bytes);
   call("cuMemsetD2D8_v2", pitched, pitch, static_cast<unsigned char>(1), size_t{1024}, size_t{64});
   uint64_t c2[16] = {};
-  c2[2] = 1; c2[3] = reinterpret_cast<uint64_t>(pinned); c2[6] = 1024;       // src: host, pitch 1024
-  c2[9] = 2; c2[11] = pitched; c2[13] = pitch; c2[14] = 1024; c2[15] = 64;   // dst: device, 1024 B x 64 rows
+  c2[2] = 1;
+  c2[3] = reinterpret_cast<uint64_t>(pinned);
+  c2[6] = 1024;  // src: host, pitch 1024
+  c2[9] = 2;
+  c2[11] = pitched;
+  c2[13] = pitch;
+  c2[14] = 1024;
+  c2[15] = 64;  // dst: device, 1024 B x 64 rows
   call("cuMemcpy2D_v2", static_cast<const void*>(c2));
 
   // Managed memory: touched by a kernel.
@@ -128,7 +143,12 @@ int main(int argc, char** argv) {
   // Cooperative launch, cuLaunchKernelEx, a host function.
   void* p2[] = {&buf[2], &nn};
   call("cuLaunchCooperativeKernel", fn, 4u, 1u, 1u, 256u, 1u, 1u, 0u, streams[2], static_cast<void**>(p2));
-  struct Config { unsigned g[3], b[3], shmem, pad; H stream; void* attrs; unsigned n, pad2; };
+  struct Config {
+    unsigned g[3], b[3], shmem, pad;
+    H stream;
+    void* attrs;
+    unsigned n, pad2;
+  };
   Config cfg{{grid, 1, 1}, {256, 1, 1}, 0, 0, streams[3], nullptr, 0, 0};
   void* p3[] = {&buf[3], &nn};
   for (int k = 0; k < 10; ++k)

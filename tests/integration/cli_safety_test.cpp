@@ -35,7 +35,7 @@ int record(const std::string& args, const std::string& marker, std::string* err)
 }
 
 mode_t mode_of(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(p.c_str(), &st) == 0 ? st.st_mode : 0;
 }
 
@@ -55,7 +55,8 @@ TEST(OutputSafety, ForceNeverReplacesADeviceNode) {
   ASSERT_EQ(::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
   EXPECT_EQ(record("-f -o " + dev, marker, &err), 2);
   EXPECT_NE(err.find(dev + " is a device, FIFO or socket, not a capture file; refusing to replace it"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   EXPECT_TRUE(S_ISCHR(mode_of(dev))) << "the device node must still be there";
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the command must not start";
   EXPECT_FALSE(std::filesystem::exists(dev + "-wal"));
@@ -132,7 +133,7 @@ TEST(OutputSafety, CapturesAre0640GroupGpuobsWhateverTheUmask) {
   std::string out = dir.file("p.gpuobs"), marker = dir.file("ran"), e = dir.file("err");
   ASSERT_EQ(run("umask 000; " + kGpuobs + " record -o " + out + " -- touch " + marker + " 2>" + e), 0) << read_file(e);
   EXPECT_EQ(mode_of(out) & 07777, 0640u);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(out.c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, gpuobs_gid());
 }
@@ -190,7 +191,8 @@ TEST(OptionValidation, NumericOptionsAreCheckedNotWrappedOrClamped) {
   refused("record --stack-depth 128 -o " + out + " -- touch " + marker, "--stack-depth");
   refused("record --unwind lbr -o " + out + " -- touch " + marker, "--unwind");
   refused("record --stack-copy 4096 -o " + out + " -- touch " + marker, "--stack-copy applies only to --unwind dwarf");
-  refused("record --unwind dwarf --stack-copy 100 -o " + out + " -- touch " + marker, "not a multiple of 8 from 8 to 65536");
+  refused("record --unwind dwarf --stack-copy 100 -o " + out + " -- touch " + marker,
+          "not a multiple of 8 from 8 to 65536");
   EXPECT_FALSE(std::filesystem::exists(marker));
   EXPECT_FALSE(std::filesystem::exists(out));
   std::string cap = dir.file("c.gpuobs");
@@ -239,8 +241,15 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
     uint32_t get_function = 0;
     for (const ApiSpec& s : cuda_api_table())
       if (s.symbol == "cuModuleGetFunction") get_function = s.id;
-    ApiCallEvent call{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, 2000, 77, 77}, {}, 0, 5, 0xF1, get_function,
-                      GPUOBS_CALL_F_RETURNED | GPUOBS_CALL_F_OUT_READ, GPUOBS_BLOB_STRING, kernel + std::string(1, '\0')};
+    ApiCallEvent call{gpuobs_hdr{GPUOBS_EV_API_CALL, 0, 2000, 77, 77},
+                      {},
+                      0,
+                      5,
+                      0xF1,
+                      get_function,
+                      GPUOBS_CALL_F_RETURNED | GPUOBS_CALL_F_OUT_READ,
+                      GPUOBS_BLOB_STRING,
+                      kernel + std::string(1, '\0')};
     (*w)->push(call);
     (*w)->push(ModuleDef{1, "/tmp/\x1b[31mlib.so", 0, 0, nullptr});
     (*w)->push(FrameDef{1, 1, 0x1234});
@@ -255,7 +264,8 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
     ASSERT_TRUE((*w)->write_end(4000, 0, {}).ok());
   }
   std::string o = dir.file("out");
-  for (std::string cmd : {"report kern_sum", "report launches", "report proc_sum", "stacks", "sql 'SELECT comm FROM processes'"}) {
+  for (std::string cmd :
+       {"report kern_sum", "report launches", "report proc_sum", "stacks", "sql 'SELECT comm FROM processes'"}) {
     ASSERT_EQ(run(kGpuobs + " " + cmd + " " + cap + " >" + o), 0) << cmd;
     std::string out = read_file(o);
     EXPECT_EQ(out.find('\x1b'), std::string::npos) << cmd << ":\n" << out;

@@ -28,7 +28,8 @@ TEST(CountersReport, EveryBpfCounterIsInReportCapture) {
   for (std::string line; std::getline(lines, line);) keys.insert(line.substr(0, line.find(',')));
   for (int i = 0; i < GPUOBS_CNT__COUNT; ++i)
     EXPECT_TRUE(keys.count(std::string("counter.") + counter_name(i)))
-        << "counter " << i << " (" << counter_name(i) << ") is not in report capture:\n" << report;
+        << "counter " << i << " (" << counter_name(i) << ") is not in report capture:\n"
+        << report;
   // The workload's launches are counted under their name, so the rows carry values, not just names.
   EXPECT_NE(report.find("counter.submitted_launch,10\n"), std::string::npos) << report;
 }

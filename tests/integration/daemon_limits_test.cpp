@@ -201,9 +201,9 @@ TEST(DaemonLimits, StartsOnAFullDiskByDeletingTheOldestSegments) {
   EXPECT_EQ(occurrences(read_file(log), "deleted (emergency"), 17u) << read_file(log);
 
   std::string truth = dir.file("t.json");
-  ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 3000 --truth " +
-                truth),
-            0);
+  ASSERT_EQ(
+      run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 3000 --truth " + truth),
+      0);
   int64_t tgid = read_json(truth)["pid"];
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   auto j = nlohmann::json::parse(output_of(std::string(GPUOBS_BIN) + " status --format json --status-file " + status),
@@ -275,9 +275,9 @@ TEST(DaemonLimits, RotationOnAFullDiskEndsInWorkingSegments) {
   std::string tgids;
   for (int r = 0; r < kRounds; ++r) {
     std::string truth = dir.file("t" + std::to_string(r) + ".json");
-    ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 2500 --truth " +
-                  truth),
-              0);
+    ASSERT_EQ(
+        run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 2500 --truth " + truth),
+        0);
     tgids += (r ? "," : "") + std::to_string(read_json(truth)["pid"].get<int64_t>());
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
@@ -318,10 +318,11 @@ TEST(DaemonLimits, RotationOnAFullDiskEndsInWorkingSegments) {
   EXPECT_GE(stored, kLaunches / 2) << read_file(log);
   EXPECT_EQ(lost_batches, j["store_failed_batches"].get<int64_t>()) << j.dump();
   EXPECT_EQ(counter(segs.back().path, "segments_deleted_emergency"), deleted);
-  std::printf("full disk at rotation: %lld of %lld launches stored, %lld rows in %lld batches lost, %lld old "
-              "segments deleted, %zu segments\n",
-              static_cast<long long>(stored), static_cast<long long>(kLaunches), static_cast<long long>(lost_rows),
-              static_cast<long long>(lost_batches), static_cast<long long>(deleted), segs.size());
+  std::printf(
+      "full disk at rotation: %lld of %lld launches stored, %lld rows in %lld batches lost, %lld old "
+      "segments deleted, %zu segments\n",
+      static_cast<long long>(stored), static_cast<long long>(kLaunches), static_cast<long long>(lost_rows),
+      static_cast<long long>(lost_batches), static_cast<long long>(deleted), segs.size());
 }
 
 // The metrics endpoint: 40 connections at once get 16 served and 24 answered
@@ -365,8 +366,9 @@ TEST(DaemonLimits, MetricsEndpointCapsConnectionsAndBacksOffWithoutFds) {
   for (int i = 0; i < 50 && !shown; ++i) {
     body = http_get(port);
     if (body.rfind("HTTP/1.1 503", 0) == 0) ++late;
-    else shown = body.find("gpuobs_metrics_connections_refused_total " + std::to_string(25 + late) + "\n") !=
-                 std::string::npos;
+    else
+      shown = body.find("gpuobs_metrics_connections_refused_total " + std::to_string(25 + late) + "\n") !=
+              std::string::npos;
     if (!shown) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(shown) << late << " late refusals\n" << body;
@@ -382,9 +384,9 @@ TEST(DaemonLimits, MetricsEndpointCapsConnectionsAndBacksOffWithoutFds) {
   for (int fd : clients) ::close(fd);
   size_t segs_before = segments::list(state).size();
   std::string truth = dir.file("t.json");
-  ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 30000 --truth " +
-                truth),
-            0);
+  ASSERT_EQ(
+      run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 30000 --truth " + truth),
+      0);
   int64_t tgid = read_json(truth)["pid"];
   for (int i = 0; i < 30 && segments::list(state).size() < segs_before + 1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

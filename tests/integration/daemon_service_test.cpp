@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-#include <ctime>
 #include <sstream>
+#include <thread>
 
 #include "capture/procfs.h"
 #include "daemon_state/segments.h"
@@ -42,9 +42,9 @@ TEST(DaemonService, RotatesBySizeEachSegmentSelfContainedAndSighupAppliesRetenti
   std::string tgids;
   for (int i = 0; i < 3; ++i) {
     std::string truth = dir.file("t" + std::to_string(i) + ".json");
-    ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 10000 --truth " +
-                  truth),
-              0);
+    ASSERT_EQ(
+        run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 10000 --truth " + truth),
+        0);
     tgids += (tgids.empty() ? "" : ",") + std::to_string(read_json(truth)["pid"].get<int64_t>());
     // Let the writer commit and the size check (every 250 ms) see the segment grow.
     std::this_thread::sleep_for(std::chrono::milliseconds(600));
@@ -73,8 +73,9 @@ TEST(DaemonService, RotatesBySizeEachSegmentSelfContainedAndSighupAppliesRetenti
           << s.path;
     }
     // Every launch points at a process row of this file.
-    EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches k LEFT JOIN processes p ON p.id = k.process_id"
-                          " WHERE p.id IS NULL"),
+    EXPECT_EQ(scalar(*db,
+                     "SELECT count(*) FROM kernel_launches k LEFT JOIN processes p ON p.id = k.process_id"
+                     " WHERE p.id IS NULL"),
               0)
         << s.path;
     total += n;
@@ -132,9 +133,9 @@ TEST(DaemonService, NotifiesSystemdAndStopsWithinTwoSecondsUnderLoad) {
   EXPECT_TRUE(has("STATUS=")) << read_file(log);
   // gpuobs status agrees: up, exit status 0; the status file is mode 0640.
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " status --status-file " + status + " > /dev/null"), 0);
-  EXPECT_EQ(std::filesystem::status(status).permissions() & std::filesystem::perms::all,
-            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
-                std::filesystem::perms::group_read);
+  EXPECT_EQ(
+      std::filesystem::status(status).permissions() & std::filesystem::perms::all,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write | std::filesystem::perms::group_read);
 
   // Load that is still running at SIGTERM.
   std::string truth = dir.file("t.json");
@@ -217,9 +218,9 @@ TEST(DaemonService, KillNineUnderLoadKeepsAllButTheLastBatches) {
   EXPECT_NE(segs.back().path, *crashed);
   EXPECT_EQ(*segments::current(state), segs.back().path);
   std::string truth = dir.file("t2.json");
-  ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 5000 --truth " +
-                truth),
-            0);
+  ASSERT_EQ(
+      run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 5000 --truth " + truth),
+      0);
   int64_t tgid = read_json(truth)["pid"];
   int st = 0;
   d->stop(st);
@@ -235,9 +236,9 @@ TEST(DaemonService, SigtermAfterAWorkloadStoresEveryLaunch) {
   std::string state = dir.file("state"), log = dir.file("log"), truth = dir.file("t.json");
   Daemon d(base_args(dir.file("gpuobsd.conf"), state, dir.file("status.json")), log);
   ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
-  ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 50000 --truth " +
-                truth),
-            0);
+  ASSERT_EQ(
+      run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 50000 --truth " + truth),
+      0);
   int64_t tgid = read_json(truth)["pid"];
   int st = 0;
   double secs = d.stop(st);  // at once: the last launches are still in the ring or the writer's queue
@@ -301,9 +302,9 @@ TEST(DaemonService, FullDiskCountsLostRowsKeepsRunningAndRecovers) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_GE(segments::list(state).size(), 2u) << read_file(log);
   std::string truth = dir.file("t2.json");
-  ASSERT_EQ(run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 3000 --truth " +
-                truth),
-            0);
+  ASSERT_EQ(
+      run(std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 3000 --truth " + truth),
+      0);
   int64_t tgid = read_json(truth)["pid"];
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   int st = 0;

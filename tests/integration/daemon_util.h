@@ -57,10 +57,11 @@ struct Daemon {
 };
 
 // conf: an existing file (an explicit --config that is missing is an error).
-inline std::vector<std::string> base_args(const std::string& conf, const std::string& state, const std::string& status) {
+inline std::vector<std::string> base_args(const std::string& conf, const std::string& state,
+                                          const std::string& status) {
   { std::ofstream touch(conf, std::ios::app); }
-  return {"--config", conf, "--state-dir", state, "--status-file", status,
-          "--libcuda", FAKE_LIBCUDA, "--no-gpu-devices", "--ring-mb", "64"};
+  return {"--config",         conf,        "--state-dir", state, "--status-file", status, "--libcuda", FAKE_LIBCUDA,
+          "--no-gpu-devices", "--ring-mb", "64"};
 }
 
 // stdout of a shell command line.

@@ -29,9 +29,9 @@ class DriverIoctls : public ::testing::Test {
     std::string truth = dir_->file("truth.json");
     std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out_ +
                       " --no-gpu-devices --watch-dev nvidia=/dev/null --watch-dev nvidia-uvm=/dev/zero"
-                      " --watch-dev kfd=/dev/full -- " + DRIVER_IOCTL_WORKLOAD +
-                      " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " + truth + " 2>" +
-                      dir_->file("err");
+                      " --watch-dev kfd=/dev/full -- " +
+                      DRIVER_IOCTL_WORKLOAD + " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " + truth +
+                      " 2>" + dir_->file("err");
     status_ = run(cmd);
     truth_ = new json(read_json(truth));
   }
@@ -61,9 +61,17 @@ class DriverIoctls : public ::testing::Test {
       return sqlite3_column_int64(st.get(), i);
     };
     while (st.step() == SQLITE_ROW)
-      out.push_back({{"driver", text(0)}, {"request", text(1)}, {"args", json::parse(text(2).get<std::string>())},
-                     {"status", num(3)}, {"status_name", text(4)}, {"failed", num(5)}, {"complete", num(6)},
-                     {"class", text(7)}, {"control", text(8)}, {"cmd", num(9)}, {"ret", num(10)}});
+      out.push_back({{"driver", text(0)},
+                     {"request", text(1)},
+                     {"args", json::parse(text(2).get<std::string>())},
+                     {"status", num(3)},
+                     {"status_name", text(4)},
+                     {"failed", num(5)},
+                     {"complete", num(6)},
+                     {"class", text(7)},
+                     {"control", text(8)},
+                     {"cmd", num(9)},
+                     {"ret", num(10)}});
     return out;
   }
 

@@ -88,19 +88,28 @@ TEST_F(Hip, LaunchArgumentsAndKernelNames) {
     std::string tid = std::to_string(t["tid"].get<int64_t>());
     // hipLaunchKernel(stub_axpy, dim3(4+t, 2, 1), dim3(64, 2, 1), nullptr, 256, 0x5000+t): the two dim3
     // halves come from four registers, shared memory and stream from the stack.
-    EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid + " AND api = 'hipLaunchKernel'"
-                " AND grid_x = " + std::to_string(4 + i) + " AND grid_y = 2 AND grid_z = 1 AND block_x = 64"
+    EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
+                " AND api = 'hipLaunchKernel'"
+                " AND grid_x = " +
+                std::to_string(4 + i) +
+                " AND grid_y = 2 AND grid_z = 1 AND block_x = 64"
                 " AND block_y = 2 AND block_z = 1 AND shared_mem_bytes = 256 AND stream = " +
-                std::to_string(0x5000 + i) + " AND kernel_name = 'axpy(float, float const*, float*)'"
+                std::to_string(0x5000 + i) +
+                " AND kernel_name = 'axpy(float, float const*, float*)'"
                 " AND vendor = 'hip' AND args_complete = 1"),
               kIterations);
-    EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid + " AND api = 'hipLaunchKernel_spt'"
+    EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
+                " AND api = 'hipLaunchKernel_spt'"
                 " AND grid_x = 8 AND grid_z = 3 AND block_x = 32 AND stream = 0 AND per_thread_stream = 1"
                 " AND kernel_name = 'scale(float*)'"),
               kIterations);
-    EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid + " AND api = 'hipModuleLaunchKernel'"
-                " AND function = " + std::to_string(0x7000 + i) + " AND grid_x = 3 AND grid_y = 2 AND block_x = 128"
-                " AND shared_mem_bytes = 512 AND stream = " + std::to_string(0x5000 + i)),
+    EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
+                " AND api = 'hipModuleLaunchKernel'"
+                " AND function = " +
+                std::to_string(0x7000 + i) +
+                " AND grid_x = 3 AND grid_y = 2 AND block_x = 128"
+                " AND shared_mem_bytes = 512 AND stream = " +
+                std::to_string(0x5000 + i)),
               kIterations);
   }
   EXPECT_EQ(q("SELECT count(*) FROM kernel_names WHERE api = '__hipRegisterFunction' AND vendor = 'hip' AND handle = " +
@@ -117,16 +126,27 @@ TEST_F(Hip, CopiesSyncsAndReports) {
   for (const auto& t : (*truth_)["threads"]) {
     int64_t i = t["index"];
     std::string tid = std::to_string(t["tid"].get<int64_t>());
-    EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid + " AND api = 'hipMemcpy' AND direction = 'HtoD'"
-                " AND bytes = " + std::to_string(100 + i)), kIterations);
-    EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid + " AND api = 'hipMemcpyAsync'"
-                " AND direction = 'DtoH' AND async = 1 AND stream = " + std::to_string(0x5000 + i)), kIterations);
-    EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid + " AND kind = 'memset' AND value = 7 AND bytes = " +
-                std::to_string(64 + i)), kIterations);
-    EXPECT_EQ(q("SELECT count(*) FROM memory_ops WHERE tid = " + tid + " AND api = 'hipHostMalloc' AND kind = 'host'"
-                " AND bytes = " + std::to_string(8192 * (i + 1))), kIterations);
-    EXPECT_EQ(q("SELECT count(*) FROM syncs WHERE tid = " + tid + " AND target = 'stream' AND stream = " +
-                std::to_string(0x5000 + i)), kIterations);
+    EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid +
+                " AND api = 'hipMemcpy' AND direction = 'HtoD'"
+                " AND bytes = " +
+                std::to_string(100 + i)),
+              kIterations);
+    EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid +
+                " AND api = 'hipMemcpyAsync'"
+                " AND direction = 'DtoH' AND async = 1 AND stream = " +
+                std::to_string(0x5000 + i)),
+              kIterations);
+    EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid +
+                " AND kind = 'memset' AND value = 7 AND bytes = " + std::to_string(64 + i)),
+              kIterations);
+    EXPECT_EQ(q("SELECT count(*) FROM memory_ops WHERE tid = " + tid +
+                " AND api = 'hipHostMalloc' AND kind = 'host'"
+                " AND bytes = " +
+                std::to_string(8192 * (i + 1))),
+              kIterations);
+    EXPECT_EQ(q("SELECT count(*) FROM syncs WHERE tid = " + tid +
+                " AND target = 'stream' AND stream = " + std::to_string(0x5000 + i)),
+              kIterations);
   }
   EXPECT_EQ(q("SELECT count(*) FROM syncs WHERE api = 'hipDeviceSynchronize' AND target = 'context'"), 3 * kIterations);
   std::string out = dir_->file("kern.json");

@@ -42,8 +42,7 @@ TEST(InflightCleanup, ThreadsDyingInsideACallLeaveNoEntries) {
   ASSERT_TRUE(engine->track(static_cast<uint32_t>(child.pid())).ok());
   ASSERT_TRUE(child.release());
   ASSERT_EQ(child.wait(), 0);
-  while (engine->poll(0) > 0) {
-  }
+  while (engine->poll(0) > 0) {}
   Counters c = engine->counters();
   EXPECT_EQ(c[GPUOBS_CNT_SUBMIT_API], 0u) << "no call returned";
   EXPECT_EQ(engine->inflight_calls(), 0u) << "entries of dead threads left behind";
@@ -55,9 +54,8 @@ TEST(InflightCleanup, ThreadsDyingInsideACallLeaveNoEntries) {
 TEST(InflightCleanup, EntriesOfThreadsInsideACallAreCounted) {
   auto engine = probed_engine();
   ASSERT_TRUE(engine);
-  gpuobs::testing::HeldChild child(
-      {LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--die-in-sync", "6", "--hold-ms", "3000"},
-      {"FAKE_CUDA_SYNC_US=5000000"});
+  gpuobs::testing::HeldChild child({LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--die-in-sync", "6", "--hold-ms", "3000"},
+                                   {"FAKE_CUDA_SYNC_US=5000000"});
   ASSERT_GT(child.pid(), 0);
   ASSERT_TRUE(engine->track(static_cast<uint32_t>(child.pid())).ok());
   ASSERT_TRUE(child.release());

@@ -82,7 +82,7 @@ int64_t ready_pid(const std::string& out) {
 }
 
 uint64_t inode_of(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
@@ -115,7 +115,8 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   Proc d;
   // Periodic rescans stay out of the way (60 s): detaching is driven by the
   // exits of processes that mapped a library.
-  spawn(d, {GPUOBSD_BIN, "--db", db_path, "--no-gpu-devices", "--watch-dev", "nvidia=/dev/null", "--status-file", status},
+  spawn(d,
+        {GPUOBSD_BIN, "--db", db_path, "--no-gpu-devices", "--watch-dev", "nvidia=/dev/null", "--status-file", status},
         log,
         {"GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("sys"), "GPUOBS_LIBHIP_SEARCH_PATH=" + dir.file("nohip"),
          "GPUOBS_LIBRARY_RESCAN_MS=60000"});
@@ -130,8 +131,8 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   // the fresh one.
   spawn(p4,
         {"/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
-         "mount --bind " + fresh + " " + ns_path + " && rm " + fresh + " && exec " + ATTACH_WORKLOAD + " " +
-             ns_path + " /dev/null 444 -"},
+         "mount --bind " + fresh + " " + ns_path + " && rm " + fresh + " && exec " + ATTACH_WORKLOAD + " " + ns_path +
+             " /dev/null 444 -"},
         dir.file("p4.out"));
   spawn(p5, {ATTACH_WORKLOAD, "mmap:" + junk, "/dev/null", "0", "-"}, dir.file("p5.out"));
   {
@@ -175,8 +176,10 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   for (int i = 0; i < 300 && !detached; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (auto db = open_capture_readonly(db_path); db.ok())
-      detached = scalar(*db, "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns IS NOT "
-                             "NULL AND inode IN (" + std::to_string(ino_c) + "," + std::to_string(ino_fresh) + ")") == 2;
+      detached = scalar(*db,
+                        "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns IS NOT "
+                        "NULL AND inode IN (" +
+                            std::to_string(ino_c) + "," + std::to_string(ino_fresh) + ")") == 2;
   }
   EXPECT_TRUE(detached) << read_file(log + ".err");
 
@@ -191,8 +194,8 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   ASSERT_GT(pid4, 0);
   auto q = [&](const std::string& sql) { return scalar(*db, sql); };
   auto probe = [&](uint64_t ino, const std::string& col) {
-    return text(*db, "SELECT " + col + " FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " +
-                         std::to_string(ino));
+    return text(*db,
+                "SELECT " + col + " FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " + std::to_string(ino));
   };
 
   // Each library file attached once, for the reason that found it.
@@ -218,10 +221,10 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
   // ioctl) to attach done.
   for (auto [ino, pid] : {std::pair{ino_c, pid3}, std::pair{ino_fresh, pid4}}) {
     int64_t first_ioctl = q("SELECT min(ts_mono_ns) FROM ioctls WHERE tgid = " + std::to_string(pid));
-    int64_t trig = q("SELECT trigger_mono_ns FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " +
-                     std::to_string(ino));
-    int64_t done = q("SELECT attached_mono_ns FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " +
-                     std::to_string(ino));
+    int64_t trig =
+        q("SELECT trigger_mono_ns FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " + std::to_string(ino));
+    int64_t done =
+        q("SELECT attached_mono_ns FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " + std::to_string(ino));
     EXPECT_LT(trig, first_ioctl) << "pid " << pid;
     EXPECT_GT(done, trig);
     std::printf("attach latency pid %lld: %.2f ms\n", static_cast<long long>(pid), (done - trig) / 1e6);
@@ -262,7 +265,8 @@ TEST(LibraryAttach, EveryProcessWhereverItsLibraryIs) {
     EXPECT_EQ(text(*db, "SELECT cgroup FROM processes WHERE tgid = " + std::to_string(pid)), my_cgroup) << pid;
   for (int64_t pid : {pid2, pid3, pid4}) {
     EXPECT_EQ(q("SELECT count(*) FROM process_gpus WHERE driver = 'nvidia' AND dev_major = 1 AND dev_minor = 3 AND "
-                "ioctls = 1 AND tgid = " + std::to_string(pid)),
+                "ioctls = 1 AND tgid = " +
+                std::to_string(pid)),
               1)
         << pid;
   }

@@ -36,7 +36,7 @@ namespace fs = std::filesystem;
 namespace {
 
 uint64_t inode_of(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
@@ -76,8 +76,8 @@ struct Daemon {
       ::setenv("GPUOBS_LIBCUDA_SEARCH_PATH", dir.file("empty").c_str(), 1);
       ::setenv("GPUOBS_LIBHIP_SEARCH_PATH", dir.file("empty").c_str(), 1);
       ::setenv("GPUOBS_LIBRARY_RESCAN_MS", "60000", 1);
-      std::vector<std::string> argv = {GPUOBSD_BIN, "--db", db, "--no-gpu-devices", "--status-file",
-                                       dir.file("status.json")};
+      std::vector<std::string> argv = {GPUOBSD_BIN,        "--db",          db,
+                                       "--no-gpu-devices", "--status-file", dir.file("status.json")};
       argv.insert(argv.end(), extra.begin(), extra.end());
       std::vector<char*> args;
       for (auto& a : argv) args.push_back(a.data());
@@ -141,9 +141,7 @@ void expect_launches(Db& db, const std::string& out, int64_t pid, uint64_t ino, 
                 static_cast<long long>(pid), (attached - first) / 1e6, static_cast<long long>(got),
                 static_cast<long long>(made));
     EXPECT_LE(got, made);
-    if (attached < last) {
-      EXPECT_GT(got, 0) << "pid " << pid;
-    }
+    if (attached < last) { EXPECT_GT(got, 0) << "pid " << pid; }
   }
 }
 
@@ -151,7 +149,8 @@ void expect_launches(Db& db, const std::string& out, int64_t pid, uint64_t ino, 
 double attach_ms(Db& db, uint64_t ino) {
   std::string where = " FROM probes WHERE symbol = 'cuLaunchKernel' AND inode = " + std::to_string(ino);
   return static_cast<double>(scalar(db, "SELECT attached_mono_ns" + where) -
-                             scalar(db, "SELECT trigger_mono_ns" + where)) / 1e6;
+                             scalar(db, "SELECT trigger_mono_ns" + where)) /
+         1e6;
 }
 
 }  // namespace
@@ -166,12 +165,12 @@ TEST(LibraryDiscovery, RecordFindsLibcudaWhereverTheCommandLoadsIt) {
   const std::string llp = copy_lib(dir, "llp"), own = copy_lib(dir, "own"), tmp = copy_lib(dir, "tmp");
   const std::string out = dir.file("r.gpuobs"), truth = dir.file("truth.json"), err = dir.file("err");
   const std::string inner = std::string(LAUNCH_WORKLOAD) + " --lib libcuda.so.1 --threads 4 --launches 1000 " +
-                            "--child-launches 1000 --truth " + truth + " && LD_LIBRARY_PATH=" + dir.file("own") +
-                            " " + LIB_NEEDED_WORKLOAD + " 100 100 >" + dir.file("own.out") + " && " + LIB_DLOPEN_WORKLOAD +
+                            "--child-launches 1000 --truth " + truth + " && LD_LIBRARY_PATH=" + dir.file("own") + " " +
+                            LIB_NEEDED_WORKLOAD + " 100 100 >" + dir.file("own.out") + " && " + LIB_DLOPEN_WORKLOAD +
                             " 100 100 " + tmp + " >" + dir.file("tmp.out");
-  std::string cmd = "GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("empty") + " GPUOBS_LIBHIP_SEARCH_PATH=" +
-                    dir.file("empty") + " LD_LIBRARY_PATH=" + dir.file("llp") + " " + GPUOBS_BIN +
-                    " record -o " + out + " -- sh -c '" + inner + "' >" + dir.file("out") + " 2>" + err;
+  std::string cmd = "GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("empty") +
+                    " GPUOBS_LIBHIP_SEARCH_PATH=" + dir.file("empty") + " LD_LIBRARY_PATH=" + dir.file("llp") + " " +
+                    GPUOBS_BIN + " record -o " + out + " -- sh -c '" + inner + "' >" + dir.file("out") + " 2>" + err;
   ASSERT_EQ(run(cmd), 0) << read_file(err);
   EXPECT_EQ(read_file(err).find("not found"), std::string::npos) << read_file(err);
   auto db = open_capture_readonly(out);
@@ -191,8 +190,10 @@ TEST(LibraryDiscovery, RecordFindsLibcudaWhereverTheCommandLoadsIt) {
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
 
   auto probe = [&](const std::string& path, const std::string& col) {
-    return text(*db, "SELECT " + col + " FROM probes WHERE symbol = 'cuLaunchKernel' AND status = 'attached' AND "
-                     "inode = " + std::to_string(inode_of(path)));
+    return text(*db, "SELECT " + col +
+                         " FROM probes WHERE symbol = 'cuLaunchKernel' AND status = 'attached' AND "
+                         "inode = " +
+                         std::to_string(inode_of(path)));
   };
   EXPECT_EQ(probe(llp, "reason"), "startup");
   EXPECT_EQ(probe(own, "reason"), "mmap");
@@ -231,8 +232,10 @@ TEST(LibraryDiscovery, DaemonCatchesShortLivedProcessesWhereverTheirLibraryIs) {
   for (int i = 0; i < 500 && !released; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (auto db = open_capture_readonly(db_path); db.ok())
-      released = scalar(*db, "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns IS "
-                             "NOT NULL AND inode IN (" + std::to_string(ino_a) + "," + std::to_string(ino_b) + ")") == 2;
+      released = scalar(*db,
+                        "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns IS "
+                        "NOT NULL AND inode IN (" +
+                            std::to_string(ino_a) + "," + std::to_string(ino_b) + ")") == 2;
   }
   EXPECT_TRUE(released) << read_file(d.log);
   ASSERT_EQ(d.stop(), 0) << read_file(d.log);
@@ -247,8 +250,10 @@ TEST(LibraryDiscovery, DaemonCatchesShortLivedProcessesWhereverTheirLibraryIs) {
     EXPECT_EQ(text(*db, "SELECT reason" + where), "mmap");
     EXPECT_EQ(q("SELECT trigger_tgid" + where), pid);
   }
-  std::printf("gpuobsd: LD_LIBRARY_PATH copy attached %.2f ms after its mapping (process lived %.0f ms); dlopen "
-              "copy %.2f ms\n", attach_ms(*db, ino_a), lived_ms, attach_ms(*db, ino_b));
+  std::printf(
+      "gpuobsd: LD_LIBRARY_PATH copy attached %.2f ms after its mapping (process lived %.0f ms); dlopen "
+      "copy %.2f ms\n",
+      attach_ms(*db, ino_a), lived_ms, attach_ms(*db, ino_b));
 }
 
 // An unprivileged user maps 12 copies of a file named libcuda.so.1: 8 are
@@ -280,8 +285,8 @@ TEST(LibraryDiscovery, UserCopiesAreCappedAndReleasedWithTheirProcess) {
   ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
   const std::string udir = dir.file("u/");
 
-  std::string cmd = "setpriv --reuid=" + user + " --regid=nogroup --clear-groups " + LIB_DLOPEN_WORKLOAD + " map " +
-                    dir.file("hold");
+  std::string cmd =
+      "setpriv --reuid=" + user + " --regid=nogroup --clear-groups " + LIB_DLOPEN_WORKLOAD + " map " + dir.file("hold");
   for (const auto& c : copies) cmd += " " + c;
   int holder = -1;
   std::thread t([&] { holder = run(cmd + " >" + dir.file("m.out") + " 2>&1"); });
@@ -291,10 +296,8 @@ TEST(LibraryDiscovery, UserCopiesAreCappedAndReleasedWithTheirProcess) {
     return count_lines(d.log, "probes on " + udir, "") + count_lines(d.log, "not attaching " + udir, "");
   };
   for (int i = 0; i < 1000 && seen() < 12; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(count_lines(d.log, "probes on " + udir, "uid " + std::to_string(pw->pw_uid)), 8)
-      << read_file(d.log);
-  EXPECT_EQ(count_lines(d.log, "not attaching " + udir, "library_max_files_per_user reached"), 4)
-      << read_file(d.log);
+  EXPECT_EQ(count_lines(d.log, "probes on " + udir, "uid " + std::to_string(pw->pw_uid)), 8) << read_file(d.log);
+  EXPECT_EQ(count_lines(d.log, "not attaching " + udir, "library_max_files_per_user reached"), 4) << read_file(d.log);
   const int with_copies = link_fds(d.pid, udir);
   EXPECT_GE(with_copies, 8);  // one uprobe-multi link per program and file
   EXPECT_EQ(with_copies % 8, 0) << with_copies;
@@ -314,9 +317,9 @@ TEST(LibraryDiscovery, UserCopiesAreCappedAndReleasedWithTheirProcess) {
   auto q = [&](const std::string& sql) { return scalar(*db, sql); };
   EXPECT_EQ(q("SELECT value FROM counters WHERE name = 'library_refused_user_cap'"), 4);
   EXPECT_EQ(q("SELECT value FROM counters WHERE name = 'library_refused_total_cap'"), 0);
-  EXPECT_EQ(q("SELECT count(DISTINCT inode) FROM probes WHERE detached_mono_ns IS NOT NULL AND inode IN (" + in_list +
-              ")"),
-            8);
+  EXPECT_EQ(
+      q("SELECT count(DISTINCT inode) FROM probes WHERE detached_mono_ns IS NOT NULL AND inode IN (" + in_list + ")"),
+      8);
   // `report capture` shows the refusals.
   std::string rep = dir.file("rep");
   ASSERT_EQ(run(std::string(GPUOBS_BIN) + " report capture " + db_path + " >" + rep), 0);

@@ -4,10 +4,10 @@
 // labels (escaping included), then the values of a later update().
 // Also: the exposition text itself, and what the endpoint refuses.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <boost/asio/connect.hpp>
@@ -53,8 +53,7 @@ HealthSnapshot known_snapshot() {
 }
 
 // One GET over a fresh connection: {status, body}.
-std::pair<int, std::string> http_get(uint16_t port, const std::string& target,
-                                     http::verb verb = http::verb::get) {
+std::pair<int, std::string> http_get(uint16_t port, const std::string& target, http::verb verb = http::verb::get) {
   boost::asio::io_context io;
   tcp::socket sock(io);
   boost::beast::error_code ec;
@@ -175,15 +174,14 @@ std::map<std::string, std::string> wait_for(Prometheus& prom, const std::string&
 
 TEST(MetricsText, HelpTypeAndEscapedLabels) {
   std::string text = render_prometheus(known_snapshot());
-  for (const char* fam : {"gpuobs_events_total counter", "gpuobs_events_per_second gauge", "gpuobs_drops_total counter",
-                          "gpuobs_store_failed_total counter", "gpuobs_attach_failures_total counter",
-                          "gpuobs_attached_libraries gauge", "gpuobs_gpu_processes gauge",
-                          "gpuobs_process_launches_total counter", "gpuobs_process_bytes_copied_total counter",
-                          "gpuobs_process_device_memory_bytes gauge", "gpuobs_segment_bytes gauge",
-                          "gpuobs_storage_bytes gauge", "gpuobs_store_failed_batches_total counter",
-                          "gpuobs_emergency_deletions_total counter", "gpuobs_metrics_connections gauge",
-                          "gpuobs_metrics_connections_refused_total counter",
-                          "gpuobs_metrics_accept_backoffs_total counter"}) {
+  for (const char* fam :
+       {"gpuobs_events_total counter", "gpuobs_events_per_second gauge", "gpuobs_drops_total counter",
+        "gpuobs_store_failed_total counter", "gpuobs_attach_failures_total counter", "gpuobs_attached_libraries gauge",
+        "gpuobs_gpu_processes gauge", "gpuobs_process_launches_total counter",
+        "gpuobs_process_bytes_copied_total counter", "gpuobs_process_device_memory_bytes gauge",
+        "gpuobs_segment_bytes gauge", "gpuobs_storage_bytes gauge", "gpuobs_store_failed_batches_total counter",
+        "gpuobs_emergency_deletions_total counter", "gpuobs_metrics_connections gauge",
+        "gpuobs_metrics_connections_refused_total counter", "gpuobs_metrics_accept_backoffs_total counter"}) {
     std::string name(fam, std::string_view(fam).find(' '));
     EXPECT_NE(text.find("\n# TYPE " + std::string(fam) + "\n"), std::string::npos) << fam;
     EXPECT_NE(text.find("# HELP " + name + " "), std::string::npos) << name;
@@ -194,8 +192,9 @@ TEST(MetricsText, HelpTypeAndEscapedLabels) {
                       "container=\"0123456789abcdef\"} 17\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("gpuobs_process_device_memory_bytes{pid=\"1003\",comm=\"line\\nbreak\",container=\"c0ffee\"} -512\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("gpuobs_process_device_memory_bytes{pid=\"1003\",comm=\"line\\nbreak\",container=\"c0ffee\"} -512\n"),
+      std::string::npos);
   EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
   EXPECT_EQ(text.back(), '\n');
 }
@@ -226,9 +225,7 @@ TEST(MetricsServer, ServesOnlyGetMetricsAndRefusesBadAddresses) {
   for (const char* bad : {"localhost:9464", "127.0.0.1:", "127.0.0.1:70000", "127.0.0.1:9x", ""}) {
     auto r = MetricsServer::start(bad);
     EXPECT_FALSE(r) << bad;
-    if (!r) {
-      EXPECT_NE(r.error().message.find("bad metrics listen address"), std::string::npos) << bad;
-    }
+    if (!r) { EXPECT_NE(r.error().message.find("bad metrics listen address"), std::string::npos) << bad; }
   }
 }
 
@@ -280,21 +277,19 @@ TEST(MetricsServer, RealPrometheusScrapesExactValues) {
   auto up = wait_for(prom, "up{job=\"gpuobsd\"}", {{"", "1"}});
   ASSERT_EQ(up, (std::map<std::string, std::string>{{"", "1"}})) << "prometheus never scraped the endpoint";
   // Prometheus stores an empty label value as no label: pid 1001 has no container.
-  const std::map<std::string, std::string> launches = {
-      {"comm=python3;pid=1001;", "5000"},
-      {"comm=train\"er\\x;container=0123456789abcdef;pid=1002;", "17"},
-      {"comm=line\nbreak;container=c0ffee;pid=1003;", "0"}};
+  const std::map<std::string, std::string> launches = {{"comm=python3;pid=1001;", "5000"},
+                                                       {"comm=train\"er\\x;container=0123456789abcdef;pid=1002;", "17"},
+                                                       {"comm=line\nbreak;container=c0ffee;pid=1003;", "0"}};
   EXPECT_EQ(wait_for(prom, "gpuobs_process_launches_total", launches), launches);
   EXPECT_EQ(by_labels(prom.query("gpuobs_process_bytes_copied_total{pid=\"1001\"}")),
             (std::map<std::string, std::string>{{"comm=python3;pid=1001;", "1048576"}}));
   EXPECT_EQ(by_labels(prom.query("gpuobs_process_device_memory_bytes{pid=\"1003\"}")),
             (std::map<std::string, std::string>{{"comm=line\nbreak;container=c0ffee;pid=1003;", "-512"}}));
   const std::map<std::string, std::string> scalars = {
-      {"gpuobs_events_total", "123456"},   {"gpuobs_events_per_second", "2500.5"},
-      {"gpuobs_drops_total", "7"},         {"gpuobs_store_failed_total", "3"},
-      {"gpuobs_attach_failures_total", "2"}, {"gpuobs_attached_libraries", "2"},
-      {"gpuobs_gpu_processes", "3"},       {"gpuobs_segment_bytes", "8192"},
-      {"gpuobs_segments", "4"},            {"gpuobs_storage_bytes", "1073741824"}};
+      {"gpuobs_events_total", "123456"},     {"gpuobs_events_per_second", "2500.5"}, {"gpuobs_drops_total", "7"},
+      {"gpuobs_store_failed_total", "3"},    {"gpuobs_attach_failures_total", "2"},  {"gpuobs_attached_libraries", "2"},
+      {"gpuobs_gpu_processes", "3"},         {"gpuobs_segment_bytes", "8192"},       {"gpuobs_segments", "4"},
+      {"gpuobs_storage_bytes", "1073741824"}};
   for (const auto& [name, value] : scalars)
     EXPECT_EQ(by_labels(prom.query(name)), (std::map<std::string, std::string>{{"", value}})) << name;
 
@@ -303,9 +298,8 @@ TEST(MetricsServer, RealPrometheusScrapesExactValues) {
   snap.processes.pop_back();
   snap.drops_total = 9;
   (*srv)->update(snap);
-  std::map<std::string, std::string> want = {
-      {"comm=python3;pid=1001;", "5100"},
-      {"comm=train\"er\\x;container=0123456789abcdef;pid=1002;", "17"}};
+  std::map<std::string, std::string> want = {{"comm=python3;pid=1001;", "5100"},
+                                             {"comm=train\"er\\x;container=0123456789abcdef;pid=1002;", "17"}};
   // pid 1003's series goes stale once a scrape lacks it.
   EXPECT_EQ(wait_for(prom, "gpuobs_process_launches_total", want), want);
   EXPECT_EQ(wait_for(prom, "gpuobs_drops_total", {{"", "9"}}), (std::map<std::string, std::string>{{"", "9"}}));

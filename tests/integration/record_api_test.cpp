@@ -67,7 +67,8 @@ TEST_F(RecordApi, EveryCallOfEveryThreadIsRecordedExactlyOnce) {
   }
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name IN ('api_entry_stale', 'api_return_without_entry',"
-              " 'kernel_name_unreadable')"), 0);
+              " 'kernel_name_unreadable')"),
+            0);
   EXPECT_EQ(q("SELECT sum(value) FROM counters WHERE name IN ('submitted_launch', 'submitted_api_call')"),
             q("SELECT sum(value) FROM counters WHERE name IN ('stored_launch', 'stored_api_call')"));
   EXPECT_EQ(q("SELECT count(*) FROM probes WHERE status = 'attached' AND symbol LIKE 'cu%'"),
@@ -79,18 +80,22 @@ TEST_F(RecordApi, LaunchesCarryNamesStreamsAndAttributes) {
     std::string tid = std::to_string(t["tid"].get<int64_t>());
     const auto& hd = t["handles"];
     std::string w = " FROM kernel_launches WHERE tid = " + tid;
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuLaunchKernel' AND kernel_name = 'square(float*, int)'"
-                " AND stream = " + h(hd["s1"]) + " AND function = " + h(hd["function"]) + " AND block_x = 128"),
+    EXPECT_EQ(q("SELECT count(*)" + w +
+                " AND api = 'cuLaunchKernel' AND kernel_name = 'square(float*, int)'"
+                " AND stream = " +
+                h(hd["s1"]) + " AND function = " + h(hd["function"]) + " AND block_x = 128"),
               kIterations);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuLaunchKernelEx' AND function = " + h(hd["kernel_function"]) +
                 " AND kernel_name = 'axpy(float, float const*, float*)' AND cooperative = 1 AND cluster_x = 2"
                 " AND cluster_y = 1 AND cluster_z = 1 AND grid_y = 2 AND block_x = 64 AND shared_mem_bytes = 512"
-                " AND attributes = 2 AND stream = " + h(hd["s2"])),
+                " AND attributes = 2 AND stream = " +
+                h(hd["s2"])),
               kIterations);
     EXPECT_EQ(q("SELECT sum(grid_x)" + w + " AND api = 'cuLaunchKernelEx'"), kIterations * (kIterations + 1) / 2);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuLaunchKernel_ptsz' AND per_thread_stream = 1 AND stream = 0"),
               1);
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuLaunchCooperativeKernel' AND cooperative = 1 AND extra = 0"
+    EXPECT_EQ(q("SELECT count(*)" + w +
+                " AND api = 'cuLaunchCooperativeKernel' AND cooperative = 1 AND extra = 0"
                 " AND grid_x = 4 AND kernel_name = 'square(float*, int)'"),
               1);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND kernel_name IS NULL"), 0);
@@ -119,8 +124,7 @@ TEST_F(RecordApi, MemoryOperationsResultsAndLeaks) {
               0);
     EXPECT_EQ(q("SELECT bytes" + w + " AND api = 'cuMemAllocPitch_v2'"), 10000);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND kind = 'managed' AND flags = 1 AND bytes = 1048576"), 1);
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND kind = 'pool' AND handle = 36864 AND stream = " +
-                h(t["handles"]["s2"])),
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND kind = 'pool' AND handle = 36864 AND stream = " + h(t["handles"]["s2"])),
               1);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuMemAllocAsync_ptsz' AND per_thread_stream = 1"), 1);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND op IN ('release', 'unmap') AND alloc_id IS NOT NULL AND bytes = 2097152"),
@@ -132,8 +136,9 @@ TEST_F(RecordApi, MemoryOperationsResultsAndLeaks) {
     leaked_total += static_cast<int64_t>(loop_bytes(idx, kIterations - 1));
   }
   // Live device memory at the end of the capture = what leaked.
-  EXPECT_EQ(q("SELECT live_bytes FROM memory_timeline WHERE kind = 'device' ORDER BY ts_mono_ns DESC, rowid DESC LIMIT 1"),
-            leaked_total);
+  EXPECT_EQ(
+      q("SELECT live_bytes FROM memory_timeline WHERE kind = 'device' ORDER BY ts_mono_ns DESC, rowid DESC LIMIT 1"),
+      leaked_total);
 }
 
 TEST_F(RecordApi, CopiesAndMemsetsWithDirectionBytesAndStream) {
@@ -143,7 +148,8 @@ TEST_F(RecordApi, CopiesAndMemsetsWithDirectionBytesAndStream) {
     auto one = [&](const std::string& api, const std::string& cond) {
       EXPECT_EQ(q("SELECT count(*)" + w + " AND api = '" + api + "' AND " + cond), 1) << api << ": " << cond;
     };
-    one("cuMemcpy2D_v2", "direction = 'HtoD' AND bytes = 512 AND async = 0 AND dst = " + std::to_string(0x7d0000000000ll));
+    one("cuMemcpy2D_v2",
+        "direction = 'HtoD' AND bytes = 512 AND async = 0 AND dst = " + std::to_string(0x7d0000000000ll));
     one("cuMemcpy2DAsync_v2", "direction = 'HtoD' AND bytes = 512 AND async = 1 AND stream = " + h(t["handles"]["s1"]));
     one("cuMemcpy3D_v2", "direction = 'DtoH' AND bytes = 128 AND src = " + std::to_string(0x7d0000100000ll));
     one("cuMemcpy3DAsync_v2", "direction = 'DtoH' AND bytes = 128 AND stream = " + h(t["handles"]["s2"]));
@@ -159,8 +165,8 @@ TEST_F(RecordApi, CopiesAndMemsetsWithDirectionBytesAndStream) {
     one("cuMemsetD2D8_v2", "bytes = 256 AND value = 17");
     one("cuMemsetD2D32Async", "bytes = 256 AND async = 1 AND stream = " + h(t["handles"]["s2"]));
     one("cuMemsetD8_v2_ptds", "per_thread_stream = 1 AND bytes = 50");
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuMemcpyHtoDAsync_v2' AND direction = 'HtoD' AND stream = " +
-                h(t["handles"]["s1"])),
+    EXPECT_EQ(q("SELECT count(*)" + w +
+                " AND api = 'cuMemcpyHtoDAsync_v2' AND direction = 'HtoD' AND stream = " + h(t["handles"]["s1"])),
               kIterations);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND result != 0"), 0);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND (duration_ns IS NULL OR duration_ns <= 0)"), 0);
@@ -173,10 +179,11 @@ TEST_F(RecordApi, StreamsEventsSyncsAndModules) {
     const auto& hd = t["handles"];
     std::string w = " FROM stream_ops WHERE tid = " + tid;
     EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'stream_create' AND stream = " + h(hd["s1"]) + " AND flags = 1"), 1);
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'stream_create' AND stream = " + h(hd["s2"]) + " AND priority = -1"), 1);
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'stream_create' AND stream = " + h(hd["s2"]) + " AND priority = -1"),
+              1);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'event_create' AND event = " + h(hd["event"])), 1);
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'wait_event' AND stream = " + h(hd["s2"]) + " AND event = " +
-                h(hd["event"])),
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'wait_event' AND stream = " + h(hd["s2"]) +
+                " AND event = " + h(hd["event"])),
               kIterations);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'capture_end' AND handle = " + h(hd["graph"])), 1);
     EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'graph_launch' AND handle = " + h(hd["graph"]) +

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run_util.h"
 #include "catalogue/api_spec.h"
+#include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 
@@ -54,8 +54,7 @@ TEST(RecordErrors, ExistingOutputIsRefusedAndUntouched) {
 TEST(RecordErrors, UnwritableOutputFailsBeforeTheCommandStarts) {
   TempDir dir;
   std::string marker = dir.file("ran"), err = dir.file("err");
-  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o /proc/no/such/dir/x.gpuobs -- touch " + marker + " 2>" + err),
-            2);
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o /proc/no/such/dir/x.gpuobs -- touch " + marker + " 2>" + err), 2);
   EXPECT_NE(read_file(err).find("cannot create /proc/no/such/dir/x.gpuobs"), std::string::npos);
   EXPECT_FALSE(exists(marker));
 }
@@ -65,8 +64,8 @@ TEST(RecordErrors, NotRootIsRefusedWithAHintAndNoFile) {
   ::chmod(dir.path().c_str(), 0777);
   std::string out = dir.file("u.gpuobs"), err = dir.file("err"), marker = dir.file("ran");
   // setpriv drops to nobody with no capabilities.
-  int rc = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(GPUOBS_BIN) + " record -o " +
-               out + " -- touch " + marker + " 2>" + err);
+  int rc = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(GPUOBS_BIN) + " record -o " + out +
+               " -- touch " + marker + " 2>" + err);
   EXPECT_EQ(rc, 1);
   EXPECT_NE(read_file(err).find("insufficient privileges"), std::string::npos);
   EXPECT_NE(read_file(err).find("hint: run as root"), std::string::npos);
@@ -86,8 +85,9 @@ TEST(RecordErrors, NoSystemLibcudaStillRecordsAndWatchesForIt) {
   EXPECT_EQ(read_file(err).find("not found"), std::string::npos) << read_file(err);
   auto db = open_capture_readonly(out);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM probes WHERE status = 'missing' AND library = 'libcuda.so.1' AND "
-                        "symbol = '*' AND error LIKE '%attached where processes map it%'"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM probes WHERE status = 'missing' AND library = 'libcuda.so.1' AND "
+                   "symbol = '*' AND error LIKE '%attached where processes map it%'"),
             1);
   EXPECT_EQ(scalar(*db, "SELECT exit_status FROM capture"), 3);
 }

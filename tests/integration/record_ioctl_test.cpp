@@ -26,7 +26,8 @@ TEST(RecordIoctls, DeviceCommandAndReturnOfEveryCall) {
   auto db = open_capture_readonly(out);
   ASSERT_TRUE(db.ok());
 
-  struct stat null_st{}, ptmx_st{};
+  struct stat null_st {
+  }, ptmx_st{};
   ASSERT_EQ(::stat("/dev/null", &null_st), 0);
   ASSERT_EQ(::stat("/dev/ptmx", &ptmx_st), 0);
   auto dev_of = [&](const std::string& d) {
@@ -51,8 +52,9 @@ TEST(RecordIoctls, DeviceCommandAndReturnOfEveryCall) {
   // Both return paths are exercised: success and -ENOTTY.
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM ioctls WHERE ret = 0"), 25);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM ioctls WHERE ret = -25"), 75);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE exe LIKE '%ioctl_workload' AND tgid = " +
-                            std::to_string(tgid)), 1);
+  EXPECT_EQ(
+      scalar(*db, "SELECT count(*) FROM processes WHERE exe LIKE '%ioctl_workload' AND tgid = " + std::to_string(tgid)),
+      1);
   EXPECT_EQ(scalar(*db, "SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM watched_devices"), 2);
 }

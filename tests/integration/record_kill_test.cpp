@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -68,9 +68,10 @@ TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   pid_t rec = ::fork();
   ASSERT_GE(rec, 0);
   if (rec == 0) {
-    std::vector<std::string> args{GPUOBS_BIN, "record", "-o", cap, "--libcuda", FAKE_LIBCUDA, "--",
-                                  LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--threads", "2", "--launches",
-                                  "1000000000", "--truth", dir.file("t.json"), "--progress", progress};
+    std::vector<std::string> args{
+        GPUOBS_BIN,   "record",     "-o",        cap, "--libcuda",  FAKE_LIBCUDA, "--",      LAUNCH_WORKLOAD,
+        "--lib",      FAKE_LIBCUDA, "--threads", "2", "--launches", "1000000000", "--truth", dir.file("t.json"),
+        "--progress", progress};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -126,20 +127,21 @@ TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
       window_ms = (t_kill - it->first) / 1000000;
       break;
     }
-  std::printf("kill -9 at full rate: %lld launches issued by the kill, %lld by kill - 400 ms, %lld by kill - 1 s, "
-              "%lld stored, %lld dropped; nothing issued more than %lld ms before the kill is missing\n",
-              static_cast<long long>(by_kill), static_cast<long long>(by_bound), static_cast<long long>(by_margin),
-              static_cast<long long>(stored), static_cast<long long>(dropped), static_cast<long long>(window_ms));
+  std::printf(
+      "kill -9 at full rate: %lld launches issued by the kill, %lld by kill - 400 ms, %lld by kill - 1 s, "
+      "%lld stored, %lld dropped; nothing issued more than %lld ms before the kill is missing\n",
+      static_cast<long long>(by_kill), static_cast<long long>(by_bound), static_cast<long long>(by_margin),
+      static_cast<long long>(stored), static_cast<long long>(dropped), static_cast<long long>(window_ms));
 }
 
 // A clean end says so, in the record summary and in the file.
 TEST(RecordKill, CleanEndIsMarkedComplete) {
   TempDir dir;
   std::string cap = dir.file("c.gpuobs"), out = dir.file("out");
-  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA + " -- " +
-                LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 1000 --truth " +
-                dir.file("t.json") + " 2> " + out),
-            0)
+  ASSERT_EQ(
+      run(std::string(GPUOBS_BIN) + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD +
+          " --lib " + FAKE_LIBCUDA + " --threads 1 --launches 1000 --truth " + dir.file("t.json") + " 2> " + out),
+      0)
       << read_file(out);
   EXPECT_NE(read_file(out).find("1000 kernel launches"), std::string::npos) << read_file(out);
   EXPECT_NE(read_file(out).find("Capture written to " + cap + " (complete)."), std::string::npos) << read_file(out);

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "../workloads/launch_truth.h"
-#include "run_util.h"
 #include "catalogue/api_spec.h"
+#include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 
@@ -66,8 +66,8 @@ TEST_P(RecordLaunches, EveryLaunchOfEveryThreadAndChildWithEveryArgument) {
   std::string out = dir.file("cap.gpuobs"), truth = dir.file("truth.json");
   std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + GetParam().lib + " -- " +
                     LAUNCH_WORKLOAD + " --lib " + GetParam().lib + " --threads " + std::to_string(threads) +
-                    " --launches " + std::to_string(launches) + " --child-launches " +
-                    std::to_string(child_launches) + " --truth " + truth;
+                    " --launches " + std::to_string(launches) + " --child-launches " + std::to_string(child_launches) +
+                    " --truth " + truth;
   ASSERT_EQ(run(cmd), 0) << cmd;
   auto t = read_json(truth);
   auto db = open_capture_readonly(out);
@@ -86,10 +86,8 @@ TEST_P(RecordLaunches, EveryLaunchOfEveryThreadAndChildWithEveryArgument) {
   const int64_t pid = t["pid"], child = t["child"]["pid"];
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(pid)),
             threads * launches);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(child)),
-            child_launches);
-  for (const auto& w : t["workers"])
-    check_rows_of_worker(*db, w["tid"], w["worker"], w["launches"], w["ptsz"]);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(child)), child_launches);
+  for (const auto& w : t["workers"]) check_rows_of_worker(*db, w["tid"], w["worker"], w["launches"], w["ptsz"]);
   check_rows_of_worker(*db, t["child"]["tid"], t["child"]["worker"], t["child"]["launches"], t["child"]["ptsz"]);
 
   // The process tree: the recorded command and the child it forked.
@@ -97,11 +95,9 @@ TEST_P(RecordLaunches, EveryLaunchOfEveryThreadAndChildWithEveryArgument) {
                             " AND source = 'root' AND exe LIKE '%launch_workload' AND exit_code = 0"),
             1);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE tgid = " + std::to_string(child) +
-                            " AND source = 'fork' AND ppid = " + std::to_string(pid) +
-                            " AND exit_mono_ns IS NOT NULL"),
+                            " AND source = 'fork' AND ppid = " + std::to_string(pid) + " AND exit_mono_ns IS NOT NULL"),
             1);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM threads WHERE tid IN (SELECT tid FROM kernel_launches)"),
-            threads + 1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM threads WHERE tid IN (SELECT tid FROM kernel_launches)"), threads + 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Libraries, RecordLaunches,
@@ -113,8 +109,8 @@ INSTANTIATE_TEST_SUITE_P(Libraries, RecordLaunches,
 TEST(RecordLaunchesFallback, PerSymbolUprobesCaptureEveryLaunch) {
   TempDir dir;
   std::string out = dir.file("fb.gpuobs"), truth = dir.file("truth.json");
-  ASSERT_EQ(run("GPUOBS_NO_UPROBE_MULTI=1 " + std::string(GPUOBS_BIN) + " -v debug record -o " + out +
-                " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA +
+  ASSERT_EQ(run("GPUOBS_NO_UPROBE_MULTI=1 " + std::string(GPUOBS_BIN) + " -v debug record -o " + out + " --libcuda " +
+                FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA +
                 " --threads 2 --launches 3000 --truth " + truth + " 2>" + dir.file("err")),
             0);
   EXPECT_NE(read_file(dir.file("err")).find("one perf-event uprobe per symbol"), std::string::npos);
@@ -131,10 +127,10 @@ TEST(RecordLaunchesFallback, PerSymbolUprobesCaptureEveryLaunch) {
 TEST(RecordLaunches, LeaderExitingFirstDoesNotEndTheProcess) {
   TempDir dir;
   std::string out = dir.file("leader.gpuobs"), truth = dir.file("truth.json");
-  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + FAKE_LIBCUDA + " -- " +
-                LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --leader-exits-first --launches 2000 --truth " +
-                truth + " 2>/dev/null"),
-            0);
+  ASSERT_EQ(
+      run(std::string(GPUOBS_BIN) + " record -o " + out + " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD +
+          " --lib " + FAKE_LIBCUDA + " --leader-exits-first --launches 2000 --truth " + truth + " 2>/dev/null"),
+      0);
   auto db = open_capture_readonly(out);
   ASSERT_TRUE(db.ok());
   auto t = read_json(truth);

@@ -19,13 +19,16 @@ TEST(RingFull, DropsAreCountedAndTheApplicationRunsOn) {
   ASSERT_TRUE(engine.ok()) << engine.error().message;
   auto lib = library_file(FAKE_LIBCUDA);
   ASSERT_TRUE(lib.ok());
-  for (auto& r : (*engine)->attach_api(*lib, cuda_api_table())) ASSERT_EQ(r.status, ProbeStatus::attached) << r.symbol << r.error;
+  for (auto& r : (*engine)->attach_api(*lib, cuda_api_table()))
+    ASSERT_EQ(r.status, ProbeStatus::attached) << r.symbol << r.error;
 
   Decoder dec;
   uint64_t consumed = 0;
-  ASSERT_TRUE((*engine)->start([&](const void* d, size_t n) {
-    if (std::holds_alternative<gpuobs_launch>(dec.decode(d, n))) ++consumed;
-  }).ok());
+  ASSERT_TRUE((*engine)
+                  ->start([&](const void* d, size_t n) {
+                    if (std::holds_alternative<gpuobs_launch>(dec.decode(d, n))) ++consumed;
+                  })
+                  .ok());
 
   const int launches = 20000;
   gpuobs::testing::HeldChild child({LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--threads", "1", "--launches",
@@ -35,8 +38,7 @@ TEST(RingFull, DropsAreCountedAndTheApplicationRunsOn) {
   ASSERT_TRUE(child.release());
   ASSERT_EQ(child.wait(), 0);  // no reader ran: the workload still finished
 
-  while ((*engine)->poll(0) > 0) {
-  }
+  while ((*engine)->poll(0) > 0) {}
   Counters c = (*engine)->counters();
   EXPECT_GT(c[GPUOBS_CNT_DROP_LAUNCH], 0u);
   EXPECT_EQ(c[GPUOBS_CNT_SUBMIT_LAUNCH] + c[GPUOBS_CNT_DROP_LAUNCH], static_cast<uint64_t>(launches));

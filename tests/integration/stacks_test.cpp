@@ -72,8 +72,7 @@ void expect_site(Db& db, int64_t stack, const std::string& file, int line) {
   EXPECT_EQ(scalar(db, "SELECT line FROM stack_symbols WHERE " + pos), line);
 }
 
-const std::vector<std::string> kMainChain = {"level_three", "level_two", "level_one", "main",
-                                             "__libc_start_call_main"};
+const std::vector<std::string> kMainChain = {"level_three", "level_two", "level_one", "main", "__libc_start_call_main"};
 
 std::string workload(const char* bin, const std::string& mode, int n = kCalls) {
   return std::string(bin) + " " + FAKE_LIBCUDA + " " + mode + " " + std::to_string(n);
@@ -128,7 +127,8 @@ TEST(Stacks, SecondThreadEndsAtItsStartRoutine) {
   std::vector<std::string> want = {"level_three", "level_two", "level_one", "thread_main", "start_thread"};
   EXPECT_EQ(functions(*db, s), want) << joined(functions(*db, s));
   EXPECT_EQ(text(*db, "SELECT end_reason FROM stacks WHERE id = " + std::to_string(s)), "root");
-  EXPECT_NE(scalar(*db, "SELECT tid FROM kernel_launches LIMIT 1"), scalar(*db, "SELECT tgid FROM kernel_launches LIMIT 1"));
+  EXPECT_NE(scalar(*db, "SELECT tid FROM kernel_launches LIMIT 1"),
+            scalar(*db, "SELECT tgid FROM kernel_launches LIMIT 1"));
 }
 
 TEST(Stacks, ThroughASharedLibrary) {
@@ -193,8 +193,8 @@ TEST(Stacks, ReusedPidIsANewProcessWithItsOwnMappings) {
   TempDir dir;
   std::string cap = dir.file("cap.gpuobs"), pid_file = dir.file("pid");
   std::string cmd = std::string(GPUOBS_BIN) + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA +
-                    " --no-gpu-devices -- " + workload(STACK_WORKLOAD, "reuse", 1) + " " + STACK_WORKLOAD_MINI +
-                    " > " + pid_file;
+                    " --no-gpu-devices -- " + workload(STACK_WORKLOAD, "reuse", 1) + " " + STACK_WORKLOAD_MINI + " > " +
+                    pid_file;
   ASSERT_EQ(run(cmd), 0) << cmd;
   std::ifstream in(pid_file);
   int64_t pid = 0;
@@ -206,7 +206,8 @@ TEST(Stacks, ReusedPidIsANewProcessWithItsOwnMappings) {
   // Each process's launch is attributed to its own executable, fully symbolized.
   Stmt st(db->get(),
           "SELECT k.stack_id, s.module FROM kernel_launches k JOIN stack_symbols s ON s.stack_id = k.stack_id"
-          " AND s.position = 0 WHERE k." + of_pid + " ORDER BY k.ts_mono_ns");
+          " AND s.position = 0 WHERE k." +
+              of_pid + " ORDER BY k.ts_mono_ns");
   std::vector<std::string> modules;
   std::vector<int64_t> stacks;
   while (st.step() == SQLITE_ROW) {
@@ -267,8 +268,8 @@ TEST(StacksDwarf, WithoutFramePointersTheWholeChainFromEveryProbeKind) {
   expect_site(*db, sync, src, line_of(src, "SITE_SYNC"));
   // Through libc's ioctl() frame too: its CFI says where its return address is.
   int64_t io = only_stack(*db, "ioctls", "dev_major = 1 AND dev_minor = 3", kCalls);
-  std::vector<std::string> want_io = {"ioctl", "level_three", "level_two", "level_one", "main",
-                                      "__libc_start_call_main"};
+  std::vector<std::string> want_io = {"ioctl",     "level_three", "level_two",
+                                      "level_one", "main",        "__libc_start_call_main"};
   EXPECT_EQ(functions(*db, io), want_io) << joined(functions(*db, io));
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_unwound'"), 4 * kCalls);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_frames_without_cfi'"), 0);
@@ -292,7 +293,8 @@ TEST(StacksDwarf, ThreadAndStrippedBinary) {
 
 TEST(StacksDwarf, ACopyTooSmallEndsTheStackWithReasonCopy) {
   TempDir dir;
-  auto db = open_capture_readonly(record(dir, workload(STACK_WORKLOAD_NOFP, "chain"), "--unwind dwarf --stack-copy 64"));
+  auto db =
+      open_capture_readonly(record(dir, workload(STACK_WORKLOAD_NOFP, "chain"), "--unwind dwarf --stack-copy 64"));
   ASSERT_TRUE(db.ok());
   int64_t s = only_stack(*db, "kernel_launches", "1", kCalls);
   auto f = functions(*db, s);
@@ -303,8 +305,10 @@ TEST(StacksDwarf, ACopyTooSmallEndsTheStackWithReasonCopy) {
   EXPECT_GE(scalar(*db, "SELECT value FROM counters WHERE name = 'dwarf_copy_end'"), kCalls);
   // Bad sizes are refused before anything is captured.
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + dir.file("x.gpuobs") +
-                " --unwind dwarf --stack-copy 100 -- true 2>/dev/null"), 2);
-  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + dir.file("y.gpuobs") + " --unwind lbr -- true 2>/dev/null"), 2);
+                " --unwind dwarf --stack-copy 100 -- true 2>/dev/null"),
+            2);
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + dir.file("y.gpuobs") + " --unwind lbr -- true 2>/dev/null"),
+            2);
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.gpuobs")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.gpuobs")));
 }
@@ -314,8 +318,8 @@ TEST(StacksDwarf, ACopyTooSmallEndsTheStackWithReasonCopy) {
 TEST(Stacks, BinaryVisibleOnlyInsideAMountNamespace) {
   TempDir dir;
   std::string inner = dir.file("ns-only");  // the tmpfs mounted here exists only inside the namespace
-  std::string script = "mkdir -p " + inner + " && mount -t tmpfs tmpfs " + inner + " && cp " + STACK_WORKLOAD +
-                       " " + inner + "/app && " + inner + "/app " + FAKE_LIBCUDA + " brief 3";
+  std::string script = "mkdir -p " + inner + " && mount -t tmpfs tmpfs " + inner + " && cp " + STACK_WORKLOAD + " " +
+                       inner + "/app && " + inner + "/app " + FAKE_LIBCUDA + " brief 3";
   auto db = open_capture_readonly(record(dir, "unshare -m --propagation private sh -c '" + script + "'"));
   ASSERT_TRUE(db.ok());
   ASSERT_FALSE(std::filesystem::exists(inner + "/app"));
@@ -336,8 +340,8 @@ TEST(StacksBpf, WithoutFramePointersTheWholeChainOnceTablesAreLoaded) {
   auto db = open_capture_readonly(cap);
   ASSERT_TRUE(db.ok());
   std::vector<std::string> fp_cut = {"level_three"};
-  std::vector<std::string> want_io = {"ioctl", "level_three", "level_two", "level_one", "main",
-                                      "__libc_start_call_main"};
+  std::vector<std::string> want_io = {"ioctl",     "level_three", "level_two",
+                                      "level_one", "main",        "__libc_start_call_main"};
   for (const char* table : {"kernel_launches", "stream_ops", "syncs", "ioctls"}) {
     Stmt st(db->get(), std::string("SELECT stack_id, count(*) FROM ") + table + " GROUP BY 1");
     int64_t full = 0;

@@ -120,8 +120,8 @@ TEST(ApiRecord, MemoryAllocationsAndTheirKeys) {
   EXPECT_FALSE(failed.call.ok);
 
   // Pitch: width * height requested.
-  auto p = decode_memory(call("cuMemAllocPitch_v2", {0x7000, 0x7008, 1000, 30, 16}, 0, 0x20000),
-                         spec("cuMemAllocPitch_v2"));
+  auto p =
+      decode_memory(call("cuMemAllocPitch_v2", {0x7000, 0x7008, 1000, 30, 16}, 0, 0x20000), spec("cuMemAllocPitch_v2"));
   EXPECT_EQ(p.kind, ApiKind::pitch);
   EXPECT_EQ(p.bytes, 30000u);
 

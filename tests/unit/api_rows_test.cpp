@@ -24,8 +24,9 @@ struct Capture : ::testing::Test {
     ASSERT_TRUE(d);
     db = std::move(*d);
     ASSERT_TRUE(migrate(db));
-    ASSERT_TRUE(db.exec("INSERT INTO processes (id, tgid, start_boottime_ns, comm, source)"
-                        " VALUES (1, 4242, 1, 'app', 'root')"));
+    ASSERT_TRUE(
+        db.exec("INSERT INTO processes (id, tgid, start_boottime_ns, comm, source)"
+                " VALUES (1, 4242, 1, 'app', 'root')"));
     auto st = rows.prepare(db.get());
     ASSERT_TRUE(st) << st.error().message;
   }
@@ -98,8 +99,7 @@ TEST_F(Capture, CopiesStreamsSyncsAndModulesBindEveryColumn) {
             "stream 90 NULL NULL 10 10");
 
   ASSERT_EQ(write("cuModuleLoad", {0x7000, 0x7100}, 0, 0x3d, std::string("/k.cubin") + '\0'), SQLITE_DONE);
-  ASSERT_EQ(write("cuModuleGetFunction", {0x7000, 0x3d, 0x7100}, 0, 0xf1, std::string("_Z3addPf") + '\0'),
-            SQLITE_DONE);
+  ASSERT_EQ(write("cuModuleGetFunction", {0x7000, 0x3d, 0x7100}, 0, 0xf1, std::string("_Z3addPf") + '\0'), SQLITE_DONE);
   EXPECT_EQ(text("SELECT group_concat(op || ' ' || kind || ' ' || handle || ' ' || ifnull(source, 'NULL') || ' ' ||"
                  " ifnull(path, 'NULL') || ' ' || ifnull(name, 'NULL'), ';')"
                  " FROM (SELECT * FROM gpu_modules ORDER BY id)"),

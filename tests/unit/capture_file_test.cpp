@@ -53,7 +53,8 @@ gpuobs_launch launch(uint32_t tgid, uint64_t ts, uint64_t fn) {
 std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
   auto w = CaptureWriter::create(path, false, nullptr);
   EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  EXPECT_TRUE((*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", 1000, 5, 4096}).ok());
+  EXPECT_TRUE(
+      (*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", 1000, 5, 4096}).ok());
   return std::move(w.value());
 }
 
@@ -124,7 +125,7 @@ TEST(CaptureState, AWriterTooFarBehindDropsAndCountsTheOldest) {
   for (int i = 0; i < 100; ++i) w->push(launch(42, 3000 + i, 2));  // queued behind it
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   ASSERT_TRUE(lock->exec("COMMIT").ok());  // the writer goes on, 1.2 s behind
-  { Db closed = std::move(*lock); }         // (write_end needs the file to itself)
+  { Db closed = std::move(*lock); }        // (write_end needs the file to itself)
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   for (int i = 0; i < 10; ++i) w->push(launch(42, 4000 + i, 3));
   w->stop();
@@ -204,8 +205,8 @@ TEST(CaptureIntegrity, DamagedPagesAreReportedByEveryReader) {
     }
     std::string bad = dir.file("bad" + std::to_string(seed) + ".gpuobs");
     std::ofstream(bad, std::ios::binary) << bytes;
-    for (const std::string& cmd : {"report launches " + bad, "report capture " + bad,
-                                   "sql 'SELECT count(*) FROM kernel_launches' " + bad}) {
+    for (const std::string& cmd :
+         {"report launches " + bad, "report capture " + bad, "sql 'SELECT count(*) FROM kernel_launches' " + bad}) {
       auto [rc, out] = gpuobs_cli(cmd);
       EXPECT_NE(rc, 0) << cmd << "\n" << out;
       EXPECT_NE(out.find("capture is corrupt"), std::string::npos) << cmd << "\n" << out;
@@ -229,8 +230,9 @@ TEST(CaptureIntegrity, QueryMeetingCorruptionSaysSo) {
   {
     auto db = Db::open(path, SQLITE_OPEN_READONLY);
     page_size = scalar(*db, "PRAGMA page_size");
-    page = scalar(*db, "SELECT pageno FROM dbstat WHERE name = 'launches' AND pagetype = 'leaf' "  // the launch rows
-                       "ORDER BY pageno LIMIT 1 OFFSET 10");
+    page = scalar(*db,
+                  "SELECT pageno FROM dbstat WHERE name = 'launches' AND pagetype = 'leaf' "  // the launch rows
+                  "ORDER BY pageno LIMIT 1 OFFSET 10");
   }
   ASSERT_GT(page, 1);
   std::string bytes = file_bytes(path);

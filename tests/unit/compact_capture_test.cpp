@@ -90,14 +90,21 @@ ApiCallEvent launch_ex(uint32_t tgid, uint32_t tid, uint64_t ts, uint64_t fn) {
 }
 
 ProcEvent fork_of(uint32_t tgid, uint64_t ts) {
-  return ProcEvent{GPUOBS_EV_PROC_FORK, gpuobs_hdr{GPUOBS_EV_PROC_FORK, sizeof(gpuobs_proc), ts, tgid, tgid}, 1, 1,
-                   0, "trainer", ""};
+  return ProcEvent{GPUOBS_EV_PROC_FORK,
+                   gpuobs_hdr{GPUOBS_EV_PROC_FORK, sizeof(gpuobs_proc), ts, tgid, tgid},
+                   1,
+                   1,
+                   0,
+                   "trainer",
+                   ""};
 }
 
 std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
   auto w = CaptureWriter::create(path, false, nullptr);
   EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  EXPECT_TRUE((*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", int64_t(kT0), 0, 4096}).ok());
+  EXPECT_TRUE(
+      (*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", int64_t(kT0), 0, 4096})
+          .ok());
   return std::move(w.value());
 }
 
@@ -110,8 +117,8 @@ std::string row_of(Db& db, const std::string& where) {
               " || printf('0x%x', kernel_params) || ',' || extra || ',' || args_complete || ',' ||"
               " coalesce(kernel_name, 'NULL') || ',' || cooperative || ',' || coalesce(cluster_x || 'x' || cluster_y"
               " || 'x' || cluster_z, 'NULL') || ',' || per_thread_stream || ',' || attributes || ',' ||"
-              " coalesce(stack_id, 'NULL') || ',' || vendor AS r FROM kernel_launches WHERE " + where +
-              " ORDER BY ts_mono_ns, tid)");
+              " coalesce(stack_id, 'NULL') || ',' || vendor AS r FROM kernel_launches WHERE " +
+                  where + " ORDER BY ts_mono_ns, tid)");
 }
 
 }  // namespace
@@ -122,33 +129,38 @@ TEST(CompactCapture, EveryColumnRoundTripsThroughTheViews) {
   auto w = new_writer(path);
   w->start();
   w->push(fork_of(100, kT0 + 1));
-  w->push(launch(100, 100, kT0 + 1000, 0xf1, 8), 7);      // before its name is known
+  w->push(launch(100, 100, kT0 + 1000, 0xf1, 8), 7);  // before its name is known
   w->push(get_function(100, kT0 + 2000, 0xf1, "_Z3fooi"));
-  w->push(launch(100, 101, kT0 + 3000, 0xf1, 8), 7);      // named now; another thread
-  w->push(launch(100, 100, kT0 + 3000, 0xf1, 8));         // the same nanosecond, no stack
-  w->push(launch(100, 102, kT0 + 3000, 0xf2, 16, 3));     // cooperative, same nanosecond
+  w->push(launch(100, 101, kT0 + 3000, 0xf1, 8), 7);        // named now; another thread
+  w->push(launch(100, 100, kT0 + 3000, 0xf1, 8));           // the same nanosecond, no stack
+  w->push(launch(100, 102, kT0 + 3000, 0xf2, 16, 3));       // cooperative, same nanosecond
   w->push(launch_ex(100, 100, kT0 + 2'000'004'000, 0xf1));  // bucket 2
   w->stop();
   ASSERT_TRUE(w->write_end(kT0 + 3'000'000'000, 0, {}).ok());
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 5);
-  EXPECT_EQ(row_of(*db, "1"),
-            "5000001000,100,100,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,NULL,0,NULL,0,0,7,cuda | "
-            "5000003000,100,100,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,foo(int),0,NULL,0,0,NULL,cuda | "
-            "5000003000,100,101,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,foo(int),0,NULL,0,0,7,cuda | "
-            "5000003000,100,102,cuLaunchCooperativeKernel,0xf2,16x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,NULL,1,NULL,0,0,NULL,cuda | "
-            "7000004000,100,100,cuLaunchKernelEx,0xf1,3x1x1,64x1x1,128,0x6000,0x7ffd0000,0,1,foo(int),0,2x1x1,0,1,NULL,cuda");
+  EXPECT_EQ(
+      row_of(*db, "1"),
+      "5000001000,100,100,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,NULL,0,NULL,0,0,7,cuda | "
+      "5000003000,100,100,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,foo(int),0,NULL,0,0,NULL,cuda | "
+      "5000003000,100,101,cuLaunchKernel,0xf1,8x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,foo(int),0,NULL,0,0,7,cuda | "
+      "5000003000,100,102,cuLaunchCooperativeKernel,0xf2,16x2x1,256x1x1,4096,0x5000,0x7ffc0000,0,1,NULL,1,NULL,0,0,"
+      "NULL,cuda | "
+      "7000004000,100,100,cuLaunchKernelEx,0xf1,3x1x1,64x1x1,128,0x6000,0x7ffd0000,0,1,foo(int),0,2x1x1,0,1,NULL,cuda");
   // Ids are unique, in time order, and carry the time (relative to the start, times 8).
   EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT id) FROM kernel_launches"), 5);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE id >> 3 != ts_mono_ns - 5000000000"), 0);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes p JOIN kernel_launches k ON k.process_id = p.id"
-                        " WHERE p.tgid = 100"), 5);
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM processes p JOIN kernel_launches k ON k.process_id = p.id"
+                   " WHERE p.tgid = 100"),
+            5);
   // launch_agg equals the launches summed by its key.
-  EXPECT_EQ(text(*db, "SELECT group_concat(r, ' | ') FROM (SELECT api || ',' || kernel_name || ',' || stack_id || ','"
-                      " || bucket_s || ',' || launches || ',' || grid_sum || ',' || grid_min || ',' || grid_max || ','"
-                      " || block_sum || ',' || shmem_sum || ',' || cooperative || ',' || first_ns || ',' || last_ns AS r"
-                      " FROM launch_agg ORDER BY first_ns, api, stack_id)"),
+  EXPECT_EQ(text(*db,
+                 "SELECT group_concat(r, ' | ') FROM (SELECT api || ',' || kernel_name || ',' || stack_id || ','"
+                 " || bucket_s || ',' || launches || ',' || grid_sum || ',' || grid_min || ',' || grid_max || ','"
+                 " || block_sum || ',' || shmem_sum || ',' || cooperative || ',' || first_ns || ',' || last_ns AS r"
+                 " FROM launch_agg ORDER BY first_ns, api, stack_id)"),
             "cuLaunchKernel,,7,0,1,16,16,16,256,4096,0,5000001000,5000001000 | "
             "cuLaunchCooperativeKernel,,0,0,1,32,32,32,256,4096,1,5000003000,5000003000 | "
             "cuLaunchKernel,foo(int),0,0,1,16,16,16,256,4096,0,5000003000,5000003000 | "
@@ -232,7 +244,7 @@ TEST(CompactCapture, ALaunchTakesAtMost20BytesOnDisk) {
   w->stop();
   ASSERT_TRUE(w->write_end(kT0 + 601'000'000'000, 0, {}).ok());
   EXPECT_EQ(w->stats().launches, uint64_t(kLaunches));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   double per_launch = double(st.st_size) / kLaunches;
   std::printf("bytes per launch: %.2f (%lld bytes, %d launches)\n", per_launch, (long long)st.st_size, kLaunches);
@@ -252,20 +264,23 @@ void write_old_capture(const std::string& path, int version) {
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE(migrate(*db, version).ok());
   ASSERT_EQ(scalar(*db, "PRAGMA user_version"), version);
-  ASSERT_TRUE(db->exec(
-      "INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns, end_mono_ns,"
-      " clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 5, 'record', 'h', 'k', 1000, 3000000000, 0,"
-      " 4096);"
-      "INSERT INTO processes (id, tgid, comm, source) VALUES (1, 42, 'old', 'proc');"
-      "INSERT INTO threads (id, process_id, tid, first_mono_ns) VALUES (1, 1, 42, 2000);"
-      "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
-      " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name, vendor)"
-      " VALUES (2000, 1, 42, 42, 'cuLaunchKernel', 16, 4, 1, 1, 32, 1, 1, 0, 0, 8, 0, 1, 'old_kernel', 'cuda'),"
-      " (1000003000, 1, 42, 42, 'cuLaunchKernel', 16, 4, 1, 1, 32, 1, 1, 0, 0, 8, 0, 1, 'old_kernel', 'cuda');"
-      "INSERT INTO launch_agg VALUES (1, 'cuLaunchKernel', 16, 'old_kernel', 0, 0, 0, 1, 4, 4, 4, 32, 32, 32, 0, 0,"
-      " 2000, 2000), (1, 'cuLaunchKernel', 16, 'old_kernel', 0, 0, 1, 1, 4, 4, 4, 32, 32, 32, 0, 0, 1000003000,"
-      " 1000003000);")
-                  .ok())
+  ASSERT_TRUE(
+      db->exec(
+            "INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns, end_mono_ns,"
+            " clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 5, 'record', 'h', 'k', 1000, 3000000000, 0,"
+            " 4096);"
+            "INSERT INTO processes (id, tgid, comm, source) VALUES (1, 42, 'old', 'proc');"
+            "INSERT INTO threads (id, process_id, tid, first_mono_ns) VALUES (1, 1, 42, 2000);"
+            "INSERT INTO kernel_launches (ts_mono_ns, process_id, tgid, tid, api, function, grid_x, grid_y, grid_z,"
+            " block_x, block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name, "
+            "vendor)"
+            " VALUES (2000, 1, 42, 42, 'cuLaunchKernel', 16, 4, 1, 1, 32, 1, 1, 0, 0, 8, 0, 1, 'old_kernel', 'cuda'),"
+            " (1000003000, 1, 42, 42, 'cuLaunchKernel', 16, 4, 1, 1, 32, 1, 1, 0, 0, 8, 0, 1, 'old_kernel', 'cuda');"
+            "INSERT INTO launch_agg VALUES (1, 'cuLaunchKernel', 16, 'old_kernel', 0, 0, 0, 1, 4, 4, 4, 32, 32, 32, 0, "
+            "0,"
+            " 2000, 2000), (1, 'cuLaunchKernel', 16, 'old_kernel', 0, 0, 1, 1, 4, 4, 4, 32, 32, 32, 0, 0, 1000003000,"
+            " 1000003000);")
+          .ok())
       << db->errmsg();
 }
 
@@ -307,14 +322,16 @@ TEST_P(OlderCapture, OpensInEveryCommandAndUpgradesOnRequest) {
   auto [urc, uout] = gpuobs_cli("upgrade " + path);
   EXPECT_EQ(urc, 0) << uout;
   EXPECT_NE(uout.find("schema " + std::to_string(version) + " -> " + std::to_string(schema_version())),
-            std::string::npos) << uout;
+            std::string::npos)
+      << uout;
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(scalar(*db, "PRAGMA user_version"), schema_version());
   EXPECT_EQ(row_of(*db, "1"), before);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM launch_shapes"), 1);
   EXPECT_EQ(text(*db, "SELECT group_concat(bucket_s || ':' || launches) FROM launch_agg"), "0:1,1:1");
-  EXPECT_EQ(gpuobs_cli("upgrade " + path).second, path + ": already at schema " + std::to_string(schema_version()) + "\n");
+  EXPECT_EQ(gpuobs_cli("upgrade " + path).second,
+            path + ": already at schema " + std::to_string(schema_version()) + "\n");
 }
 
 // Schema 10: the last before the capture's end state; 11: the last before the compact launches.
@@ -339,8 +356,8 @@ TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
   auto [rc, out] = gpuobs_cli("check " + path);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("1 launches whose shape_id is not in launch_shapes"), std::string::npos) << out;
-  auto [krc, kout] = gpuobs_cli("sql 'SELECT count(*) AS n, count(api) AS named FROM kernel_launches' --format csv " +
-                                path);
+  auto [krc, kout] =
+      gpuobs_cli("sql 'SELECT count(*) AS n, count(api) AS named FROM kernel_launches' --format csv " + path);
   EXPECT_EQ(krc, 0) << kout;
   EXPECT_EQ(kout, "n,named\n10,9\n");
 }

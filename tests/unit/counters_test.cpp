@@ -49,9 +49,7 @@ TEST(Counters, EveryCounterInTheHeaderIsCountedAndNamed) {
   }
   // Indexes 0 .. COUNT-1, no gaps: the loader reads exactly these.
   EXPECT_EQ(defs.size(), static_cast<size_t>(GPUOBS_CNT__COUNT));
-  if (!indexes.empty()) {
-    EXPECT_EQ(*indexes.rbegin(), GPUOBS_CNT__COUNT - 1);
-  }
+  if (!indexes.empty()) { EXPECT_EQ(*indexes.rbegin(), GPUOBS_CNT__COUNT - 1); }
 }
 
 TEST(Counters, AnIndexWithoutACounterIsUnknown) {

@@ -33,9 +33,7 @@ TEST(CudaApiTable, ProbeShapesFitThePrograms) {
     EXPECT_LE(s.blob_len, GPUOBS_BLOB_MAX) << s.symbol;
     EXPECT_LE(s.out_arg, 8) << s.symbol;
     EXPECT_LE(s.blob_arg, 8) << s.symbol;
-    if (s.blob_kind == GPUOBS_BLOB_STRUCT) {
-      EXPECT_GT(s.blob_len, 0) << s.symbol;
-    }
+    if (s.blob_kind == GPUOBS_BLOB_STRUCT) { EXPECT_GT(s.blob_len, 0) << s.symbol; }
     std::string_view sym = s.symbol;
     bool suffixed = sym.ends_with("_ptsz") || sym.ends_with("_ptds");
     EXPECT_EQ(s.per_thread, suffixed) << s.symbol;

@@ -26,7 +26,9 @@ constexpr int64_t kT0 = 1700000000;  // 2023-11-14T22:13:20Z
 std::string make_segment(const TempDir& dir, int64_t seq, uint64_t bytes, int64_t mtime_unix_s) {
   std::string path = dir.file(segments::segment_name(seq, kT0 + seq));
   std::ofstream(path) << std::string(bytes, 'x');
-  struct utimbuf t{static_cast<time_t>(mtime_unix_s), static_cast<time_t>(mtime_unix_s)};
+  struct utimbuf t {
+    static_cast<time_t>(mtime_unix_s), static_cast<time_t>(mtime_unix_s)
+  };
   ::utime(path.c_str(), &t);
   return path;
 }

@@ -54,7 +54,7 @@ TEST(Decoder, RejectsAndCountsShortRecords) {
   Decoder d;
   auto l = sample_launch();
   EXPECT_TRUE(std::holds_alternative<std::monostate>(d.decode(&l, 10)));  // shorter than a header
-  l.hdr.size = 40;                                                         // header claims a short launch
+  l.hdr.size = 40;                                                        // header claims a short launch
   EXPECT_TRUE(std::holds_alternative<std::monostate>(d.decode(&l, 40)));
   EXPECT_EQ(d.stats().short_records, 2u);
   EXPECT_EQ(d.stats().decoded, 0u);

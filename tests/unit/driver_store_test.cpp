@@ -49,7 +49,10 @@ constexpr uint32_t kClient = 0xc1d00040;
 IoctlEvent rm_alloc(uint32_t tgid, uint32_t handle, uint32_t cls, uint64_t bytes = 0, uint32_t status = 0,
                     uint32_t parent = kClient) {
   Bytes h(48);
-  h.put<uint32_t>(0, kClient).put<uint32_t>(4, parent).put<uint32_t>(8, handle).put<uint32_t>(12, cls)
+  h.put<uint32_t>(0, kClient)
+      .put<uint32_t>(4, parent)
+      .put<uint32_t>(8, handle)
+      .put<uint32_t>(12, cls)
       .put<uint32_t>(40, status);
   Bytes params(128);
   params.put<uint64_t>(64, bytes);
@@ -63,8 +66,8 @@ IoctlEvent rm_free(uint32_t tgid, uint32_t handle) {
 }
 
 ProcEvent fork_ev(uint32_t tgid, const char* comm) {
-  return ProcEvent{GPUOBS_EV_PROC_FORK, gpuobs_hdr{GPUOBS_EV_PROC_FORK, 0, g_ts += 10, tgid, tgid}, tgid, 1, 0,
-                   comm, ""};
+  return ProcEvent{
+      GPUOBS_EV_PROC_FORK, gpuobs_hdr{GPUOBS_EV_PROC_FORK, 0, g_ts += 10, tgid, tgid}, tgid, 1, 0, comm, ""};
 }
 
 }  // namespace
@@ -74,7 +77,11 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   auto path = dir.file("d.gpuobs");
   auto w = CaptureWriter::create(path, false, nullptr);
   ASSERT_TRUE(w.ok());
-  CaptureMeta m{"test", CaptureMode::record, "cmd", "host", "kernel", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04", 0, 0, 4096};
+  CaptureMeta m{"test",   CaptureMode::record,
+                "cmd",    "host",
+                "kernel", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04",
+                0,        0,
+                4096};
   ASSERT_TRUE((*w)->write_meta(m).ok());
   (*w)->start();
   (*w)->push(fork_ev(10, "cudaprog"));
@@ -100,8 +107,11 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   q.put<uint32_t>(36, 0x1234).put<uint32_t>(40, 2).put<uint32_t>(52, 5);
   (*w)->push(ioctl_ev(20, GPUOBS_DRV_KFD, 0xC0604B02, q.b));
   Bytes mem(40);
-  mem.put<uint64_t>(0, 0x7f0000000000).put<uint64_t>(8, 1ull << 30).put<uint64_t>(16, 0xabc)
-      .put<uint32_t>(32, 0x1234).put<uint32_t>(36, 1u | (1u << 31));
+  mem.put<uint64_t>(0, 0x7f0000000000)
+      .put<uint64_t>(8, 1ull << 30)
+      .put<uint64_t>(16, 0xabc)
+      .put<uint32_t>(32, 0x1234)
+      .put<uint32_t>(36, 1u | (1u << 31));
   (*w)->push(ioctl_ev(20, GPUOBS_DRV_KFD, 0xC0284B16, mem.b));
   auto failed = ioctl_ev(20, GPUOBS_DRV_KFD, 0xC0284B16, mem.b);
   failed.ret = -12;
@@ -118,8 +128,10 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok());
   auto q10 = [&](const std::string& where) {
-    return scalar(*db, "SELECT count(*) FROM driver_objects d JOIN processes p ON p.id = d.process_id"
-                       " WHERE p.tgid = 10 AND " + where);
+    return scalar(*db,
+                  "SELECT count(*) FROM driver_objects d JOIN processes p ON p.id = d.process_id"
+                  " WHERE p.tgid = 10 AND " +
+                      where);
   };
   EXPECT_EQ(q10("op = 'alloc' AND kind = 'channel_group'"), 1);
   EXPECT_EQ(q10("op = 'alloc' AND kind = 'channel' AND class_name = 'HOPPER_CHANNEL_GPFIFO_A'"), 2);
@@ -127,21 +139,27 @@ TEST(DriverStore, ObjectsPairWithTheirFreesPerProcess) {
   EXPECT_EQ(q10("op = 'free' AND alloc_id IS NOT NULL AND bytes = 2097152 AND kind = 'memory'"), 2);
   EXPECT_EQ(q10("op = 'free' AND alloc_id IS NULL AND kind = 'unknown' AND handle = 0x5c000011"), 1);
   EXPECT_EQ(q10("op = 'free' AND alloc_id IS NOT NULL AND kind = 'memory' AND bytes = 8388608"
-                " AND handle = 0x5c000051"), 1) << "freed with its device";
+                " AND handle = 0x5c000051"),
+            1)
+      << "freed with its device";
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM ioctls WHERE failed = 1 AND status_name = 'NV_ERR_NO_MEMORY'"), 1);
   // Each free points at its own process's alloc of that handle.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM driver_objects f JOIN driver_objects a ON a.id = f.alloc_id"
-                        " WHERE f.op = 'free' AND (a.process_id != f.process_id OR a.handle != f.handle)"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM driver_objects f JOIN driver_objects a ON a.id = f.alloc_id"
+                   " WHERE f.op = 'free' AND (a.process_id != f.process_id OR a.handle != f.handle)"),
             0);
-  EXPECT_EQ(scalar(*db, "SELECT max(live_bytes) FROM driver_memory_timeline t JOIN processes p ON"
-                        " p.id = t.process_id WHERE p.tgid = 10"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT max(live_bytes) FROM driver_memory_timeline t JOIN processes p ON"
+                   " p.id = t.process_id WHERE p.tgid = 10"),
             10 << 20);  // 3 x 2 MiB, two freed, then the device's 8 MiB
-  EXPECT_EQ(scalar(*db, "SELECT live_bytes FROM driver_memory_timeline t JOIN processes p ON p.id = t.process_id"
-                        " WHERE p.tgid = 10 ORDER BY ts_mono_ns DESC LIMIT 1"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT live_bytes FROM driver_memory_timeline t JOIN processes p ON p.id = t.process_id"
+                   " WHERE p.tgid = 10 ORDER BY ts_mono_ns DESC LIMIT 1"),
             2 << 20);
   // KFD: queue and memory created and destroyed, paired by handle / queue id.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM driver_objects WHERE driver = 'kfd' AND op = 'free'"
-                        " AND alloc_id IS NOT NULL"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM driver_objects WHERE driver = 'kfd' AND op = 'free'"
+                   " AND alloc_id IS NOT NULL"),
             2);
   EXPECT_EQ(scalar(*db, "SELECT bytes FROM driver_objects WHERE driver = 'kfd' AND op = 'free' AND kind = 'memory'"),
             1ll << 30);

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -48,9 +48,15 @@ gpuobs_hdr hdr(uint32_t type, uint32_t tgid, uint32_t tid, int64_t ts) {
 
 ApiCallEvent call(uint32_t tgid, uint32_t tid, int64_t ts, std::string_view api, std::vector<uint64_t> args,
                   uint64_t dur, uint64_t out = 0, std::string blob = {}) {
-  ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, tgid, tid, ts), {}, 0, dur, out, api_id(api),
+  ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, tgid, tid, ts),
+                 {},
+                 0,
+                 dur,
+                 out,
+                 api_id(api),
                  GPUOBS_CALL_F_RETURNED | (out ? GPUOBS_CALL_F_OUT_READ : 0u),
-                 blob.empty() ? 0u : static_cast<uint32_t>(GPUOBS_BLOB_STRING), std::move(blob)};
+                 blob.empty() ? 0u : static_cast<uint32_t>(GPUOBS_BLOB_STRING),
+                 std::move(blob)};
   for (size_t i = 0; i < args.size() && i < 8; ++i) e.args[i] = args[i];
   return e;
 }
@@ -90,8 +96,18 @@ void write_capture(const std::string& path) {
   push(launch(100, kT + 1000, 0xF1, 0x10), 1);
   push(launch(100, kT + 1010, 0xF1, 0x10), 1);
   push(call(100, 100, kT + 2000, "cuMemAlloc_v2", {0, uint64_t(kMiB)}, 100, 0xA0));
-  push(IoctlEvent{hdr(GPUOBS_EV_IOCTL, 100, 100, kT + 2010), 20, 0, 0, 0xC0104629, 195, 0, 5, GPUOBS_DRV_OTHER, 0,
-                  std::string(16, '\0'), {}});
+  push(IoctlEvent{hdr(GPUOBS_EV_IOCTL, 100, 100, kT + 2010),
+                  20,
+                  0,
+                  0,
+                  0xC0104629,
+                  195,
+                  0,
+                  5,
+                  GPUOBS_DRV_OTHER,
+                  0,
+                  std::string(16, '\0'),
+                  {}});
   push(call(100, 100, kT + 3000, "cuMemAlloc_v2", {0, uint64_t(2 * kMiB)}, 10, 0xB0));
   push(call(100, 101, kT + 3050, "cuEventRecord", {0xE1, 0x20}, 3));
   push(call(100, 100, kT + 3100, "cuStreamWaitEvent", {0x10, 0xE1, 0}, 5));
@@ -192,9 +208,7 @@ Decoded decode_perfetto(const std::string& bytes) {
     EXPECT_TRUE(d.tracks.count(e.track_uuid())) << "event before its track's descriptor";
     auto& stack = open[e.track_uuid()];
     switch (e.type()) {
-      case pb::TrackEvent::TYPE_COUNTER:
-        d.counters[e.track_uuid()].emplace_back(ts, e.counter_value());
-        break;
+      case pb::TrackEvent::TYPE_COUNTER: d.counters[e.track_uuid()].emplace_back(ts, e.counter_value()); break;
       case pb::TrackEvent::TYPE_SLICE_END:
         EXPECT_FALSE(stack.empty()) << "END without BEGIN on track " << e.track_uuid();
         if (stack.empty()) break;
@@ -226,8 +240,7 @@ Decoded decode_perfetto(const std::string& bytes) {
         if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(i);
         break;
       }
-      default:
-        ADD_FAILURE() << "unexpected event type " << e.type();
+      default: ADD_FAILURE() << "unexpected event type " << e.type();
     }
   }
   for (auto& [track, stack] : open) EXPECT_TRUE(stack.empty()) << "BEGIN without END on track " << track;
@@ -320,8 +333,9 @@ TEST_F(Export, PerfettoTracksSlicesFlowsAndCounters) {
 
   // Streams: a parent per queue under its process, windows packed into lanes
   // of the same name (stream 0x10: op 1, op 2 and op 4 all overlap: 3 lanes).
-  auto streams = find(d, [&](auto& t) { return !t.has_counter() && d.tracks.count(t.parent_uuid()) &&
-                                               d.tracks[t.parent_uuid()].has_process(); });
+  auto streams = find(d, [&](auto& t) {
+    return !t.has_counter() && d.tracks.count(t.parent_uuid()) && d.tracks[t.parent_uuid()].has_process();
+  });
   ASSERT_EQ(streams.size(), 3u);
   std::map<std::string, std::vector<uint64_t>> lanes;
   for (auto u : streams) lanes[d.tracks[u].name()] = children(d, u);
@@ -375,20 +389,21 @@ TEST_F(Export, PerfettoTracksSlicesFlowsAndCounters) {
   EXPECT_EQ(d.flow_out.count(exporter::kDependencyFlowBase + 1), 0u);  // the legacy edge
 
   // Counters: device memory of trainer, and the depth of two streams.
-  auto mem = find(d, [](auto& t) { return t.has_counter() && t.counter().unit() == pb::CounterDescriptor::UNIT_SIZE_BYTES; });
+  auto mem =
+      find(d, [](auto& t) { return t.has_counter() && t.counter().unit() == pb::CounterDescriptor::UNIT_SIZE_BYTES; });
   ASSERT_EQ(mem.size(), 1u);
   EXPECT_EQ(d.tracks[d.tracks[mem[0]].parent_uuid()].process().pid(), 100);
   EXPECT_EQ(d.counters[mem[0]], (std::vector<std::pair<int64_t, int64_t>>{
                                     {kT + 2000, kMiB}, {kT + 3000, 3 * kMiB}, {kT + 5000, 2 * kMiB}}));
-  auto depth = find(d, [](auto& t) { return t.has_counter() && t.counter().unit() == pb::CounterDescriptor::UNIT_COUNT; });
+  auto depth =
+      find(d, [](auto& t) { return t.has_counter() && t.counter().unit() == pb::CounterDescriptor::UNIT_COUNT; });
   ASSERT_EQ(depth.size(), 2u);
   for (auto u : depth) {
     const std::string& stream = d.tracks[d.tracks[u].parent_uuid()].name();
     if (stream == "Stream 0x10 (pid 100)")
       EXPECT_EQ(d.counters[u], (std::vector<std::pair<int64_t, int64_t>>{
                                    {kT + 1000, 1}, {kT + 1010, 2}, {kT + 3100, 3}, {kT + 4300, 0}}));
-    else
-      EXPECT_EQ(stream, "Stream 0x20 (pid 100)");
+    else EXPECT_EQ(stream, "Stream 0x20 (pid 100)");
   }
 }
 
@@ -432,7 +447,8 @@ TEST_F(Export, ChromeJsonHasTheSameSlicesFlowsAndCounters) {
   std::map<uint64_t, int> want{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {exporter::kDependencyFlowBase, 1}};
   EXPECT_EQ(starts, want);
   EXPECT_EQ(finishes, want);
-  EXPECT_EQ(memory, (std::vector<std::pair<int64_t, int64_t>>{{kT + 2000, kMiB}, {kT + 3000, 3 * kMiB}, {kT + 5000, 2 * kMiB}}));
+  EXPECT_EQ(memory, (std::vector<std::pair<int64_t, int64_t>>{
+                        {kT + 2000, kMiB}, {kT + 3000, 3 * kMiB}, {kT + 5000, 2 * kMiB}}));
   // Times keep their nanoseconds: the second launch at 1000001.010 us.
   EXPECT_NE(out.str().find("\"ts\":1000001.010,\"dur\":0.000"), std::string::npos);
 }
@@ -531,8 +547,9 @@ TEST_F(Export, EndToEndWithTheReplayEngine) {
   Decoded d = decode_perfetto(out.str());
 
   // One stream track per replayed queue, named after it, under its process.
-  auto streams = find(d, [&](auto& t) { return !t.has_counter() && d.tracks.count(t.parent_uuid()) &&
-                                               d.tracks[t.parent_uuid()].has_process(); });
+  auto streams = find(d, [&](auto& t) {
+    return !t.has_counter() && d.tracks.count(t.parent_uuid()) && d.tracks[t.parent_uuid()].has_process();
+  });
   std::set<std::string> names;
   for (auto u : streams) names.insert(d.tracks[u].name());
   EXPECT_EQ(streams.size(), r.queues.size());

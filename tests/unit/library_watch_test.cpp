@@ -23,7 +23,7 @@ namespace {
 
 // One maps line for path, as the kernel writes it (dev in hex major:minor).
 std::string maps_line(const std::string& path, int n, const char* perms = "r-xp") {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};
   char buf[512];
   std::snprintf(buf, sizeof buf, "7f00%04x0000-7f00%04x1000 %s 00001000 %02x:%02x %llu    %s\n", n, n, perms,
@@ -39,7 +39,8 @@ struct Fixture {
     return {
         [this](const LibraryFile& f, std::span<const ApiSpec>) {
           attached.emplace_back(f.dev, f.ino);
-          return std::vector<ProbeResult>{ProbeResult{f, "cuLaunchKernel", "cu_launch_kernel", ProbeStatus::attached, ""}};
+          return std::vector<ProbeResult>{
+              ProbeResult{f, "cuLaunchKernel", "cu_launch_kernel", ProbeStatus::attached, ""}};
         },
         [this](uint64_t dev, uint64_t ino) { detached.emplace_back(dev, ino); },
         [](std::vector<ProbeRow>) {},

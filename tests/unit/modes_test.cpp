@@ -13,8 +13,8 @@ TEST(Modes, WordsAreTheStoredOnesAndParseBack) {
     EXPECT_EQ(to_string(v), w);
     EXPECT_EQ(parse<ProbeStatus>(w), v);
   }
-  for (auto [v, w] : {std::pair{UnwindMode::fp, "fp"}, std::pair{UnwindMode::dwarf, "dwarf"},
-                      std::pair{UnwindMode::bpf, "bpf"}}) {
+  for (auto [v, w] :
+       {std::pair{UnwindMode::fp, "fp"}, std::pair{UnwindMode::dwarf, "dwarf"}, std::pair{UnwindMode::bpf, "bpf"}}) {
     EXPECT_EQ(to_string(v), w);
     EXPECT_EQ(parse<UnwindMode>(w), v);
   }

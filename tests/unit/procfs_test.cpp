@@ -28,10 +28,11 @@ TEST(Cgroup, V2LineIsThePath) {
 TEST(Cgroup, ContainerIdFromEveryRuntimeLayout) {
   EXPECT_EQ(container_id_from_cgroup("/system.slice/docker-" + kId + ".scope"), kId);
   EXPECT_EQ(container_id_from_cgroup("/docker/" + kId), kId);
-  EXPECT_EQ(container_id_from_cgroup("/kubepods.slice/kubepods-burstable.slice/"
-                                     "kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice/cri-containerd-" +
-                                     kId + ".scope"),
-            kId);
+  EXPECT_EQ(
+      container_id_from_cgroup("/kubepods.slice/kubepods-burstable.slice/"
+                               "kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice/cri-containerd-" +
+                               kId + ".scope"),
+      kId);
   EXPECT_EQ(container_id_from_cgroup("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podx.slice/crio-" +
                                      kId + ".scope"),
             kId);

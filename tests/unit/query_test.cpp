@@ -62,6 +62,5 @@ TEST(Query, EveryReportRunsAgainstTheSchema) {
 }
 
 TEST(ShellQuote, QuotesOnlyWhatTheShellWouldSplit) {
-  EXPECT_EQ(shell_quote({"python3", "-c", "print('hi')", "a b", "x=1"}),
-            "python3 -c 'print('\\''hi'\\'')' 'a b' x=1");
+  EXPECT_EQ(shell_quote({"python3", "-c", "print('hi')", "a b", "x=1"}), "python3 -c 'print('\\''hi'\\'')' 'a b' x=1");
 }

@@ -47,8 +47,15 @@ class ReplayCapture {
     for (const ApiSpec& s : cuda_api_table())
       if (s.symbol == api) spec = &s;
     ASSERT_NE(spec, nullptr) << api;
-    ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, kPid, tid, kT0 + t), {}, ret, dur, out, spec->id,
-                   GPUOBS_CALL_F_RETURNED | (out ? GPUOBS_CALL_F_OUT_READ : 0u), 0, {}};
+    ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, kPid, tid, kT0 + t),
+                   {},
+                   ret,
+                   dur,
+                   out,
+                   spec->id,
+                   GPUOBS_CALL_F_RETURNED | (out ? GPUOBS_CALL_F_OUT_READ : 0u),
+                   0,
+                   {}};
     for (size_t i = 0; i < args.size() && i < 8; ++i) e.args[i] = args[i];
     w_->push(e, stack);
   }

@@ -2,12 +2,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <sys/wait.h>
+#include <cstdio>
 
 #include "replay_capture.h"
-#include "test_util.h"
 #include "store/db.h"
+#include "test_util.h"
 
 using gpuobs::testing::ReplayCapture;
 
@@ -41,7 +41,8 @@ TEST(ReplayCli, WritesTablesAndPrintsSummary) {
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*db->scalar("SELECT count(*) FROM replay_ops"), 3);
   EXPECT_EQ(*db->scalar("SELECT count(*) FROM replay_ops WHERE latest_end_ns IS NULL"), 1);
-  EXPECT_EQ(*db->scalar("SELECT count(*) FROM replay_hazards WHERE kind = 'wait_unrecorded_event' AND stack_id = 2"), 1);
+  EXPECT_EQ(*db->scalar("SELECT count(*) FROM replay_hazards WHERE kind = 'wait_unrecorded_event' AND stack_id = 2"),
+            1);
   EXPECT_EQ(*db->scalar("SELECT blocked_ns FROM replay_observations WHERE kind = 'stream_sync'"), 30);
   EXPECT_EQ(*db->scalar("SELECT unproven_ops FROM replay_runs"), 1);
 }

@@ -39,7 +39,8 @@ Strs ops(const replay::Result& r) {
 }
 Strs deps(const replay::Result& r) {
   Strs out;
-  for (const auto& d : r.deps) out.push_back(std::to_string(d.op_id) + "->" + std::to_string(d.on_op_id) + " " + d.kind);
+  for (const auto& d : r.deps)
+    out.push_back(std::to_string(d.op_id) + "->" + std::to_string(d.on_op_id) + " " + d.kind);
   return out;
 }
 Strs queues(const replay::Result& r) {
@@ -56,8 +57,8 @@ Strs queues(const replay::Result& r) {
 Strs observations(const replay::Result& r) {
   Strs out;
   for (const auto& o : r.observations)
-    out.push_back(std::to_string(o.id) + " " + o.kind + " q" + (o.queue_id ? std::to_string(*o.queue_id) : "-") +
-                  " " + rel(o.start_ns) + ".." + rel(o.end_ns) + " done=" + std::to_string(o.ops_completed) +
+    out.push_back(std::to_string(o.id) + " " + o.kind + " q" + (o.queue_id ? std::to_string(*o.queue_id) : "-") + " " +
+                  rel(o.start_ns) + ".." + rel(o.end_ns) + " done=" + std::to_string(o.ops_completed) +
                   " blocked=" + std::to_string(o.blocked_ns));
   return out;
 }
@@ -103,8 +104,8 @@ TEST(Replay, RecordWaitAcrossCreatedStreams) {
                           "5 q2 s2 wait_event 140/140..250 b1", "6 q1 s4 launch 150/150..312 b2",
                           "7 q2 s3 launch 400/400..- b-"}));
   EXPECT_EQ(deps(r), (Strs{"5->3 event"}));
-  EXPECT_EQ(observations(r), (Strs{"1 stream_sync q2 200..250 done=5 blocked=50",
-                                   "2 stream_query q1 310..312 done=1 blocked=0"}));
+  EXPECT_EQ(observations(r),
+            (Strs{"1 stream_sync q2 200..250 done=5 blocked=50", "2 stream_query q1 310..312 done=1 blocked=0"}));
   EXPECT_EQ(depth(r, 1), (Strs{"100:1", "110:2", "120:3", "150:4", "250:1", "312:0"}));
   EXPECT_EQ(depth(r, 2), (Strs{"130:1", "140:2", "250:0", "400:1"}));
   EXPECT_EQ(r.ops[0].stack_id, 1);
@@ -121,21 +122,20 @@ TEST(Replay, LegacyStreamSyncsWithBlockingNotNonBlocking) {
   c.stream_create(20, 0xB, 1);  // CU_STREAM_NON_BLOCKING
   c.launch(100, 0xA);
   c.launch(110, 0xB);
-  c.launch(120, 0);     // legacy (queue 3): waits for A's op 1
-  c.launch(130, 0xA);   // waits for legacy op 3
-  c.launch(140, 0xB);   // no implicit sync
-  c.launch(150, 0);     // waits for A's op 4
+  c.launch(120, 0);                                // legacy (queue 3): waits for A's op 1
+  c.launch(130, 0xA);                              // waits for legacy op 3
+  c.launch(140, 0xB);                              // no implicit sync
+  c.launch(150, 0);                                // waits for A's op 4
   c.call(200, "cuStreamSynchronize", {0}, 0, 10);  // legacy = {A:2, L:2}
   c.call(300, "cuCtxSynchronize", {}, 0, 20);      // everything
   auto r = replay_file(c.finish(1000));
-  EXPECT_EQ(queues(r), (Strs{"1 created 0xa ops=2 max=2", "2 created 0xb nb ops=2 max=2",
-                             "3 legacy 0 ops=2 max=2"}));
+  EXPECT_EQ(queues(r), (Strs{"1 created 0xa ops=2 max=2", "2 created 0xb nb ops=2 max=2", "3 legacy 0 ops=2 max=2"}));
   EXPECT_EQ(deps(r), (Strs{"3->1 legacy", "4->3 legacy", "6->4 legacy"}));
   EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..210 b1", "2 q2 s1 launch 110/110..320 b2",
                           "3 q3 s1 launch 120/120..210 b1", "4 q1 s2 launch 130/130..210 b1",
                           "5 q2 s2 launch 140/140..320 b2", "6 q3 s2 launch 150/150..210 b1"}));
-  EXPECT_EQ(observations(r), (Strs{"1 stream_sync q3 200..210 done=4 blocked=10",
-                                   "2 context_sync q- 300..320 done=2 blocked=20"}));
+  EXPECT_EQ(observations(r),
+            (Strs{"1 stream_sync q3 200..210 done=4 blocked=10", "2 context_sync q- 300..320 done=2 blocked=20"}));
 }
 
 // Per-thread default streams (stream 0 in _ptsz calls, or 0x2) are one queue per
@@ -143,21 +143,21 @@ TEST(Replay, LegacyStreamSyncsWithBlockingNotNonBlocking) {
 // on the legacy stream proves itself and all before it.
 TEST(Replay, PerThreadStreamsAndSyncDtoH) {
   ReplayCapture c;
-  c.launch(100, 0, 0, 100, true);   // thread 100's per-thread stream (queue 1)
-  c.launch(110, 0, 0, 101, true);   // thread 101's (queue 2)
-  c.launch(120, 2, 0, 100, false);  // CU_STREAM_PER_THREAD: queue 1
-  c.launch(130, 0, 0, 101, false);  // legacy (queue 3): waits for both per-thread streams
+  c.launch(100, 0, 0, 100, true);                                 // thread 100's per-thread stream (queue 1)
+  c.launch(110, 0, 0, 101, true);                                 // thread 101's (queue 2)
+  c.launch(120, 2, 0, 100, false);                                // CU_STREAM_PER_THREAD: queue 1
+  c.launch(130, 0, 0, 101, false);                                // legacy (queue 3): waits for both per-thread streams
   c.call(140, "cuStreamSynchronize_ptsz", {0}, 0, 5, 0, 0, 101);  // queue 2 = {q2:1}
   c.call(150, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64}, 0, 10, 0, 0, 100);  // legacy op 5
   auto r = replay_file(c.finish(1000));
-  EXPECT_EQ(queues(r), (Strs{"1 per_thread 0 t100 ops=2 max=2", "2 per_thread 0 t101 ops=1 max=1",
-                             "3 legacy 0 ops=2 max=2"}));
+  EXPECT_EQ(queues(r),
+            (Strs{"1 per_thread 0 t100 ops=2 max=2", "2 per_thread 0 t101 ops=1 max=1", "3 legacy 0 ops=2 max=2"}));
   EXPECT_EQ(deps(r), (Strs{"4->3 legacy", "4->2 legacy"}));
-  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..160 b2", "2 q2 s1 launch 110/110..145 b1",
-                          "3 q1 s2 launch 120/120..160 b2", "4 q3 s1 launch 130/130..160 b2",
-                          "5 q3 s2 copy 150/150..160 b2"}));
-  EXPECT_EQ(observations(r), (Strs{"1 stream_sync q2 140..145 done=1 blocked=5",
-                                   "2 sync_copy q3 150..160 done=4 blocked=10"}));
+  EXPECT_EQ(ops(r),
+            (Strs{"1 q1 s1 launch 100/100..160 b2", "2 q2 s1 launch 110/110..145 b1", "3 q1 s2 launch 120/120..160 b2",
+                  "4 q3 s1 launch 130/130..160 b2", "5 q3 s2 copy 150/150..160 b2"}));
+  EXPECT_EQ(observations(r),
+            (Strs{"1 stream_sync q2 140..145 done=1 blocked=5", "2 sync_copy q3 150..160 done=4 blocked=10"}));
   EXPECT_EQ(depth(r, 1), (Strs{"100:1", "120:2", "160:0"}));
   EXPECT_EQ(depth(r, 3), (Strs{"130:1", "150:2", "160:0"}));
   EXPECT_EQ(r.ops[4].direction, "DtoH");
@@ -173,19 +173,18 @@ TEST(Replay, SyncHtoDEventQueryAndSync) {
   c.event_create(200, 0xE1);
   c.record(210, 0xE1, 0);
   c.launch(220, 0);
-  c.call(230, "cuEventQuery", {0xE1}, 600, 1);    // NOT_READY
-  c.call(240, "cuEventQuery", {0xE1}, 0, 1);      // obs 2 = {L:3}
+  c.call(230, "cuEventQuery", {0xE1}, 600, 1);      // NOT_READY
+  c.call(240, "cuEventQuery", {0xE1}, 0, 1);        // obs 2 = {L:3}
   c.call(250, "cuEventSynchronize", {0xE1}, 0, 5);  // obs 3: nothing new
-  c.call(260, "cuStreamQuery", {0}, 0, 0);        // obs 4 = {L:4}
+  c.call(260, "cuStreamQuery", {0}, 0, 0);          // obs 4 = {L:4}
   c.call(270, "cuMemsetD8_v2", {0xD000, 7, 256}, 0, 3);
   auto r = replay_file(c.finish(1000));
   EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..130 b1", "2 q1 s2 copy 110/110..241 b2",
                           "3 q1 s3 event_record 210/210..241 b2", "4 q1 s4 launch 220/220..260 b4",
                           "5 q1 s5 memset 270/270..- b-"}));
-  EXPECT_EQ(observations(r), (Strs{"1 sync_copy q1 110..130 done=1 blocked=20",
-                                   "2 event_query q- 240..241 done=2 blocked=0",
-                                   "3 event_sync q- 250..255 done=0 blocked=5",
-                                   "4 stream_query q1 260..260 done=1 blocked=0"}));
+  EXPECT_EQ(observations(r),
+            (Strs{"1 sync_copy q1 110..130 done=1 blocked=20", "2 event_query q- 240..241 done=2 blocked=0",
+                  "3 event_sync q- 250..255 done=0 blocked=5", "4 stream_query q1 260..260 done=1 blocked=0"}));
   EXPECT_EQ(depth(r, 1), (Strs{"100:1", "110:2", "130:1", "210:2", "220:3", "241:1", "260:0", "270:1"}));
   EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
 }
@@ -194,14 +193,14 @@ TEST(Replay, SyncHtoDEventQueryAndSync) {
 // still enqueued but proves nothing: its entry is not its completion.
 TEST(Replay, SyncCopyWithoutReturnProvesNothing) {
   ReplayCapture c;
-  c.launch(100, 0);                                             // op 1
-  c.entry_only(110, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64});   // op 2: no observation
-  c.entry_only(120, "cuMemcpyHtoD_v2", {0xD000, 0x9000, 64});   // op 3: no observation
-  c.call(130, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64}, 1, 5);   // failed: not enqueued
-  c.launch(140, 0);                                             // op 4
+  c.launch(100, 0);                                            // op 1
+  c.entry_only(110, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64});  // op 2: no observation
+  c.entry_only(120, "cuMemcpyHtoD_v2", {0xD000, 0x9000, 64});  // op 3: no observation
+  c.call(130, "cuMemcpyDtoH_v2", {0x9000, 0xD000, 64}, 1, 5);  // failed: not enqueued
+  c.launch(140, 0);                                            // op 4
   auto r = replay_file(c.finish(1000));
-  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q1 s2 copy 110/110..- b-",
-                          "3 q1 s3 copy 120/120..- b-", "4 q1 s4 launch 140/140..- b-"}));
+  EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q1 s2 copy 110/110..- b-", "3 q1 s3 copy 120/120..- b-",
+                          "4 q1 s4 launch 140/140..- b-"}));
   EXPECT_TRUE(r.observations.empty()) << ::testing::PrintToString(observations(r));
 }
 
@@ -212,8 +211,8 @@ TEST(Replay, SyncCopyWithoutReturnProvesNothing) {
 TEST(Replay, SyncHtoDProvesOnlyItsOwnQueue) {
   ReplayCapture c;
   c.stream_create(10, 0xB);
-  c.launch(100, 0xB);                                            // op 1 on B
-  c.call(200, "cuMemcpyHtoD_v2", {0xD000, 0x9000, 64}, 0, 10);   // op 2 on legacy, returns at 210
+  c.launch(100, 0xB);                                           // op 1 on B
+  c.call(200, "cuMemcpyHtoD_v2", {0xD000, 0x9000, 64}, 0, 10);  // op 2 on legacy, returns at 210
   auto r = replay_file(c.finish(1000));
   EXPECT_EQ(deps(r), (Strs{"2->1 legacy"}));
   EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q2 s1 copy 200/200..- b-"}));
@@ -227,8 +226,8 @@ TEST(ReplayHazards, WaitUnrecordedEvent) {
     c.stream_create(10, 0xA);
     c.stream_create(20, 0xB);
     c.event_create(30, 0xE1);
-    c.launch(100, 0xB);                     // op 1
-    if (fixed) c.record(110, 0xE1, 0xB);    // op 2
+    c.launch(100, 0xB);                   // op 1
+    if (fixed) c.record(110, 0xE1, 0xB);  // op 2
     c.call(120, "cuStreamWaitEvent", {0xA, 0xE1, 0}, 0, 1, 0, 3);
     c.call(130, "cuEventSynchronize", {0xE1}, 0, 4, 0, 4);
     auto r = replay_file(c.finish(1000));
@@ -256,14 +255,14 @@ TEST(ReplayHazards, EventCreatedBeforeAttachIsNoHazard) {
   c.call(120, "cuEventQuery", {0xE9}, 0, 1);               // obs 1: proves nothing
   c.call(130, "cuEventSynchronize", {0xE9}, 0, 4);         // obs 2: proves nothing
   c.event_create(140, 0xE1);
-  c.call(150, "cuEventSynchronize", {0xE1}, 0, 2, 0, 4);   // created, never recorded: the hazard
+  c.call(150, "cuEventSynchronize", {0xE1}, 0, 2, 0, 4);  // created, never recorded: the hazard
   auto r = replay_file(c.finish(1000));
   EXPECT_EQ(hazards(r), (Strs{"wait_unrecorded_event op- other- syncs s4 s0"}));
   EXPECT_TRUE(deps(r).empty()) << ::testing::PrintToString(deps(r));
   EXPECT_EQ(ops(r), (Strs{"1 q1 s1 launch 100/100..- b-", "2 q1 s2 wait_event 110/110..- b-"}));
-  EXPECT_EQ(observations(r), (Strs{"1 event_query q- 120..121 done=0 blocked=0",
-                                   "2 event_sync q- 130..134 done=0 blocked=4",
-                                   "3 event_sync q- 150..152 done=0 blocked=2"}));
+  EXPECT_EQ(observations(r),
+            (Strs{"1 event_query q- 120..121 done=0 blocked=0", "2 event_sync q- 130..134 done=0 blocked=4",
+                  "3 event_sync q- 150..152 done=0 blocked=2"}));
 }
 
 // Stream capture fork/join: a record on the capturing stream A is a graph node;
@@ -285,8 +284,8 @@ TEST(Replay, CaptureForkJoinEnqueuesNothing) {
   c.wait(160, 0xA, 0xE2);
   c.call(170, "cuStreamEndCapture", {0xA, 0x7010}, 0, 1, 0x6000);
   c.call(180, "cuGraphLaunch", {0x6100, 0xA}, 0, 1);  // op 1 on A
-  c.launch(190, 0xB);                                  // op 2: B is a real queue again
-  c.call(200, "cuStreamSynchronize", {0xB}, 0, 5);     // proves op 2 only
+  c.launch(190, 0xB);                                 // op 2: B is a real queue again
+  c.call(200, "cuStreamSynchronize", {0xB}, 0, 5);    // proves op 2 only
   auto r = replay_file(c.finish(1000));
   EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
   EXPECT_TRUE(deps(r).empty()) << ::testing::PrintToString(deps(r));
@@ -370,7 +369,7 @@ TEST(ReplayHazards, FreeAsyncOnAnotherStream) {
     c.call(20, "cuMemAlloc_v2", {0x7000, 1024}, 0, 1, 0xD000);
     c.stream_create(30, 0xA);
     c.stream_create(40, 0xB);
-    c.call(100, "cuMemcpyHtoDAsync_v2", {0xD000, 0x9000, 512, 0xA}, 0, 1, 0, 6);  // op 1
+    c.call(100, "cuMemcpyHtoDAsync_v2", {0xD000, 0x9000, 512, 0xA}, 0, 1, 0, 6);   // op 1
     c.call(130, "cuMemFreeAsync", {0xD000, fixed ? 0xAull : 0xBull}, 0, 1, 0, 7);  // op 2
     auto r = replay_file(c.finish(1000));
     if (fixed) {
@@ -396,8 +395,8 @@ TEST(ReplayHazards, PageableAsyncCopy) {
     if (fixed) {
       EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
     } else {
-      EXPECT_EQ(hazards(r), (Strs{"pageable_async_copy op1 other- copies s2 s0",
-                                  "pageable_async_copy op2 other- copies s3 s0"}));
+      EXPECT_EQ(hazards(r),
+                (Strs{"pageable_async_copy op1 other- copies s2 s0", "pageable_async_copy op2 other- copies s3 s0"}));
       EXPECT_NE(r.hazards[0].detail.find("from host memory 0x5000"), std::string::npos) << r.hazards[0].detail;
     }
   }
@@ -440,7 +439,7 @@ TEST(ReplayHazards, UnorderedCrossStream) {
       c.wait(120, 0xB, 0xE1);
     }
     c.call(130, "cuMemcpyDtoDAsync_v2", {0xE000, 0xD080, 256, 0xB}, 0, 1, 0, 3);  // reads [0xd080, 0xd180)
-    c.call(140, "cuMemsetD8Async", {0xF000, 0, 16, 0xA}, 0, 1, 0, 4);  // disjoint: no hazard
+    c.call(140, "cuMemsetD8Async", {0xF000, 0, 16, 0xA}, 0, 1, 0, 4);             // disjoint: no hazard
     auto r = replay_file(c.finish(1000));
     if (fixed) {
       EXPECT_TRUE(r.hazards.empty()) << ::testing::PrintToString(hazards(r));
@@ -455,10 +454,10 @@ namespace {
 // Every replay table as text, rows in key order.
 std::string dump(Db& db) {
   std::string out;
-  for (const char* q : {"SELECT * FROM replay_runs", "SELECT * FROM replay_queues ORDER BY id",
-                        "SELECT * FROM replay_ops ORDER BY id", "SELECT * FROM replay_deps ORDER BY op_id, on_op_id, kind",
-                        "SELECT * FROM replay_observations ORDER BY id",
-                        "SELECT * FROM replay_depth ORDER BY queue_id, ts_ns", "SELECT * FROM replay_hazards ORDER BY id"}) {
+  for (const char* q :
+       {"SELECT * FROM replay_runs", "SELECT * FROM replay_queues ORDER BY id", "SELECT * FROM replay_ops ORDER BY id",
+        "SELECT * FROM replay_deps ORDER BY op_id, on_op_id, kind", "SELECT * FROM replay_observations ORDER BY id",
+        "SELECT * FROM replay_depth ORDER BY queue_id, ts_ns", "SELECT * FROM replay_hazards ORDER BY id"}) {
     Stmt st(db.get(), q);
     while (st.step() == SQLITE_ROW) {
       for (int i = 0; i < sqlite3_column_count(st.get()); ++i) {
@@ -501,7 +500,8 @@ TEST(Replay, DeterministicTables) {
   ASSERT_TRUE(replay::write(*db, *b).ok());
   EXPECT_EQ(dump(*db), first);
   EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_ops"), static_cast<int64_t>(a->ops.size()));
-  EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_hazards"), static_cast<int64_t>(a->hazards.size()));
+  EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_hazards"),
+            static_cast<int64_t>(a->hazards.size()));
 }
 
 // Every hazard stores its call's API, also one with no op (a synchronous free,
@@ -511,10 +511,10 @@ TEST(Replay, HazardRowsCarryTheApi) {
   c.call(10, "cuMemAlloc_v2", {0x7000, 1024}, 0, 1, 0xD000);
   c.stream_create(20, 0xA);
   c.event_create(30, 0xE1);
-  c.call(100, "cuMemsetD8Async", {0xD000, 1, 64, 0xA}, 0, 1);     // op 1
-  c.call(110, "cuEventSynchronize", {0xE1}, 0, 2);                // never recorded: no op
-  c.call(120, "cuMemFree_v2", {0xD000}, 0, 1);                    // op 1 queued: no op
-  c.call(130, "cuStreamWaitEvent", {0xA, 0xE1, 0}, 0, 1);         // op 2
+  c.call(100, "cuMemsetD8Async", {0xD000, 1, 64, 0xA}, 0, 1);  // op 1
+  c.call(110, "cuEventSynchronize", {0xE1}, 0, 2);             // never recorded: no op
+  c.call(120, "cuMemFree_v2", {0xD000}, 0, 1);                 // op 1 queued: no op
+  c.call(130, "cuStreamWaitEvent", {0xA, 0xE1, 0}, 0, 1);      // op 2
   const std::string& file = c.finish(1000);
   auto db = Db::open(file, SQLITE_OPEN_READWRITE);
   ASSERT_TRUE(db.ok());
@@ -525,7 +525,8 @@ TEST(Replay, HazardRowsCarryTheApi) {
   Stmt st((*db).get(), "SELECT kind, coalesce(op_id, '-'), api FROM replay_hazards ORDER BY id");
   while (st.step() == SQLITE_ROW) {
     std::string row;
-    for (int i = 0; i < 3; ++i) row += (i ? " " : "") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i)));
+    for (int i = 0; i < 3; ++i)
+      row += (i ? " " : "") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i)));
     rows.push_back(row);
   }
   EXPECT_EQ(rows, (Strs{"wait_unrecorded_event - cuEventSynchronize", "free_while_queued - cuMemFree_v2",
@@ -541,15 +542,15 @@ TEST(Replay, DestroyedStreamsRetireOnlyWhenComplete) {
   for (uint64_t i = 0; i < 300; ++i) {
     uint64_t t = 100 + 10 * i, h = 0x10000 + i;
     c.stream_create(t, h);
-    c.launch(t + 1, h);                                  // op i + 1
-    c.call(t + 2, "cuStreamSynchronize", {h}, 0, 1);     // obs i + 1
+    c.launch(t + 1, h);                               // op i + 1
+    c.call(t + 2, "cuStreamSynchronize", {h}, 0, 1);  // obs i + 1
     c.call(t + 4, "cuStreamDestroy_v2", {h}, 0, 1);
   }
   c.stream_create(5000, 0xB);
-  c.launch(5010, 0xB);                                   // op 301: pending at the destroy
+  c.launch(5010, 0xB);  // op 301: pending at the destroy
   c.call(5020, "cuStreamDestroy_v2", {0xB}, 0, 1);
-  c.launch(5030, 0);                                     // op 302 on legacy: waits for op 301 only
-  c.call(5040, "cuCtxSynchronize", {}, 0, 10);           // obs 301: proves ops 301 and 302
+  c.launch(5030, 0);                            // op 302 on legacy: waits for op 301 only
+  c.call(5040, "cuCtxSynchronize", {}, 0, 10);  // obs 301: proves ops 301 and 302
   auto r = replay_file(c.finish(9000));
   EXPECT_EQ(deps(r), (Strs{"302->301 legacy"}));
   ASSERT_EQ(r.ops.size(), 302u);

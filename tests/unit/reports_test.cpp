@@ -33,9 +33,15 @@ gpuobs_hdr hdr(uint32_t type, uint32_t tgid, uint64_t ts) { return gpuobs_hdr{ty
 // A returned call: args, result, duration, out-value.
 ApiCallEvent call(uint32_t tgid, uint64_t ts, std::string_view api, std::vector<uint64_t> args, int64_t ret,
                   uint64_t dur, uint64_t out = 0, std::string blob = {}) {
-  ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, tgid, ts), {}, ret, dur, out, api_id(api),
+  ApiCallEvent e{hdr(GPUOBS_EV_API_CALL, tgid, ts),
+                 {},
+                 ret,
+                 dur,
+                 out,
+                 api_id(api),
                  GPUOBS_CALL_F_RETURNED | (out ? GPUOBS_CALL_F_OUT_READ : 0u),
-                 blob.empty() ? 0u : static_cast<uint32_t>(GPUOBS_BLOB_STRING), std::move(blob)};
+                 blob.empty() ? 0u : static_cast<uint32_t>(GPUOBS_BLOB_STRING),
+                 std::move(blob)};
   for (size_t i = 0; i < args.size() && i < 8; ++i) e.args[i] = args[i];
   return e;
 }
@@ -84,8 +90,18 @@ class Reports : public ::testing::Test {
     push(call(100, kT0 + s / 2 + 21, "cuMemAlloc_v2", {0, 2 << 20}, 0, 30, 0xB0));
     push(call(100, kT0 + s / 2 + 22, "cuMemFree_v2", {0xA0}, 0, 8));
     // Three NV_ESC_RM_FREE: fine, refused by the kernel (-EINVAL), refused by RM (a status).
-    IoctlEvent io{hdr(GPUOBS_EV_IOCTL, 100, kT0 + s / 2 + 30), 1000, 0, 0, 0xC0104629, 195, 0, 5,
-                  GPUOBS_DRV_NVIDIA, 0, std::string(16, '\0'), {}};
+    IoctlEvent io{hdr(GPUOBS_EV_IOCTL, 100, kT0 + s / 2 + 30),
+                  1000,
+                  0,
+                  0,
+                  0xC0104629,
+                  195,
+                  0,
+                  5,
+                  GPUOBS_DRV_NVIDIA,
+                  0,
+                  std::string(16, '\0'),
+                  {}};
     push(io);
     io.hdr.ts_ns += 1, io.latency_ns = 3000, io.ret = -22;
     push(io);
@@ -277,11 +293,13 @@ TEST_F(Reports, SqlIsReadOnlyByConstructionAndBindsParameters) {
   auto db = open_capture_readonly(path_);
   ASSERT_TRUE(db.ok());
   std::string into = dir_.file("copy.db");
-  for (const std::string& q : std::vector<std::string>{"DELETE FROM kernel_launches", "CREATE TABLE x (a)", "PRAGMA user_version = 99",
-                        "UPDATE processes SET comm = 'x'", "VACUUM", "SELECT 1; DELETE FROM kernel_launches",
-                        "VACUUM INTO '" + into + "'", "-- only a comment"})
+  for (const std::string& q :
+       std::vector<std::string>{"DELETE FROM kernel_launches", "CREATE TABLE x (a)", "PRAGMA user_version = 99",
+                                "UPDATE processes SET comm = 'x'", "VACUUM", "SELECT 1; DELETE FROM kernel_launches",
+                                "VACUUM INTO '" + into + "'", "-- only a comment"})
     EXPECT_FALSE(run_query(*db, q).ok()) << q;
-  EXPECT_FALSE(std::filesystem::exists(into));  // refused before it ran (PRAGMA query_only = 0 is accepted and harmless: the connection itself is read-only)
+  EXPECT_FALSE(std::filesystem::exists(into));  // refused before it ran (PRAGMA query_only = 0 is accepted and
+                                                // harmless: the connection itself is read-only)
   EXPECT_TRUE(run_query(*db, "SELECT 1; -- a note").ok());
   // A parameter the query does not name is an error, not a silent no-op.
   EXPECT_FALSE(run_query(*db, "SELECT count(*) FROM kernel_launches", {{"pid", int64_t{100}}}).ok());

@@ -181,8 +181,9 @@ std::vector<std::string> read_lines(const std::string& path) {
 // Every table and view of a fresh capture, with its columns.
 Columns real_schema(Db& db) {
   Columns out;
-  Stmt names(db.get(),
-             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
+  Stmt names(
+      db.get(),
+      "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
   while (names.step() == SQLITE_ROW) {
     std::string t = reinterpret_cast<const char*>(sqlite3_column_text(names.get(), 0));
     auto& cols = out[t];
@@ -271,10 +272,10 @@ TEST(SchemaDoc, ParserReadsEachFormAndComparisonNamesEveryDifference) {
   EXPECT_EQ(d.columns, want);
 
   Columns real = want;
-  real["alpha"].erase("y");         // documented, not in the schema
-  real["beta"].insert("extra");     // in the schema, not documented
-  real.erase("eps");                // a documented table that is gone
-  real["zeta"] = {"z"};             // an undocumented table
+  real["alpha"].erase("y");      // documented, not in the schema
+  real["beta"].insert("extra");  // in the schema, not documented
+  real.erase("eps");             // a documented table that is gone
+  real["zeta"] = {"z"};          // an undocumented table
   auto diff = differences(real, d.columns);
   std::vector<std::string> expected = {
       "alpha.y: in docs/schema.md, not in the schema",

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "decode/decoder.h"
-#include "stacks/proc_maps.h"
 #include "loader/elf_symbols.h"
+#include "stacks/proc_maps.h"
 #include "stacks/stack_resolver.h"
 #include "stacks/unwind_table.h"
 #include "unit/test_util.h"
@@ -25,7 +25,8 @@ using namespace gpuobs;
 using namespace gpuobs::testing;
 
 TEST(ProcMaps, ParsesFileAnonymousVdsoAndDeletedLines) {
-  auto f = parse_maps_line("7f1c2a400000-7f1c2a5b5000 r-xp 00028000 fd:01 332835                     /usr/lib/x86_64-linux-gnu/libc.so.6");
+  auto f = parse_maps_line(
+      "7f1c2a400000-7f1c2a5b5000 r-xp 00028000 fd:01 332835                     /usr/lib/x86_64-linux-gnu/libc.so.6");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->start, 0x7f1c2a400000u);
   EXPECT_EQ(f->end, 0x7f1c2a5b5000u);

@@ -124,8 +124,10 @@ TEST(Writer, PushManyStoresEveryEventWithItsStack) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE stack_id = 2 AND tid = 502"), 2000);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stacks"), 2);
   // In the order pushed: launch i of each batch has the i-th timestamp.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches a JOIN kernel_launches b ON b.id = a.id + 1 "
-                        "WHERE b.ts_mono_ns < a.ts_mono_ns"), 0);
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM kernel_launches a JOIN kernel_launches b ON b.id = a.id + 1 "
+                   "WHERE b.ts_mono_ns < a.ts_mono_ns"),
+            0);
 }
 
 TEST(Writer, AReusedPidIsANewProcess) {
@@ -143,10 +145,14 @@ TEST(Writer, AReusedPidIsANewProcess) {
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM processes WHERE tgid = 200"), 2);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches l JOIN processes p ON p.id = l.process_id "
-                        "WHERE p.start_boottime_ns = 111"), 1);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches l JOIN processes p ON p.id = l.process_id "
-                        "WHERE p.start_boottime_ns = 222"), 2);
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM kernel_launches l JOIN processes p ON p.id = l.process_id "
+                   "WHERE p.start_boottime_ns = 111"),
+            1);
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM kernel_launches l JOIN processes p ON p.id = l.process_id "
+                   "WHERE p.start_boottime_ns = 222"),
+            2);
 }
 
 // A full disk (simulated with max_page_count): the lost batches are counted,
@@ -179,8 +185,9 @@ TEST(Writer, FullDiskLosesCountedBatchesAndRecovers) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), static_cast<int64_t>(mid.launches + 100));
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = 400"), 100);
   // Every launch points at a process row of its own pid.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches l LEFT JOIN processes p ON p.id = l.process_id"
-                        " WHERE p.tgid IS NULL OR p.tgid != l.tgid"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM kernel_launches l LEFT JOIN processes p ON p.id = l.process_id"
+                   " WHERE p.tgid IS NULL OR p.tgid != l.tgid"),
             0);
 }
 

@@ -12,8 +12,8 @@
 using namespace gpuobs;
 
 TEST(TerminalSafe, OrdinaryTextIsUnchanged) {
-  for (std::string s : {"", "cuLaunchKernel", "void gemm<float, 128>(float*, int)", "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-                        "café", "名前", "a\\b"})
+  for (std::string s : {"", "cuLaunchKernel", "void gemm<float, 128>(float*, int)",
+                        "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "café", "名前", "a\\b"})
     EXPECT_EQ(terminal_safe(s), s);
 }
 
@@ -22,14 +22,20 @@ TEST(TerminalSafe, ControlCharactersBecomeVisibleEscapes) {
   EXPECT_EQ(terminal_safe("line\r\nforged"), "line\\r\\nforged");
   EXPECT_EQ(terminal_safe("t\tx"), "t\\tx");
   EXPECT_EQ(terminal_safe(std::string("nul\0x", 5)), "nul\\x00x");
-  EXPECT_EQ(terminal_safe("bell\x07" "del\x7f"), "bell\\x07del\\x7f");
+  EXPECT_EQ(terminal_safe("bell\x07"
+                          "del\x7f"),
+            "bell\\x07del\\x7f");
   // OSC 52 (write the clipboard), ended by BEL.
   EXPECT_EQ(terminal_safe("\x1b]52;c;cm0gLXJm\x07"), "\\e]52;c;cm0gLXJm\\x07");
 }
 
 TEST(TerminalSafe, C1ControlsAndBrokenUtf8AreEscapedPerByte) {
-  EXPECT_EQ(terminal_safe("\xc2\x9b" "2J"), "\\xc2\\x9b2J");   // U+009B, CSI
-  EXPECT_EQ(terminal_safe("\x9b" "2J"), "\\x9b2J");             // a raw 8-bit CSI
+  EXPECT_EQ(terminal_safe("\xc2\x9b"
+                          "2J"),
+            "\\xc2\\x9b2J");  // U+009B, CSI
+  EXPECT_EQ(terminal_safe("\x9b"
+                          "2J"),
+            "\\x9b2J");  // a raw 8-bit CSI
   EXPECT_EQ(terminal_safe("\xff\xfe"), "\\xff\\xfe");
   EXPECT_EQ(terminal_safe("\xe5\x90"), "\\xe5\\x90");           // cut sequence
   EXPECT_EQ(terminal_safe("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
@@ -37,7 +43,9 @@ TEST(TerminalSafe, C1ControlsAndBrokenUtf8AreEscapedPerByte) {
 }
 
 TEST(TerminalSafe, BidiOverridesAreShownNotObeyed) {
-  EXPECT_EQ(terminal_safe("ab\xe2\x80\xae" "cd"), "ab\\u{202e}cd");
+  EXPECT_EQ(terminal_safe("ab\xe2\x80\xae"
+                          "cd"),
+            "ab\\u{202e}cd");
   EXPECT_EQ(terminal_safe("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u{2066}x\\u{2069}");
 }
 

@@ -1,13 +1,13 @@
 // Small helpers shared by the tests: a temporary directory and SQL lookups.
 #pragma once
 
+#include <sys/wait.h>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <utility>
-#include <cstdio>
-#include <sys/wait.h>
 
 #include "store/db.h"
 

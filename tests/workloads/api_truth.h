@@ -8,7 +8,7 @@ namespace gpuobs::testing {
 
 constexpr const char* kSquareMangled = "_Z6squarePfi";  // square(float*, int)
 constexpr const char* kAxpyMangled = "_Z4axpyfPKfPf";   // axpy(float, float const*, float*)
-constexpr const char* kLazyMangled = "_Z9lazy_namev";  // lazy_name(), read from an untouched page
+constexpr const char* kLazyMangled = "_Z9lazy_namev";   // lazy_name(), read from an untouched page
 constexpr const char* kModulePath = "/opt/kernels/square.cubin";
 constexpr const char* kLibraryPath = "/opt/kernels/axpy.fatbin";
 

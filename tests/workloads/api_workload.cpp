@@ -66,14 +66,25 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   void* params[] = {nullptr};
   D d = 0;
   // CUlaunchConfig (56 B) with 2 attributes: cooperative, cluster (2,1,1).
-  struct Attr { uint32_t id; uint32_t pad; uint32_t v[16]; };
-  struct Config { uint32_t g[3], b[3], shmem, pad; H stream; Attr* attrs; uint32_t n, pad2; };
+  struct Attr {
+    uint32_t id;
+    uint32_t pad;
+    uint32_t v[16];
+  };
+  struct Config {
+    uint32_t g[3], b[3], shmem, pad;
+    H stream;
+    Attr* attrs;
+    uint32_t n, pad2;
+  };
   static_assert(sizeof(Attr) == 72 && sizeof(Config) == 56);
   Attr attrs[2] = {};
   attrs[0].id = 2;  // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
   attrs[0].v[0] = 1;
   attrs[1].id = 4;  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-  attrs[1].v[0] = 2; attrs[1].v[1] = 1; attrs[1].v[2] = 1;
+  attrs[1].v[0] = 2;
+  attrs[1].v[1] = 1;
+  attrs[1].v[2] = 1;
 
   for (uint32_t i = 0; i < iterations; ++i) {
     size_t bytes = loop_bytes(t, i);
@@ -127,8 +138,19 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   th.call("cuMemcpyPeerAsync", d2, ctx_a, d3, ctx_b, size_t{7000}, s1);
   // CUDA_MEMCPY2D: host -> device, 64 bytes x 8 rows. CUDA_MEMCPY3D: device -> host, 16 x 4 x 2.
   uint64_t c2[16] = {}, c3[25] = {};
-  c2[2] = 1; c2[3] = hostp; c2[9] = 2; c2[11] = d2; c2[14] = 64; c2[15] = 8;
-  c3[4] = 2; c3[6] = d3; c3[15] = 1; c3[16] = hostp; c3[22] = 16; c3[23] = 4; c3[24] = 2;
+  c2[2] = 1;
+  c2[3] = hostp;
+  c2[9] = 2;
+  c2[11] = d2;
+  c2[14] = 64;
+  c2[15] = 8;
+  c3[4] = 2;
+  c3[6] = d3;
+  c3[15] = 1;
+  c3[16] = hostp;
+  c3[22] = 16;
+  c3[23] = 4;
+  c3[24] = 2;
   th.call("cuMemcpy2D_v2", static_cast<const void*>(c2));
   th.call("cuMemcpy2DAsync_v2", static_cast<const void*>(c2), s1);
   th.call("cuMemcpy3D_v2", static_cast<const void*>(c3));
@@ -207,7 +229,10 @@ int main(int argc, char** argv) {
     else if (k == "--truth") truth_path = argv[i + 1];
   }
   g_lib = dlopen(lib.c_str(), RTLD_NOW);
-  if (!g_lib) { std::fprintf(stderr, "api_workload: %s\n", dlerror()); return 1; }
+  if (!g_lib) {
+    std::fprintf(stderr, "api_workload: %s\n", dlerror());
+    return 1;
+  }
   std::vector<Thread> state(threads);
   std::vector<uint32_t> tids(threads);
   std::vector<std::thread> pool;
@@ -221,8 +246,8 @@ int main(int argc, char** argv) {
   truth["pid"] = ::getpid();
   truth["iterations"] = iterations;
   for (uint32_t t = 0; t < threads; ++t)
-    truth["threads"].push_back({{"index", t}, {"tid", tids[t]}, {"counts", state[t].counts},
-                                {"handles", state[t].handles}});
+    truth["threads"].push_back(
+        {{"index", t}, {"tid", tids[t]}, {"counts", state[t].counts}, {"handles", state[t].handles}});
   std::ofstream(truth_path) << truth.dump(2);
   return 0;
 }

@@ -46,8 +46,12 @@ long issue(int fd, const char* driver, uint32_t cmd, void* arg, const std::strin
 // NV_ESC_RM_ALLOC with NVOS64 (48 bytes, driver 535+): status at 40.
 void rm_alloc(int fd, uint32_t parent, uint32_t handle, uint32_t cls, void* params, uint32_t status = 0) {
   Image p(48);
-  p.put<uint32_t>(0, kClient).put<uint32_t>(4, parent).put<uint32_t>(8, handle).put<uint32_t>(12, cls)
-      .put<uint64_t>(16, reinterpret_cast<uint64_t>(params)).put<uint32_t>(40, status);
+  p.put<uint32_t>(0, kClient)
+      .put<uint32_t>(4, parent)
+      .put<uint32_t>(8, handle)
+      .put<uint32_t>(12, cls)
+      .put<uint64_t>(16, reinterpret_cast<uint64_t>(params))
+      .put<uint32_t>(40, status);
   issue(fd, "nvidia", 0xC030462B, p.data(), "NV_ESC_RM_ALLOC");
 }
 
@@ -55,25 +59,25 @@ void nvidia(int fd) {
   Image root(120);
   root.put<uint32_t>(4, static_cast<uint32_t>(::getpid()));
   std::memcpy(root.b.data() + 8, "driver_ioctl_wo", 16);
-  rm_alloc(fd, kClient, kClient, 0x0, root.data());                   // NV01_ROOT: the client
+  rm_alloc(fd, kClient, kClient, 0x0, root.data());  // NV01_ROOT: the client
   Image dev(56);
-  rm_alloc(fd, kClient, 0x5c000001, 0x80, dev.data());                // NV01_DEVICE_0
+  rm_alloc(fd, kClient, 0x5c000001, 0x80, dev.data());  // NV01_DEVICE_0
   Image tsg(20);
-  tsg.put<uint32_t>(12, 1);                                           // engineType
-  rm_alloc(fd, 0x5c000001, 0x5c000002, 0xA06C, tsg.data());           // KEPLER_CHANNEL_GROUP_A
+  tsg.put<uint32_t>(12, 1);                                  // engineType
+  rm_alloc(fd, 0x5c000001, 0x5c000002, 0xA06C, tsg.data());  // KEPLER_CHANNEL_GROUP_A
   for (uint32_t i = 0; i < 2; ++i) {
     Image ch(368);
-    ch.put<uint32_t>(16, 1024).put<uint32_t>(128, 1);                 // gpFifoEntries, engineType
-    rm_alloc(fd, 0x5c000002, 0x5c000003 + i, 0xC86F, ch.data());      // HOPPER_CHANNEL_GPFIFO_A
+    ch.put<uint32_t>(16, 1024).put<uint32_t>(128, 1);             // gpFifoEntries, engineType
+    rm_alloc(fd, 0x5c000002, 0x5c000003 + i, 0xC86F, ch.data());  // HOPPER_CHANNEL_GPFIFO_A
   }
   for (uint32_t i = 0; i < 3; ++i) {
     Image mem(128);
-    mem.put<uint32_t>(0, kClient).put<uint64_t>(64, 2u << 20);        // owner, size
-    rm_alloc(fd, 0x5c000001, 0x5c000010 + i, 0x40, mem.data());       // NV01_MEMORY_LOCAL_USER
+    mem.put<uint32_t>(0, kClient).put<uint64_t>(64, 2u << 20);   // owner, size
+    rm_alloc(fd, 0x5c000001, 0x5c000010 + i, 0x40, mem.data());  // NV01_MEMORY_LOCAL_USER
   }
   Image big(128);
   big.put<uint64_t>(64, 1ull << 40);
-  rm_alloc(fd, 0x5c000001, 0x5c000020, 0x40, big.data(), 0x51);       // NV_ERR_NO_MEMORY
+  rm_alloc(fd, 0x5c000001, 0x5c000020, 0x40, big.data(), 0x51);  // NV_ERR_NO_MEMORY
 
   Image ctrl(32);  // NVOS54: hClient, hObject, cmd, flags, params, paramsSize, status@28
   ctrl.put<uint32_t>(0, kClient).put<uint32_t>(4, 0x5c000010).put<uint32_t>(8, 0x503C0104).put<uint32_t>(24, 0);
@@ -92,11 +96,12 @@ void nvidia(int fd) {
   // A 4-byte class parameter block that ends a page, before an unmapped one:
   // BPF asks for more than that and must keep what is readable.
   long page = ::sysconf(_SC_PAGESIZE);
-  auto* two = static_cast<uint8_t*>(::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* two =
+      static_cast<uint8_t*>(::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ::mprotect(two + page, page, PROT_NONE);
   uint32_t* sub = reinterpret_cast<uint32_t*>(two + page - 4);
-  *sub = 1;                                                           // subDeviceId
-  rm_alloc(fd, 0x5c000001, 0x5c000030, 0x2080, sub);                  // NV20_SUBDEVICE_0
+  *sub = 1;                                           // subDeviceId
+  rm_alloc(fd, 0x5c000001, 0x5c000030, 0x2080, sub);  // NV20_SUBDEVICE_0
 }
 
 void uvm(int fd) {
@@ -110,8 +115,12 @@ void uvm(int fd) {
   range.put<uint64_t>(0, 0x7f0000000000).put<uint64_t>(8, 2u << 20);
   issue(fd, "nvidia-uvm", 73, range.data(), "UVM_CREATE_EXTERNAL_RANGE");
   Image map(9264);  // 256-GPU layout (550.40.53+): tail fields past the head
-  map.put<uint64_t>(0, 0x7f0000000000).put<uint64_t>(8, 2u << 20).put<int32_t>(9248, 9)
-      .put<uint32_t>(9252, kClient).put<uint32_t>(9256, 0x5c000012).put<uint32_t>(9260, 0x1F);
+  map.put<uint64_t>(0, 0x7f0000000000)
+      .put<uint64_t>(8, 2u << 20)
+      .put<int32_t>(9248, 9)
+      .put<uint32_t>(9252, kClient)
+      .put<uint32_t>(9256, 0x5c000012)
+      .put<uint32_t>(9260, 0x1F);
   issue(fd, "nvidia-uvm", 33, map.data(), "UVM_MAP_EXTERNAL_ALLOCATION");
 }
 
@@ -120,12 +129,20 @@ void kfd(int fd) {
   ver.put<uint32_t>(0, 1).put<uint32_t>(4, 17);
   issue(fd, "kfd", 0x80084B01, ver.data(), "AMDKFD_IOC_GET_VERSION");
   Image q(96);
-  q.put<uint64_t>(0, 0x7f1000000000).put<uint32_t>(32, 4096).put<uint32_t>(36, 0x1234).put<uint32_t>(40, 2)
-      .put<uint32_t>(44, 100).put<uint32_t>(48, 7).put<uint32_t>(52, 5);
+  q.put<uint64_t>(0, 0x7f1000000000)
+      .put<uint32_t>(32, 4096)
+      .put<uint32_t>(36, 0x1234)
+      .put<uint32_t>(40, 2)
+      .put<uint32_t>(44, 100)
+      .put<uint32_t>(48, 7)
+      .put<uint32_t>(52, 5);
   issue(fd, "kfd", 0xC0604B02, q.data(), "AMDKFD_IOC_CREATE_QUEUE");
   Image mem(40);
-  mem.put<uint64_t>(0, 0x7f2000000000).put<uint64_t>(8, 1ull << 30).put<uint64_t>(16, 0xabc)
-      .put<uint32_t>(32, 0x1234).put<uint32_t>(36, 1u | (1u << 31));  // VRAM | WRITABLE
+  mem.put<uint64_t>(0, 0x7f2000000000)
+      .put<uint64_t>(8, 1ull << 30)
+      .put<uint64_t>(16, 0xabc)
+      .put<uint32_t>(32, 0x1234)
+      .put<uint32_t>(36, 1u | (1u << 31));  // VRAM | WRITABLE
   issue(fd, "kfd", 0xC0284B16, mem.data(), "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU");
   Image wait(24);
   wait.put<uint32_t>(8, 1).put<uint32_t>(16, 100).put<uint32_t>(20, 1);  // 1 event, 100 ms, TIMEOUT

@@ -24,10 +24,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,8 +36,8 @@
 
 #include "launch_truth.h"
 
-using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
-                         void**, void**);
+using LaunchFn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                         void**);
 
 namespace {
 
@@ -76,7 +76,10 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--leader-exits-first") leader_exits_first = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--leader-exits-first") { --i; continue; }
+    if (k == "--leader-exits-first") {
+      --i;
+      continue;
+    }
     if (k == "--die-in-sync") die_in_sync = std::stoul(argv[i + 1]);
     else if (k == "--hold-ms") hold_ms = std::stoul(argv[i + 1]);
     else if (k == "--lib") lib = argv[i + 1];
@@ -88,10 +91,16 @@ int main(int argc, char** argv) {
     else if (k == "--progress") progress_path = argv[i + 1];
   }
   void* h = dlopen(lib.c_str(), RTLD_NOW);
-  if (!h) { std::fprintf(stderr, "launch_workload: %s\n", dlerror()); return 1; }
+  if (!h) {
+    std::fprintf(stderr, "launch_workload: %s\n", dlerror());
+    return 1;
+  }
   g_launch = reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel"));
   g_launch_ptsz = reinterpret_cast<LaunchFn>(dlsym(h, "cuLaunchKernel_ptsz"));
-  if (!g_launch) { std::fprintf(stderr, "launch_workload: no cuLaunchKernel in %s\n", lib.c_str()); return 1; }
+  if (!g_launch) {
+    std::fprintf(stderr, "launch_workload: no cuLaunchKernel in %s\n", lib.c_str());
+    return 1;
+  }
 
   if (leader_exits_first) {
     static std::string path;
@@ -124,7 +133,10 @@ int main(int argc, char** argv) {
 
   if (!progress_path.empty()) {
     int fd = ::open(progress_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) { std::perror(progress_path.c_str()); return 1; }
+    if (fd < 0) {
+      std::perror(progress_path.c_str());
+      return 1;
+    }
     std::thread([fd] {
       for (;;) {
         // The count first, then the time: every launch counted returned before it.
@@ -146,8 +158,7 @@ int main(int argc, char** argv) {
   truth["pid"] = ::getpid();
   std::vector<uint32_t> tids(threads), ptsz(threads);
   std::vector<std::thread> pool;
-  for (uint32_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { tids[t] = run_worker(t, launches, &ptsz[t]); });
+  for (uint32_t t = 0; t < threads; ++t) pool.emplace_back([&, t] { tids[t] = run_worker(t, launches, &ptsz[t]); });
   for (auto& th : pool) th.join();
   for (uint32_t t = 0; t < threads; ++t)
     truth["workers"].push_back({{"worker", t}, {"tid", tids[t]}, {"launches", launches}, {"ptsz", ptsz[t]}});
@@ -168,7 +179,8 @@ int main(int argc, char** argv) {
     (void)!::read(fds[0], msg, sizeof msg);
     int st = 0;
     ::waitpid(child, &st, 0);
-    truth["child"] = {{"pid", child}, {"worker", threads}, {"tid", msg[0]}, {"launches", child_launches},
+    truth["child"] = {{"pid", child},   {"worker", threads},
+                      {"tid", msg[0]},  {"launches", child_launches},
                       {"ptsz", msg[1]}, {"exit_ok", WIFEXITED(st) && WEXITSTATUS(st) == 0}};
   }
   std::ofstream(truth_path) << truth.dump(2);

@@ -27,7 +27,7 @@ std::string read_text(const std::string& path, bool* ok) {
 }
 
 bool stat_key(const std::string& path, uint64_t* dev, uint64_t* ino) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   *dev = static_cast<uint64_t>(st.st_dev);
   *ino = static_cast<uint64_t>(st.st_ino);
@@ -50,7 +50,7 @@ bool trusted_location(const struct stat& file, const std::string& root, const st
     size_t slash = dir.rfind('/');
     if (slash == std::string::npos) return false;
     dir.resize(slash);
-    struct stat st{};
+    struct stat st {};
     if (::stat((root + (dir.empty() ? "/" : dir)).c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !root_only(st))
       return false;
     if (dir.empty()) return true;
@@ -70,7 +70,10 @@ struct PinnedFile {
 
 LibraryWatch::LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, LibraryWatchLimits limits,
                            std::string proc_root)
-    : hooks_(std::move(hooks)), rescan_every_(rescan_every), limits_(limits), proc_root_(std::move(proc_root)),
+    : hooks_(std::move(hooks)),
+      rescan_every_(rescan_every),
+      limits_(limits),
+      proc_root_(std::move(proc_root)),
       self_(static_cast<uint32_t>(::getpid())) {}
 
 LibraryWatch::~LibraryWatch() { stop(); }
@@ -148,7 +151,7 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     }
     PinnedFile pin;
     pin.fd = ::open(f.realpath.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (pin.fd < 0 || ::fstat(pin.fd, &st) != 0 || static_cast<uint64_t>(st.st_dev) != f.dev ||
         static_cast<uint64_t>(st.st_ino) != f.ino) {
       std::lock_guard lk(mu_);
@@ -285,8 +288,9 @@ bool LibraryWatch::admit(const Key& key, const LibraryFile& f, bool trusted, uin
   if (refused_.size() >= 4096) refused_.clear();  // bounded; a file refused again is counted again
   if (!refused_.insert(key).second) return false;
   ++(over_total ? stats_.refused_total_cap : stats_.refused_user_cap);
-  spdlog::warn("not attaching {} (pid {}, uid {}, dev {} inode {}): {} reached ({} files attached, {} of them uid {}'s)",
-               f.path, tgid, owner, f.dev, f.ino, cap, total, of_owner, owner);
+  spdlog::warn(
+      "not attaching {} (pid {}, uid {}, dev {} inode {}): {} reached ({} files attached, {} of them uid {}'s)", f.path,
+      tgid, owner, f.dev, f.ino, cap, total, of_owner, owner);
   return false;
 }
 

@@ -36,8 +36,8 @@ namespace gpuobs {
 
 // One library file known to the watch.
 struct WatchedLibrary {
-  LibraryFile file;  // path: as its process names it; realpath: the path attached through
-  std::string reason;        // startup, mmap, exec, first_ioctl, rescan
+  LibraryFile file;    // path: as its process names it; realpath: the path attached through
+  std::string reason;  // startup, mmap, exec, first_ioctl, rescan
   // Root-owned, in directories only root can change (the system's driver,
   // a container image's /usr/lib): kept while its path names it, and not
   // counted against a user. Otherwise owner_uid's, counted against its cap
@@ -47,18 +47,18 @@ struct WatchedLibrary {
   uint32_t trigger_tgid = 0;
   int64_t trigger_mono_ns = 0, attached_mono_ns = 0, detached_mono_ns = 0;
   int probes_attached = 0, probes_failed = 0;
-  std::string error;  // first probe error when none attached
+  std::string error;     // first probe error when none attached
   bool pending = false;  // admitted, its probes not made yet (never detached then)
 };
 
 struct LibraryWatchStats {
-  uint64_t scans = 0;              // process maps read
-  uint64_t maps_unreadable = 0;    // the process was gone or refused
-  uint64_t unresolved = 0;         // a mapped library no path from here reached
-  uint64_t attached = 0;           // libraries attached at run time (after startup)
-  uint64_t attach_failed = 0;      // libraries with no probe attached
-  uint64_t probes_failed = 0;      // probe rows 'failed' on libraries found in maps
-  uint64_t probes_attached = 0;    // probes attached on libraries found in maps
+  uint64_t scans = 0;            // process maps read
+  uint64_t maps_unreadable = 0;  // the process was gone or refused
+  uint64_t unresolved = 0;       // a mapped library no path from here reached
+  uint64_t attached = 0;         // libraries attached at run time (after startup)
+  uint64_t attach_failed = 0;    // libraries with no probe attached
+  uint64_t probes_failed = 0;    // probe rows 'failed' on libraries found in maps
+  uint64_t probes_attached = 0;  // probes attached on libraries found in maps
   uint64_t detached = 0;
   // Files not attached because a cap was reached (each file counted once,
   // and logged once, while it stays refused).
@@ -79,7 +79,7 @@ class LibraryWatch {
   struct Hooks {
     std::function<std::vector<ProbeResult>(const LibraryFile&, std::span<const ApiSpec>)> attach;
     std::function<void(uint64_t dev, uint64_t ino)> detach;
-    std::function<void(std::vector<ProbeRow>)> record;                        // probe rows
+    std::function<void(std::vector<ProbeRow>)> record;  // probe rows
     std::function<void(uint64_t dev, uint64_t ino, int64_t mono_ns)> record_detach;
   };
   LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, LibraryWatchLimits limits = {},
@@ -137,9 +137,9 @@ class LibraryWatch {
 
   mutable std::mutex mu_;  // libs_ and stats_ (read by the session's accessors)
   std::map<Key, WatchedLibrary> libs_;
-  std::set<uint32_t> mappers_;  // processes seen mapping a GPU library
+  std::set<uint32_t> mappers_;    // processes seen mapping a GPU library
   std::set<uint32_t> triggered_;  // !host_wide: the processes rescans look at
-  std::set<Key> refused_;  // files refused (counted and logged once)
+  std::set<Key> refused_;         // files refused (counted and logged once)
   LibraryWatchStats stats_;
 
   std::mutex queue_mu_;

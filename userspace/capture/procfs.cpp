@@ -145,9 +145,7 @@ std::vector<MappedLibrary> gpu_libraries_in_maps(std::string_view maps) {
     try {
       m.dev_major = std::stoull(dev.substr(0, colon), nullptr, 16);
       m.dev_minor = std::stoull(dev.substr(colon + 1), nullptr, 16);
-    } catch (...) {
-      continue;
-    }
+    } catch (...) { continue; }
     m.range = range;
     m.inode = inode;
     m.path = path;

@@ -2,14 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "capture/host_info.h"
-#include "catalogue/api_spec.h"
-#include "capture/procfs.h"
-#include "store/capture_file.h"
-#include "store/schema.h"
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "capture/host_info.h"
+#include "capture/procfs.h"
+#include "catalogue/api_spec.h"
+#include "store/capture_file.h"
+#include "store/schema.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -33,9 +33,13 @@ std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
     if (!out.empty()) out += ' ';
-    bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
-    if (plain) { out += a; continue; }
+    bool plain =
+        !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+                          std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
     out += '\'';
     for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     out += '\'';
@@ -58,8 +62,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   }
   std::unique_ptr<Session> s(new Session());
   s->output_ = opts.output;
-  auto writer = CaptureWriter::create(opts.output, opts.force,
-                                      [](uint32_t tgid) { return read_proc_info(tgid); });
+  auto writer = CaptureWriter::create(opts.output, opts.force, [](uint32_t tgid) { return read_proc_info(tgid); });
   if (!writer) return writer.error();
   s->writer_ = std::move(writer.value());
   {
@@ -85,8 +88,15 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   s->engine_ = std::move(engine.value());
 
   HostInfo host = read_host_info();
-  CaptureMeta meta{GPUOBS_VERSION, opts.mode, opts.command, host.host, host.kernel, host.nvidia_driver,
-                   mono_now_ns(), realtime_offset_ns(), s->engine_->ring_bytes()};
+  CaptureMeta meta{GPUOBS_VERSION,
+                   opts.mode,
+                   opts.command,
+                   host.host,
+                   host.kernel,
+                   host.nvidia_driver,
+                   mono_now_ns(),
+                   realtime_offset_ns(),
+                   s->engine_->ring_bytes()};
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   s->create_library_watch(opts);
@@ -97,9 +107,15 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   // Through writer_, not a copy of it: rotate() replaces the writer.
   s->stacks_ = std::make_unique<StackResolver>(StackResolver::Sink{
       // In the consumer's batch, before the events that use them.
-      [self](const ModuleDef& m) { self->out_.push_back({m, 0}); },
-      [self](const FrameDef& f) { self->out_.push_back({f, 0}); },
-      [self](const StackDef& st) { self->out_.push_back({st, 0}); },
+      [self](const ModuleDef& m) {
+        self->out_.push_back({m, 0});
+      },
+      [self](const FrameDef& f) {
+        self->out_.push_back({f, 0});
+      },
+      [self](const StackDef& st) {
+        self->out_.push_back({st, 0});
+      },
   });
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
@@ -188,20 +204,26 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     // Not an error: a libcuda reached through LD_LIBRARY_PATH (CUDA compat,
     // /usr/local/nvidia/lib64 in containers) is attached when it is mapped.
     spdlog::info("libcuda.so.1 is not in the system's directories: it is attached where processes map it");
-    rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, "*", "", ProbeStatus::missing, "not in the system's directories: attached where "
-                            "processes map it", "startup", 0, 0, 0});
+    rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, "*", "", ProbeStatus::missing,
+                            "not in the system's directories: attached where "
+                            "processes map it",
+                            "startup", 0, 0, 0});
   } else if (*ncuda == 0) {
-    spdlog::warn("libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
-                 "cuLaunchKernel among them); pass --libcuda PATH", cuda_api_table().size());
+    spdlog::warn(
+        "libcuda.so.1 not found: CUDA calls will not be captured ({} probes missing, "
+        "cuLaunchKernel among them); pass --libcuda PATH",
+        cuda_api_table().size());
     for (const ApiSpec& spec : cuda_api_table())
-      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
+      rows.push_back(ProbeRow{"libcuda.so.1", 0, 0, std::string(spec.symbol), "", ProbeStatus::missing,
+                              "library not found", "startup", 0, 0, 0});
   }
   // HIP is optional on most hosts: its absence is one row, not 73.
   auto nhip = attach_vendor(opts.libhip_paths, discover_libhip, hip_api_table(), "libamdhip64.so", "--libhip");
   if (!nhip) return nhip.error();
   if (*nhip == 0) {
     spdlog::info("libamdhip64.so not found: HIP calls will not be captured (pass --libhip PATH)");
-    rows.push_back(ProbeRow{"libamdhip64.so", 0, 0, "*", "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
+    rows.push_back(
+        ProbeRow{"libamdhip64.so", 0, 0, "*", "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
   }
   if (auto st = writer_->write_probes(rows); !st) return st;
   probe_rows_ = rows;
@@ -224,8 +246,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     if (auto st = writer_->write_watched_device(d.major, d.minor, d.name, d.driver); !st) return st;
   }
   devices_ = devs;
-  if (auto st = engine_->set_ioctl_rules(ioctl_rules(nvidia)); !st)
-    return st;
+  if (auto st = engine_->set_ioctl_rules(ioctl_rules(nvidia)); !st) return st;
   int attached = 0;
   for (auto& p : probes_) attached += p.status == ProbeStatus::attached;
   spdlog::info("attached {}/{} library probes on {} file(s); watching {} device(s)", attached, probes_.size(),
@@ -330,7 +351,7 @@ uint64_t Session::dropped() const {
 WriterStats Session::writer_stats() const { return writer_->stats(); }
 
 Status Session::rotate(const std::string& path, int64_t segment) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) return make_error("segment " + path + " already exists");
   auto next = CaptureWriter::create(path, false, [](uint32_t tgid) { return read_proc_info(tgid); });
   if (!next) {
@@ -364,8 +385,7 @@ Status Session::rotate(const std::string& path, int64_t segment) {
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters()); !st)
     spdlog::warn("segment {}: {}", output_, st.error().message);
-  if (auto st = w->continue_from(*writer_); !st)
-    spdlog::warn("segment {}: {}", path, st.error().message);
+  if (auto st = w->continue_from(*writer_); !st) spdlog::warn("segment {}: {}", path, st.error().message);
   failed_batches_finished_ += writer_->stats().failed_batches;
   backlog_dropped_before_ += writer_->stats().backlog_dropped;
   writer_ = std::move(w);
@@ -384,8 +404,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   }
   // Records submitted before the processes exited are all in the ring now.
   auto drain_end = std::chrono::steady_clock::now() + drain_budget_;
-  while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {
-  }
+  while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {}
   hand_over();
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) {
@@ -474,8 +493,7 @@ void Session::note_for_library_watch(const Event& ev) {
       // At exec only the program and ld.so are mapped: with the mmap
       // tracepoints each library is seen as ld.so maps it, without them a
       // scan here is the best early guess.
-      if (!engine_->lib_map_attached())
-        watch_->request(p->hdr.tgid, "exec", static_cast<int64_t>(p->hdr.ts_ns));
+      if (!engine_->lib_map_attached()) watch_->request(p->hdr.tgid, "exec", static_cast<int64_t>(p->hdr.ts_ns));
     } else if (p->type == GPUOBS_EV_PROC_EXIT) {
       gpu_ioctl_seen_.erase(p->hdr.tgid);
       watch_->process_exited(p->hdr.tgid);
@@ -502,9 +520,11 @@ void Session::prime_origins() {
 
 void Session::note_origin(const Event& ev) {
   uint32_t tgid = 0;
-  std::visit([&](const auto& e) {
-    if constexpr (requires { e.hdr.tgid; }) tgid = e.hdr.tgid;
-  }, ev);
+  std::visit(
+      [&](const auto& e) {
+        if constexpr (requires { e.hdr.tgid; }) tgid = e.hdr.tgid;
+      },
+      ev);
   if (!tgid) return;
   auto* p = std::get_if<ProcEvent>(&ev);
   if (p && p->type == GPUOBS_EV_PROC_EXIT) {

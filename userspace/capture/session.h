@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -29,14 +29,14 @@ struct SessionOptions {
   std::string output;
   bool force = false;
   CaptureMode mode = CaptureMode::record;
-  std::string command;   // record: shell-quoted command line
+  std::string command;  // record: shell-quoted command line
   bool only_tracked = false;
-  std::vector<std::string> libcuda_paths;   // empty: discover the system's libcuda.so.1
-  std::vector<std::string> libhip_paths;    // empty: discover the system's libamdhip64.so
-  std::vector<std::string> device_specs;    // extra watched devices ("MAJOR[:MINOR]" or /dev path)
-  bool gpu_devices = true;                  // watch GPU drivers' majors from /proc/devices
+  std::vector<std::string> libcuda_paths;  // empty: discover the system's libcuda.so.1
+  std::vector<std::string> libhip_paths;   // empty: discover the system's libamdhip64.so
+  std::vector<std::string> device_specs;   // extra watched devices ("MAJOR[:MINOR]" or /dev path)
+  bool gpu_devices = true;                 // watch GPU drivers' majors from /proc/devices
   uint32_t ring_bytes = 16u << 20;
-  uint32_t stack_depth = 64;                // user-stack frames per event; 0: no stacks
+  uint32_t stack_depth = 64;  // user-stack frames per event; 0: no stacks
   // fp: frame-pointer walk in BPF; dwarf: also copy stack_copy_bytes of the
   // user stack per event and unwind it with .eh_frame in user space; bpf:
   // unwind in BPF from .eh_frame tables.
@@ -58,15 +58,15 @@ struct SessionOptions {
 
 struct SessionSummary {
   uint64_t launches = 0, ioctls = 0, process_events = 0;
-  uint64_t api_calls = 0;       // other CUDA calls (memory, copies, streams, events, syncs, modules)
-  uint64_t dropped = 0;         // every BPF drop counter summed
+  uint64_t api_calls = 0;  // other CUDA calls (memory, copies, streams, events, syncs, modules)
+  uint64_t dropped = 0;    // every BPF drop counter summed
   uint64_t decode_errors = 0;
   uint64_t store_failed = 0;
-  uint64_t processes = 0;       // distinct processes that produced events
-  uint64_t stacks = 0;          // distinct stacks
-  uint64_t with_stack = 0;      // events that carried a stack
+  uint64_t processes = 0;   // distinct processes that produced events
+  uint64_t stacks = 0;      // distinct stacks
+  uint64_t with_stack = 0;  // events that carried a stack
   int probes_attached = 0, probes_planned = 0;
-  std::string state;            // capture.state: "complete" once the end is written
+  std::string state;  // capture.state: "complete" once the end is written
 };
 
 class Session {
@@ -106,8 +106,8 @@ class Session {
   void set_drain_budget(std::chrono::milliseconds budget) { drain_budget_ = budget; }
   const std::string& output() const { return output_; }
   uint64_t records() const { return records_; }  // ring records consumed
-  uint64_t dropped() const;                       // every BPF drop counter summed
-  WriterStats writer_stats() const;               // of the current file's writer
+  uint64_t dropped() const;                      // every BPF drop counter summed
+  WriterStats writer_stats() const;              // of the current file's writer
   // Batches lost (rolled back) by every file's writer of this session.
   uint64_t failed_batches_total() const { return failed_batches_finished_ + writer_->stats().failed_batches; }
 
@@ -155,19 +155,19 @@ class Session {
   std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);
   uint64_t records_ = 0;
   std::map<std::string, uint64_t> extra_counters_;  // set_counter()
-  uint64_t failed_batches_finished_ = 0;             // of the files rotated away from
-  uint64_t backlog_dropped_before_ = 0;  // writers of earlier segments
+  uint64_t failed_batches_finished_ = 0;            // of the files rotated away from
+  uint64_t backlog_dropped_before_ = 0;             // writers of earlier segments
   // The counters go to the writer this often (it stores them with its batches).
   std::chrono::steady_clock::time_point counters_pushed_{};
   // Library watch. Its rows wait in the outbox for the polling thread.
   std::mutex watch_out_mu_;
   std::vector<ProbeRow> watch_rows_;
   std::vector<std::tuple<uint64_t, uint64_t, int64_t>> watch_detached_;  // dev, inode, mono ns
-  std::unordered_set<uint32_t> gpu_ioctl_seen_;  // tgids whose first GPU ioctl was seen
+  std::unordered_set<uint32_t> gpu_ioctl_seen_;                          // tgids whose first GPU ioctl was seen
   std::mutex origin_mu_;
   std::unordered_map<uint32_t, ProcessOrigin> origins_;  // guarded by origin_mu_
-  std::unordered_set<uint32_t> origin_seen_;           // polling thread only
-  uint32_t last_origin_tgid_ = 0;  // the last tgid note_origin() saw (its set skipped)
+  std::unordered_set<uint32_t> origin_seen_;             // polling thread only
+  uint32_t last_origin_tgid_ = 0;                        // the last tgid note_origin() saw (its set skipped)
   bool watch_host_wide_ = true;
   // Last member: stopped and destroyed before the engine it uses.
   std::unique_ptr<LibraryWatch> watch_;

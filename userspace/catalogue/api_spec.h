@@ -14,15 +14,17 @@ namespace gpuobs {
 
 enum class Family : uint8_t { launch, memory, copy, memset, stream, event, sync, module };
 enum class ProbeKind : uint8_t {
-  launch,       // cu_launch_kernel: 11-argument launch, entry only
-  launch_ex,    // cu_launch_kernel_ex: CUlaunchConfig, entry only
-  entry,        // cu_call: entry only (launch-like, hot path)
+  launch,        // cu_launch_kernel: 11-argument launch, entry only
+  launch_ex,     // cu_launch_kernel_ex: CUlaunchConfig, entry only
+  entry,         // cu_call: entry only (launch-like, hot path)
   entry_return,  // cu_call_enter + cu_call_exit: result, blocked time, out-value
   launch_dim3    // cu_call: a launch taking dim3 by value (hipLaunchKernel: grid and block in 2 registers each)
 };
 
 // What a call does. The SQL text of each value (memory_ops.op, gpu_modules.op,
 // ...) is to_string(op): C++ compares enums, only the store binds text.
+// Grouped by family, one line per group (clang-format would put one value per line).
+// clang-format off
 enum class ApiOp : uint8_t {
   launch, host_func, graph_launch,                                          // launches
   alloc, free, create, release, map, unmap,                                 // memory
@@ -46,6 +48,7 @@ enum class ApiKind : uint8_t {
   function, kernel, module, library,                 // module ops: what the handle is
 };
 
+// clang-format on
 enum class Vendor : uint8_t { cuda, hip };  // libcuda.so or libamdhip64.so
 
 // SQL text of each value: the only place it is spelled.
@@ -65,19 +68,19 @@ struct ApiSpec {
   uint8_t blob_arg = 0;   // copied at entry
   uint8_t blob_kind = 0;  // GPUOBS_BLOB_*
   uint16_t blob_len = 0;
-  uint8_t dst = 0;        // address written / freed / first operand
+  uint8_t dst = 0;  // address written / freed / first operand
   uint8_t src = 0;
-  uint8_t bytes = 0;      // size in bytes (or elements for memsets, width for 2D)
-  uint8_t count = 0;      // multiplies bytes (2D height, pitch allocations)
+  uint8_t bytes = 0;  // size in bytes (or elements for memsets, width for 2D)
+  uint8_t count = 0;  // multiplies bytes (2D height, pitch allocations)
   uint8_t stream = 0;
   uint8_t event = 0;
-  uint8_t handle = 0;     // module, library, kernel, graph, pool, context, host function
+  uint8_t handle = 0;  // module, library, kernel, graph, pool, context, host function
   uint8_t flags = 0;
-  uint8_t value = 0;      // memset value, stream priority
-  uint8_t elem = 1;       // memset element size in bytes
+  uint8_t value = 0;        // memset value, stream priority
+  uint8_t elem = 1;         // memset element size in bytes
   bool per_thread = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread stream
-  uint8_t dir_arg = 0;    // the argument holding a copy direction (hipMemcpyKind)
-  bool no_result = false; // returns void: the return probe's eax means nothing
+  uint8_t dir_arg = 0;      // the argument holding a copy direction (hipMemcpyKind)
+  bool no_result = false;   // returns void: the return probe's eax means nothing
   Vendor vendor = Vendor::cuda;
 };
 

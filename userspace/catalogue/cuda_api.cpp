@@ -8,6 +8,8 @@ namespace {
 // Ids are stored in nothing but this binary's records (the database keeps the
 // symbol name), yet they stay fixed: never renumber, only append.
 // One row per exported symbol; _ptsz/_ptds rows follow their base symbol.
+// One symbol per line, so the table reads as a table (clang-format would split each entry).
+// clang-format off
 constexpr ApiSpec kTable[] = {
     {.id = GPUOBS_API_CU_LAUNCH_KERNEL, .symbol = "cuLaunchKernel", .family = Family::launch, .op = ApiOp::launch, .probe = ProbeKind::launch},
     {.id = GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ, .symbol = "cuLaunchKernel_ptsz", .family = Family::launch, .op = ApiOp::launch, .probe = ProbeKind::launch, .per_thread = true},
@@ -140,6 +142,7 @@ constexpr ApiSpec kTable[] = {
     {.id = 127, .symbol = "cuMemcpy3DPeerAsync", .family = Family::copy, .op = ApiOp::copy_async, .kind = ApiKind::three_d, .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .stream = 2},
     {.id = 128, .symbol = "cuMemcpy3DPeerAsync_ptsz", .family = Family::copy, .op = ApiOp::copy_async, .kind = ApiKind::three_d, .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .stream = 2, .per_thread = true},
 };
+// clang-format on
 }  // namespace
 
 std::span<const ApiSpec> cuda_api_table() { return kTable; }

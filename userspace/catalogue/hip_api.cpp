@@ -12,6 +12,8 @@ namespace {
 // hipLaunchKernel(const void* f, dim3 grid, dim3 block, void** args, size_t shmem, hipStream_t stream):
 // f=1, grid.xy=2, grid.z=3, block.xy=4, block.z=5, args=6, shmem=7, stream=8 (launch_dim3 decodes it).
 // hipModuleLaunchKernel has cuLaunchKernel's layout (probe kind launch).
+// One symbol per line, so the table reads as a table (clang-format would split each entry).
+// clang-format off
 constexpr ApiSpec kHip[] = {
     {.id = 1001, .symbol = "hipLaunchKernel", .family = Family::launch, .op = ApiOp::launch, .probe = ProbeKind::launch_dim3, .vendor = Vendor::hip},
     {.id = 1002, .symbol = "hipLaunchKernel_spt", .family = Family::launch, .op = ApiOp::launch, .probe = ProbeKind::launch_dim3, .per_thread = true, .vendor = Vendor::hip},
@@ -95,6 +97,7 @@ constexpr ApiSpec kHip[] = {
     // stub that hipLaunchKernel receives to the kernel's (mangled) name. Returns void.
     {.id = 1073, .symbol = "__hipRegisterFunction", .family = Family::module, .op = ApiOp::register_function, .kind = ApiKind::function, .probe = ProbeKind::entry_return, .blob_arg = 4, .blob_kind = 1, .handle = 2, .no_result = true, .vendor = Vendor::hip},
 };
+// clang-format on
 
 }  // namespace
 

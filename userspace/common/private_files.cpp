@@ -11,7 +11,7 @@
 namespace gpuobs {
 
 std::optional<gid_t> gpuobs_group() {
-  struct group gr{};
+  struct group gr {};
   struct group* found = nullptr;
   char buf[4096];
   if (::getgrnam_r("gpuobs", &gr, buf, sizeof buf, &found) != 0 || !found) return std::nullopt;
@@ -25,7 +25,7 @@ void make_private(int fd, mode_t mode) {
 
 Status create_private_dirs(const std::string& dir) {
   if (dir.empty()) return {};
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return {};
     return make_error("cannot create directory " + dir + ": a file of that name exists");

@@ -16,7 +16,7 @@ struct ProcessInfo {
   uint64_t start_boottime_ns = 0;
   std::string comm;
   std::string exe;
-  std::string cgroup;        // empty: ask the origin lookup when the row is inserted
+  std::string cgroup;  // empty: ask the origin lookup when the row is inserted
   std::string container_id;
 };
 // A process's cgroup and container, read when the writer first inserts it.

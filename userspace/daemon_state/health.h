@@ -12,14 +12,14 @@ namespace gpuobs {
 struct ProcessHealth {
   uint32_t tgid = 0;
   std::string comm;
-  std::string container_id;     // empty: not in a container
-  uint64_t launches = 0;        // kernel launches stored
-  uint64_t bytes_copied = 0;    // copies and memsets, bytes
+  std::string container_id;       // empty: not in a container
+  uint64_t launches = 0;          // kernel launches stored
+  uint64_t bytes_copied = 0;      // copies and memsets, bytes
   int64_t device_bytes_live = 0;  // device memory allocated and not freed (API layer)
 };
 
 struct LibraryHealth {
-  std::string path;             // as attached (may be /proc/PID/root/...)
+  std::string path;  // as attached (may be /proc/PID/root/...)
   uint64_t dev = 0, inode = 0;
   int probes_attached = 0, probes_failed = 0;
 };
@@ -36,17 +36,17 @@ struct HealthSnapshot {
   uint64_t attach_failures = 0;  // probes or libraries that failed to attach
   std::vector<LibraryHealth> libraries;
   std::vector<ProcessHealth> processes;  // GPU processes seen in the current segment
-  std::string segment_path;      // the capture being written
-  uint64_t segment_bytes = 0;    // its size on disk (db + wal)
-  uint64_t segments = 0;         // segments kept on disk
-  uint64_t storage_bytes = 0;    // all kept segments
+  std::string segment_path;              // the capture being written
+  uint64_t segment_bytes = 0;            // its size on disk (db + wal)
+  uint64_t segments = 0;                 // segments kept on disk
+  uint64_t storage_bytes = 0;            // all kept segments
   // Failure modes of issue 15, counted since the daemon started (0 in a
   // status file written by an older gpuobsd).
-  uint64_t emergency_deletions = 0;   // segments deleted because the disk was full
-  uint64_t store_failed_batches = 0;  // batches rolled back (their rows are in store_failed)
-  uint64_t metrics_connections = 0;           // metrics connections open now
-  uint64_t metrics_connections_refused = 0;   // over the cap or short of fds: 503 and closed
-  uint64_t metrics_accept_backoffs = 0;       // failed accepts (EMFILE, ...) waited out
+  uint64_t emergency_deletions = 0;          // segments deleted because the disk was full
+  uint64_t store_failed_batches = 0;         // batches rolled back (their rows are in store_failed)
+  uint64_t metrics_connections = 0;          // metrics connections open now
+  uint64_t metrics_connections_refused = 0;  // over the cap or short of fds: 503 and closed
+  uint64_t metrics_accept_backoffs = 0;      // failed accepts (EMFILE, ...) waited out
 };
 
 }  // namespace gpuobs

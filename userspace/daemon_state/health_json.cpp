@@ -5,19 +5,36 @@ namespace gpuobs {
 nlohmann::json to_json(const HealthSnapshot& h) {
   nlohmann::json libs = nlohmann::json::array(), procs = nlohmann::json::array();
   for (const auto& l : h.libraries)
-    libs.push_back({{"path", l.path}, {"dev", l.dev}, {"inode", l.inode}, {"probes_attached", l.probes_attached},
+    libs.push_back({{"path", l.path},
+                    {"dev", l.dev},
+                    {"inode", l.inode},
+                    {"probes_attached", l.probes_attached},
                     {"probes_failed", l.probes_failed}});
   for (const auto& p : h.processes)
-    procs.push_back({{"tgid", p.tgid}, {"comm", p.comm}, {"container_id", p.container_id},
-                     {"launches", p.launches}, {"bytes_copied", p.bytes_copied},
+    procs.push_back({{"tgid", p.tgid},
+                     {"comm", p.comm},
+                     {"container_id", p.container_id},
+                     {"launches", p.launches},
+                     {"bytes_copied", p.bytes_copied},
                      {"device_bytes_live", p.device_bytes_live}});
-  return {{"version", h.version}, {"pid", h.pid}, {"started_unix_s", h.started_unix_s},
-          {"sampled_unix_s", h.sampled_unix_s}, {"events_total", h.events_total},
-          {"events_per_s", h.events_per_s}, {"drops_total", h.drops_total}, {"store_failed", h.store_failed},
-          {"attach_failures", h.attach_failures}, {"libraries", libs}, {"processes", procs},
-          {"segment_path", h.segment_path}, {"segment_bytes", h.segment_bytes}, {"segments", h.segments},
-          {"storage_bytes", h.storage_bytes}, {"emergency_deletions", h.emergency_deletions},
-          {"store_failed_batches", h.store_failed_batches}, {"metrics_connections", h.metrics_connections},
+  return {{"version", h.version},
+          {"pid", h.pid},
+          {"started_unix_s", h.started_unix_s},
+          {"sampled_unix_s", h.sampled_unix_s},
+          {"events_total", h.events_total},
+          {"events_per_s", h.events_per_s},
+          {"drops_total", h.drops_total},
+          {"store_failed", h.store_failed},
+          {"attach_failures", h.attach_failures},
+          {"libraries", libs},
+          {"processes", procs},
+          {"segment_path", h.segment_path},
+          {"segment_bytes", h.segment_bytes},
+          {"segments", h.segments},
+          {"storage_bytes", h.storage_bytes},
+          {"emergency_deletions", h.emergency_deletions},
+          {"store_failed_batches", h.store_failed_batches},
+          {"metrics_connections", h.metrics_connections},
           {"metrics_connections_refused", h.metrics_connections_refused},
           {"metrics_accept_backoffs", h.metrics_accept_backoffs}};
 }

@@ -33,7 +33,7 @@ int64_t seq_of(const std::string& name) {
 }
 
 uint64_t size_of(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
@@ -41,7 +41,7 @@ uint64_t size_of(const std::string& path) {
 
 std::string segment_name(int64_t seq, int64_t unix_s) {
   time_t t = static_cast<time_t>(unix_s);
-  struct tm tm{};
+  struct tm tm {};
   ::gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%S", &tm);
@@ -55,7 +55,7 @@ std::vector<SegmentFile> list(const std::string& dir) {
     std::string name = e.path().filename().string();
     int64_t seq = seq_of(name);
     if (seq < 0) continue;
-    struct stat st{};
+    struct stat st {};
     std::string path = e.path().string();
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     out.push_back(SegmentFile{path, seq, static_cast<uint64_t>(st.st_size) + size_of(path + "-wal"),

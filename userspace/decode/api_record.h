@@ -20,11 +20,11 @@ namespace gpuobs {
 struct CallCommon {
   uint64_t ts_ns = 0;
   uint32_t tgid = 0, tid = 0;
-  std::string_view api;                  // the symbol (static: the catalogue's)
-  std::optional<uint64_t> duration_ns;   // none: the call did not return (entry-only probe, or still inside)
-  std::optional<int64_t> result;         // none: did not return, or returns void
-  bool per_thread = false;               // a _ptsz/_ptds/_spt variant
-  bool ok = true;                        // returned 0, or not seen returning
+  std::string_view api;                 // the symbol (static: the catalogue's)
+  std::optional<uint64_t> duration_ns;  // none: the call did not return (entry-only probe, or still inside)
+  std::optional<int64_t> result;        // none: did not return, or returns void
+  bool per_thread = false;              // a _ptsz/_ptds/_spt variant
+  bool ok = true;                       // returned 0, or not seen returning
   Vendor vendor = Vendor::cuda;
 };
 
@@ -34,13 +34,13 @@ struct MemoryCall {
   enum class Life : uint8_t { begins, ends };
   CallCommon call;
   ApiOp op = ApiOp::alloc;
-  ApiKind kind = ApiKind::none;          // the spec's; a free takes its allocation's kind in the store
+  ApiKind kind = ApiKind::none;  // the spec's; a free takes its allocation's kind in the store
   Life life = Life::begins;
-  std::optional<uint64_t> address;       // alloc: the new address (0 when not read); none for create
-  std::optional<uint64_t> bytes;         // none: the call names no size (a free: the store knows it)
+  std::optional<uint64_t> address;  // alloc: the new address (0 when not read); none for create
+  std::optional<uint64_t> bytes;    // none: the call names no size (a free: the store knows it)
   std::optional<uint64_t> stream;
-  std::optional<uint64_t> handle;        // pool, physical handle (create: the new one); none when 0
-  std::optional<uint64_t> flags;         // 32 bits, except cuMemCreate/cuMemMap (unsigned long long)
+  std::optional<uint64_t> handle;  // pool, physical handle (create: the new one); none when 0
+  std::optional<uint64_t> flags;   // 32 bits, except cuMemCreate/cuMemMap (unsigned long long)
   // The allocation's key: its address, or the physical handle (create, release); 0: none.
   uint64_t key = 0;
 };
@@ -67,38 +67,48 @@ struct CopyCall {
   CallCommon call;
   bool memset = false;
   bool async = false;
-  CopyDirection direction;               // copies only
+  CopyDirection direction;  // copies only
   uint64_t dst = 0;
-  std::optional<uint64_t> src;           // copies only
-  uint64_t bytes = 0;                    // 2D/3D: width * height * depth from the descriptor; memsets: elements * width
-  std::optional<uint64_t> value;         // memsets only: masked to value_width bytes
-  uint8_t value_width = 0;               // memsets: 1, 2 or 4 (D8, D16, D32)
+  std::optional<uint64_t> src;    // copies only
+  uint64_t bytes = 0;             // 2D/3D: width * height * depth from the descriptor; memsets: elements * width
+  std::optional<uint64_t> value;  // memsets only: masked to value_width bytes
+  uint8_t value_width = 0;        // memsets: 1, 2 or 4 (D8, D16, D32)
   std::optional<uint64_t> stream;
 };
 
 // stream_ops: streams and events.
 enum class StreamOp : uint8_t {
-  stream_create, stream_destroy, stream_query, wait_event, capture_begin, capture_end, host_func, graph_launch,
-  event_create, event_record, event_query, event_destroy,
+  stream_create,
+  stream_destroy,
+  stream_query,
+  wait_event,
+  capture_begin,
+  capture_end,
+  host_func,
+  graph_launch,
+  event_create,
+  event_record,
+  event_query,
+  event_destroy,
 };
 std::string_view to_string(StreamOp op);
 
 struct StreamCall {
   CallCommon call;
   StreamOp op = StreamOp::stream_create;
-  std::optional<uint64_t> stream;        // create: the new stream (0 when not read)
-  std::optional<uint64_t> event;         // create: the new event (0 when not read)
-  std::optional<uint64_t> handle;        // graph, host function; capture_end: the new graph
-  std::optional<uint64_t> flags;         // unsigned int
-  std::optional<int64_t> priority;       // int
+  std::optional<uint64_t> stream;   // create: the new stream (0 when not read)
+  std::optional<uint64_t> event;    // create: the new event (0 when not read)
+  std::optional<uint64_t> handle;   // graph, host function; capture_end: the new graph
+  std::optional<uint64_t> flags;    // unsigned int
+  std::optional<int64_t> priority;  // int
 };
 
 // syncs.
 struct SyncCall {
   CallCommon call;
-  ApiKind target = ApiKind::none;        // stream, event, context
+  ApiKind target = ApiKind::none;  // stream, event, context
   std::optional<uint64_t> stream, event, context;
-  std::optional<uint64_t> blocked_ns;    // the time the caller waited (did not return: none)
+  std::optional<uint64_t> blocked_ns;  // the time the caller waited (did not return: none)
 };
 
 // gpu_modules, and what a call teaches about kernel names (kernel_names).
@@ -117,12 +127,12 @@ struct ModuleCall {
   std::optional<std::string_view> path;  // loads from a file; views e.blob
   std::optional<std::string_view> name;  // lookups by name; views e.blob
   Names names = Names::nothing;
-  uint64_t kernel = 0;                   // from_kernel: the CUkernel
+  uint64_t kernel = 0;  // from_kernel: the CUkernel
 };
 
 // Each decodes one call of its family (spec.family); string views point into e.blob.
 MemoryCall decode_memory(const ApiCallEvent& e, const ApiSpec& spec);
-CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& spec);  // Family::copy and Family::memset
+CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& spec);      // Family::copy and Family::memset
 StreamCall decode_stream(const ApiCallEvent& e, const ApiSpec& spec);  // Family::stream and Family::event
 SyncCall decode_sync(const ApiCallEvent& e, const ApiSpec& spec);
 ModuleCall decode_module(const ApiCallEvent& e, const ApiSpec& spec);

@@ -69,13 +69,22 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
     stack->ip = stack->sp = stack->bp = 0;
   }
   gpuobs_hdr hdr;
-  if (size < sizeof hdr) { ++stats_.short_records; return {}; }
+  if (size < sizeof hdr) {
+    ++stats_.short_records;
+    return {};
+  }
   std::memcpy(&hdr, data, sizeof hdr);
   // The BPF ring rounds records up to 8 bytes; the header carries the exact size.
-  if (hdr.size > size) { ++stats_.size_mismatch; return {}; }
+  if (hdr.size > size) {
+    ++stats_.size_mismatch;
+    return {};
+  }
 
   auto need = [&](size_t want) {
-    if (hdr.size < want) { ++stats_.short_records; return false; }
+    if (hdr.size < want) {
+      ++stats_.short_records;
+      return false;
+    }
     return true;
   };
   switch (hdr.type) {
@@ -92,8 +101,8 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
       if (!read_stack(rec, hdr.size, sizeof(gpuobs_ioctl), stack)) ++stats_.bad_stacks;
       gpuobs_ioctl raw;
       std::memcpy(&raw, data, sizeof raw);
-      IoctlEvent e{raw.hdr, raw.latency_ns, raw.arg, raw.ret, raw.cmd, raw.dev_major, raw.dev_minor, raw.fd,
-                   raw.driver, raw.flags, {}, {}};
+      IoctlEvent e{raw.hdr,       raw.latency_ns, raw.arg,    raw.ret,   raw.cmd, raw.dev_major,
+                   raw.dev_minor, raw.fd,         raw.driver, raw.flags, {},      {}};
       e.head.assign(reinterpret_cast<const char*>(raw.head), std::min<size_t>(raw.head_len, sizeof raw.head));
       e.aux.assign(reinterpret_cast<const char*>(raw.aux), std::min<size_t>(raw.aux_len, sizeof raw.aux));
       ++stats_.decoded;
@@ -106,7 +115,11 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
       if (!need(sizeof(gpuobs_proc))) return {};
       gpuobs_proc raw;
       std::memcpy(&raw, data, sizeof raw);
-      ProcEvent e{hdr.type, hdr, raw.start_boottime_ns, raw.ppid, raw.exit_code,
+      ProcEvent e{hdr.type,
+                  hdr,
+                  raw.start_boottime_ns,
+                  raw.ppid,
+                  raw.exit_code,
                   bounded_string(raw.comm, sizeof raw.comm),
                   bounded_string(raw.filename, sizeof raw.filename)};
       ++stats_.decoded;

@@ -55,15 +55,15 @@ struct ApiCallEvent {
 
 // Records from the ring, and the stack definitions the resolver adds before
 // the first record that uses them.
-using Event = std::variant<std::monostate, gpuobs_launch, IoctlEvent, ProcEvent, ApiCallEvent, ModuleDef,
-                           FrameDef, StackDef>;
+using Event =
+    std::variant<std::monostate, gpuobs_launch, IoctlEvent, ProcEvent, ApiCallEvent, ModuleDef, FrameDef, StackDef>;
 
 struct DecodeStats {
   uint64_t decoded = 0;
-  uint64_t short_records = 0;   // smaller than the header or than their type's struct
-  uint64_t unknown_types = 0;   // a type number this build does not know
-  uint64_t size_mismatch = 0;   // header size field disagrees with the record
-  uint64_t bad_stacks = 0;      // stack trailer inconsistent with the record (record kept, stack not)
+  uint64_t short_records = 0;  // smaller than the header or than their type's struct
+  uint64_t unknown_types = 0;  // a type number this build does not know
+  uint64_t size_mismatch = 0;  // header size field disagrees with the record
+  uint64_t bad_stacks = 0;     // stack trailer inconsistent with the record (record kept, stack not)
 };
 
 class Decoder {

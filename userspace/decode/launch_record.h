@@ -24,7 +24,7 @@ struct LaunchRecord {
   bool args_complete = true;  // false: stack arguments or the launch config were unreadable
   bool cooperative = false;
   bool per_thread_stream = false;
-  bool has_cluster = false;       // cuLaunchKernelEx set CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+  bool has_cluster = false;  // cuLaunchKernelEx set CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
   uint32_t cluster[3] = {0, 0, 0};
   uint32_t attributes = 0;  // cuLaunchKernelEx numAttrs
 };

@@ -67,14 +67,16 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
     size_t ti = s.track - 1;
     json args = json::object();
     for (const Arg& a : s.args) {
-      if (a.is_string)
-        args[a.key] = L.strings[static_cast<size_t>(a.value)];
-      else
-        args[a.key] = a.value;
+      if (a.is_string) args[a.key] = L.strings[static_cast<size_t>(a.value)];
+      else args[a.key] = a.value;
     }
     // Entry-only calls and zero-length windows: complete events of no duration.
-    w.write({{"ph", "X"}, {"name", L.strings[s.name]}, {"cat", L.tracks[ti].kind == TrackKind::lane ? "gpu" : "host"},
-             {"pid", pid[ti]}, {"tid", tid[ti]}, {"args", args}},
+    w.write({{"ph", "X"},
+             {"name", L.strings[s.name]},
+             {"cat", L.tracks[ti].kind == TrackKind::lane ? "gpu" : "host"},
+             {"pid", pid[ti]},
+             {"tid", tid[ti]},
+             {"args", args}},
             "ts", s.start_ns, s.end_ns - s.start_ns);
     // Flow v1: "s" binds to the slice enclosing its time on its thread, "f"
     // with bp "e" to the enclosing slice too (not the next one).
@@ -82,8 +84,9 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
       w.write({{"ph", "s"}, {"name", "flow"}, {"cat", "flow"}, {"id", f}, {"pid", pid[ti]}, {"tid", tid[ti]}}, "ts",
               s.start_ns);
     for (uint64_t f : s.flows_in)
-      w.write({{"ph", "f"}, {"bp", "e"}, {"name", "flow"}, {"cat", "flow"}, {"id", f}, {"pid", pid[ti]}, {"tid", tid[ti]}},
-              "ts", s.start_ns);
+      w.write(
+          {{"ph", "f"}, {"bp", "e"}, {"name", "flow"}, {"cat", "flow"}, {"id", f}, {"pid", pid[ti]}, {"tid", tid[ti]}},
+          "ts", s.start_ns);
   }
   w.finish();
   out.flush();

@@ -30,8 +30,11 @@ class PacketWriter {
   void write(const pb::TracePacket& p) {
     p.SerializeToString(&buf_);
     std::string head(1, '\x0A');
-    for (uint64_t n = buf_.size(); ; n >>= 7) {
-      if (n < 0x80) { head.push_back(static_cast<char>(n)); break; }
+    for (uint64_t n = buf_.size();; n >>= 7) {
+      if (n < 0x80) {
+        head.push_back(static_cast<char>(n));
+        break;
+      }
       head.push_back(static_cast<char>((n & 0x7F) | 0x80));
     }
     out_.write(head.data(), static_cast<std::streamsize>(head.size()));
@@ -61,8 +64,9 @@ void describe(const Track& t, pb::TrackDescriptor* d) {
       d->set_parent_uuid(t.parent);
       d->set_name(t.name);
       if (t.kind == TrackKind::stream)
-        d->set_description("GPU queue replayed from the host's calls: each slice spans the window in which the "
-                           "operation can have run (earliest start, latest end), not a measured execution");
+        d->set_description(
+            "GPU queue replayed from the host's calls: each slice spans the window in which the "
+            "operation can have run (earliest start, latest end), not a measured execution");
       break;
     case TrackKind::memory_counter:
     case TrackKind::depth_counter:
@@ -151,8 +155,7 @@ Status write_perfetto(const TraceLayout& L, std::ostream& out) {
           value_sent[i] = true;
         }
         d->set_string_value_iid(i + 1);
-      } else
-        d->set_int_value(a.value);
+      } else d->set_int_value(a.value);
     }
     for (uint64_t f : s.flows_out) ev->add_flow_ids(f);
     for (uint64_t f : s.flows_in) ev->add_terminating_flow_ids(f);

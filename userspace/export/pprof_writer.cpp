@@ -15,7 +15,7 @@ namespace {
 
 namespace pb = gpuobs::pprof;
 
-constexpr StackMeasure kMeasures[] = {StackMeasure::launches, StackMeasure::calls,   StackMeasure::copied,
+constexpr StackMeasure kMeasures[] = {StackMeasure::launches,  StackMeasure::calls,   StackMeasure::copied,
                                       StackMeasure::allocated, StackMeasure::blocked, StackMeasure::ioctls};
 constexpr const char* kNames[] = {"launches", "calls", "copied", "allocated", "blocked", "ioctls"};
 constexpr const char* kUnits[] = {"count", "count", "bytes", "bytes", "nanoseconds", "count"};
@@ -99,8 +99,7 @@ Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& fi
   for (size_t i = 0; i < n; ++i) {
     StackFilter f = filter;
     if (kMeasures[i] != StackMeasure::launches && !f.kernel.empty()) {
-      if (by == kMeasures[i])
-        return make_error("--kernel filters launches only", "use --by launches with --kernel", 2);
+      if (by == kMeasures[i]) return make_error("--kernel filters launches only", "use --by launches with --kernel", 2);
       continue;  // the kernel filter does not fit this measure: no samples of it
     }
     auto leaves = weigh_stacks(db, kMeasures[i], f);
@@ -138,7 +137,8 @@ Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& fi
       b.p.set_duration_nanos(sqlite3_column_int64(st.get(), 1));
     }
   }
-  b.p.add_comment(b.str("gpuobs: host call stacks of GPU API calls and ioctls; the innermost frame is what the call did"));
+  b.p.add_comment(
+      b.str("gpuobs: host call stacks of GPU API calls and ioctls; the innermost frame is what the call did"));
   std::string bytes;
   if (!b.p.SerializeToString(&bytes)) return make_error("cannot encode the pprof profile");
   return bytes;

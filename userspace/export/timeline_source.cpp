@@ -115,8 +115,7 @@ Result<Timeline> load_timeline(Db& db) {
       for (auto& [k, v] : by_kind) live += v;
       if (!t.memory.empty() && t.memory.back().process_id == pid && t.memory.back().ts_ns == ts)
         t.memory.back().live_bytes = live;  // changes at one instant: the last state
-      else
-        t.memory.push_back(MemorySample{pid, ts, live});
+      else t.memory.push_back(MemorySample{pid, ts, live});
     }
     if (rc != SQLITE_DONE) return query_error(db, "memory_timeline");
   }

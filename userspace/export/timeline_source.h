@@ -27,7 +27,7 @@ struct HostCall {
   std::optional<int64_t> result;  // API result, or the ioctl's return value
 };
 
-inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops", "copies", "stream_ops",
+inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops",  "copies", "stream_ops",
                                               "syncs",           "gpu_modules", "ioctls"};
 inline constexpr uint8_t kIoctlTable = 6;
 int host_table_index(const std::string& table);  // -1: not a host table

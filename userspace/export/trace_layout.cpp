@@ -87,12 +87,10 @@ class Builder {
 
   std::string queue_name(const replay::Queue& q) {
     char buf[96];
-    if (q.kind == "legacy")
-      std::snprintf(buf, sizeof buf, "Stream legacy (pid %u)", q.tgid);
+    if (q.kind == "legacy") std::snprintf(buf, sizeof buf, "Stream legacy (pid %u)", q.tgid);
     else if (q.kind == "per_thread")
       std::snprintf(buf, sizeof buf, "Stream per-thread tid %u (pid %u)", q.tid.value_or(0), q.tgid);
-    else
-      std::snprintf(buf, sizeof buf, "Stream 0x%llx (pid %u)", static_cast<unsigned long long>(q.handle), q.tgid);
+    else std::snprintf(buf, sizeof buf, "Stream 0x%llx (pid %u)", static_cast<unsigned long long>(q.handle), q.tgid);
     return buf;
   }
 
@@ -117,10 +115,9 @@ class Builder {
       auto it = queue_index.find(op.queue_id);
       if (it != queue_index.end()) per_queue[it->second].push_back(&op);
     }
-    const OpNotes notes{
-        intern("earliest start / latest end derived from host observations, not measured"),
-        intern("never proven complete: drawn to the capture's end"),
-        intern("overlaps too many windows on this stream: drawn as an instant at its earliest start")};
+    const OpNotes notes{intern("earliest start / latest end derived from host observations, not measured"),
+                        intern("never proven complete: drawn to the capture's end"),
+                        intern("overlaps too many windows on this stream: drawn as an instant at its earliest start")};
     for (size_t qi = 0; qi < per_queue.size(); ++qi) add_queue_ops(qi, stream_track[qi], per_queue[qi], notes, obs);
     add_dependency_flows();
     add_depth_counters(queue_index, stream_track);
@@ -130,13 +127,15 @@ class Builder {
   // most kMaxLanes; past that an operation is drawn as an instant).
   void add_queue_ops(size_t qi, uint64_t stream_track, std::vector<const replay::Op*>& ops, const OpNotes& notes,
                      const std::unordered_map<int64_t, const replay::Observation*>& obs) {
-    auto end_of = [&](const replay::Op* o) { return std::max(o->earliest_start_ns, o->latest_end_ns.value_or(r_.end_ns)); };
+    auto end_of = [&](const replay::Op* o) {
+      return std::max(o->earliest_start_ns, o->latest_end_ns.value_or(r_.end_ns));
+    };
     std::stable_sort(ops.begin(), ops.end(), [&](const replay::Op* a, const replay::Op* b) {
       if (a->earliest_start_ns != b->earliest_start_ns) return a->earliest_start_ns < b->earliest_start_ns;
       if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
       return a->id < b->id;
     });
-    std::vector<std::pair<uint64_t, int64_t>> lanes;  // (track, last end)
+    std::vector<std::pair<uint64_t, int64_t>> lanes;            // (track, last end)
     const std::string name = L_.tracks[stream_track - 1].name;  // a copy: add_track reallocates
     for (const replay::Op* op : ops) {
       Slice s;
@@ -230,9 +229,10 @@ class Builder {
         auto qi = queue_index.find(d.queue_id);
         if (qi == queue_index.end()) continue;
         uint64_t parent = stream_track[qi->second];
-        it = depth_track.emplace(d.queue_id, add_track(TrackKind::depth_counter, parent,
-                                                        L_.tracks[parent - 1].name + " depth",
-                                                        r_.queues[qi->second].tgid)).first;
+        it = depth_track
+                 .emplace(d.queue_id, add_track(TrackKind::depth_counter, parent, L_.tracks[parent - 1].name + " depth",
+                                                r_.queues[qi->second].tgid))
+                 .first;
       }
       L_.counters.push_back(CounterPoint{it->second, d.ts_ns, d.depth});
     }
@@ -244,8 +244,10 @@ class Builder {
       auto it = track.find(m.process_id);
       if (it == track.end()) {
         uint64_t parent = process_track(m.process_id);
-        it = track.emplace(m.process_id, add_track(TrackKind::memory_counter, parent, "device memory",
-                                                   L_.tracks[parent - 1].pid)).first;
+        it = track
+                 .emplace(m.process_id,
+                          add_track(TrackKind::memory_counter, parent, "device memory", L_.tracks[parent - 1].pid))
+                 .first;
       }
       L_.counters.push_back(CounterPoint{it->second, m.ts_ns, m.live_bytes});
     }
@@ -293,9 +295,7 @@ class Builder {
 
 }  // namespace
 
-TraceLayout build_layout(Timeline timeline, const replay::Result& replay) {
-  return Builder(timeline, replay).build();
-}
+TraceLayout build_layout(Timeline timeline, const replay::Result& replay) { return Builder(timeline, replay).build(); }
 
 std::vector<TraceEvent> ordered_events(const TraceLayout& L) {
   std::vector<TraceEvent> ev;
@@ -309,7 +309,8 @@ std::vector<TraceEvent> ordered_events(const TraceLayout& L) {
       ev.push_back(TraceEvent{s.end_ns, TraceEvent::end, i});
     }
   }
-  for (uint32_t i = 0; i < L.counters.size(); ++i) ev.push_back(TraceEvent{L.counters[i].ts_ns, TraceEvent::counter, i});
+  for (uint32_t i = 0; i < L.counters.size(); ++i)
+    ev.push_back(TraceEvent{L.counters[i].ts_ns, TraceEvent::counter, i});
   // Slices are sorted outermost first: begins in index order, ends in
   // reverse. Instants and begins are one class: on one track either order
   // nests, across tracks the flow rank decides. (On one track, begins at one

@@ -33,11 +33,11 @@ struct Arg {
 struct Slice {
   uint64_t track = 0;
   int64_t start_ns = 0, end_ns = 0;
-  bool instant = false;       // an entry-only call: a zero-duration instant
-  uint32_t name = 0;          // index into TraceLayout::strings
+  bool instant = false;  // an entry-only call: a zero-duration instant
+  uint32_t name = 0;     // index into TraceLayout::strings
   std::vector<Arg> args;
   std::vector<uint64_t> flows_out, flows_in;  // flow ids this slice starts / ends
-  uint8_t flow_rank = 0;  // 0: host call; an operation: 1 + the highest rank of its flow sources
+  uint8_t flow_rank = 0;                      // 0: host call; an operation: 1 + the highest rank of its flow sources
 };
 
 struct CounterPoint {

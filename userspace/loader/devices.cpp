@@ -16,8 +16,7 @@ namespace gpuobs {
 namespace {
 
 // Names the GPU drivers register (OGKM nv.c / uvm.c, amdkfd kfd_chardev.c).
-constexpr std::array<std::string_view, 4> kGpuDriverNames = {"nvidia", "nvidiactl", "nvidia-uvm",
-                                                             "kfd"};
+constexpr std::array<std::string_view, 4> kGpuDriverNames = {"nvidia", "nvidiactl", "nvidia-uvm", "kfd"};
 
 std::optional<uint32_t> parse_u32(std::string_view s) {
   uint32_t v = 0;
@@ -34,8 +33,14 @@ std::vector<DeviceMatch> gpu_devices_from_proc_devices(std::string_view text) {
   std::string line;
   bool in_char = false;
   while (std::getline(in, line)) {
-    if (line.rfind("Character devices:", 0) == 0) { in_char = true; continue; }
-    if (line.rfind("Block devices:", 0) == 0) { in_char = false; continue; }
+    if (line.rfind("Character devices:", 0) == 0) {
+      in_char = true;
+      continue;
+    }
+    if (line.rfind("Block devices:", 0) == 0) {
+      in_char = false;
+      continue;
+    }
     if (!in_char) continue;
     std::istringstream ls(line);
     uint32_t major = 0;
@@ -66,9 +71,9 @@ Result<DeviceMatch> parse_device_spec(std::string_view full) {
   if (auto eq = spec.find('='); eq != std::string_view::npos) {
     driver = driver_from_name(spec.substr(0, eq));
     if (driver == GPUOBS_DRV_OTHER)
-      return make_error("unknown driver '" + std::string(spec.substr(0, eq)) + "' in device spec '" +
-                            std::string(full) + "'",
-                        "use nvidia=, nvidia-uvm= or kfd= before the device", 2);
+      return make_error(
+          "unknown driver '" + std::string(spec.substr(0, eq)) + "' in device spec '" + std::string(full) + "'",
+          "use nvidia=, nvidia-uvm= or kfd= before the device", 2);
     spec = spec.substr(eq + 1);
   }
   auto m = parse_plain_spec(spec);
@@ -81,22 +86,19 @@ Result<DeviceMatch> parse_device_spec(std::string_view full) {
 
 static Result<DeviceMatch> parse_plain_spec(std::string_view spec) {
   if (!spec.empty() && spec.front() == '/') {
-    struct stat st{};
+    struct stat st {};
     std::string path(spec);
-    if (::stat(path.c_str(), &st) != 0)
-      return make_error("cannot stat device " + path + ": " + std::strerror(errno));
+    if (::stat(path.c_str(), &st) != 0) return make_error("cannot stat device " + path + ": " + std::strerror(errno));
     if (!S_ISCHR(st.st_mode)) return make_error(path + " is not a character device");
     return DeviceMatch{major(st.st_rdev), minor(st.st_rdev), path};
   }
   auto colon = spec.find(':');
   auto maj = parse_u32(spec.substr(0, colon));
-  if (!maj) return make_error("bad device spec '" + std::string(spec) + "'",
-                              "use MAJOR, MAJOR:MINOR or a /dev path");
+  if (!maj) return make_error("bad device spec '" + std::string(spec) + "'", "use MAJOR, MAJOR:MINOR or a /dev path");
   DeviceMatch m{*maj, std::nullopt, std::string(spec)};
   if (colon != std::string_view::npos) {
     auto min = parse_u32(spec.substr(colon + 1));
-    if (!min) return make_error("bad device spec '" + std::string(spec) + "'",
-                                "use MAJOR, MAJOR:MINOR or a /dev path");
+    if (!min) return make_error("bad device spec '" + std::string(spec) + "'", "use MAJOR, MAJOR:MINOR or a /dev path");
     m.minor = *min;
   }
   return m;

@@ -63,7 +63,12 @@ Result<std::unordered_map<std::string, FunctionSymbol>> read_function_symbols(co
 std::string unprobeable_reason(uint8_t b) {
   switch (b) {
     case 0xf0: return "first instruction has a lock prefix: x86 uprobes cannot probe it";
-    case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65: {
+    case 0x26:
+    case 0x2e:
+    case 0x36:
+    case 0x3e:
+    case 0x64:
+    case 0x65: {
       char buf[96];
       std::snprintf(buf, sizeof buf, "first instruction has segment prefix 0x%02x: x86 uprobes cannot probe it", b);
       return buf;

@@ -121,8 +121,9 @@ const char* counter_name(int idx) {
 Status preflight() {
   if (auto s = check_privileges(); !s) return s;
   if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-    return make_error("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)",
-                      "gpuobs needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian, Ubuntu, RHEL kernels have it)");
+    return make_error(
+        "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)",
+        "gpuobs needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian, Ubuntu, RHEL kernels have it)");
   return ensure_tracefs();
 }
 
@@ -196,8 +197,7 @@ Status Engine::attach_tracepoints(const EngineOptions& opts) {
   }
   for (auto* p : progs) {
     Link link(bpf_program__attach(p));
-    if (!link)
-      return make_error(std::string("cannot attach ") + bpf_program__name(p) + ": " + std::strerror(errno));
+    if (!link) return make_error(std::string("cannot attach ") + bpf_program__name(p) + ": " + std::strerror(errno));
     links_.push_back(std::move(link));
   }
   if (opts.attach_lib_map) {
@@ -244,7 +244,8 @@ std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<co
         break;
     }
     for (auto& [p, ret] : site.progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
-    if ((spec.probe == ProbeKind::entry || spec.probe == ProbeKind::launch_dim3) && spec.blob_kind != GPUOBS_BLOB_NONE) {
+    if ((spec.probe == ProbeKind::entry || spec.probe == ProbeKind::launch_dim3) &&
+        spec.blob_kind != GPUOBS_BLOB_NONE) {
       // cu_call records are the fixed part only (bpf/api.bpf.h): a blob
       // needs a return probe or a program of its own.
       r.status = ProbeStatus::failed;
@@ -311,8 +312,8 @@ void Engine::attach_sites(const LibraryFile& lib, const std::vector<Site>& sites
     std::vector<std::thread> pool;
     for (size_t i = 0; i < keys.size(); ++i)
       pool.emplace_back([&, i] {
-        fds[i] = uprobe_multi_link(bpf_program__fd(keys[i].first), lib.realpath, offsets[i], cookies[i],
-                                   keys[i].second);
+        fds[i] =
+            uprobe_multi_link(bpf_program__fd(keys[i].first), lib.realpath, offsets[i], cookies[i], keys[i].second);
       });
     for (auto& t : pool) t.join();
   }
@@ -461,9 +462,7 @@ Status Engine::set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc) {
   return {};
 }
 
-void Engine::drop_unwind_proc(uint32_t tgid) {
-  bpf_map__delete_elem(skel_->maps.unwind_procs, &tgid, sizeof tgid, 0);
-}
+void Engine::drop_unwind_proc(uint32_t tgid) { bpf_map__delete_elem(skel_->maps.unwind_procs, &tgid, sizeof tgid, 0); }
 
 size_t Engine::inflight_calls() const {
   size_t n = 0;
@@ -482,8 +481,7 @@ Counters Engine::counters() const {
   int ncpu = libbpf_num_possible_cpus();
   std::vector<uint64_t> vals(ncpu > 0 ? ncpu : 1);
   for (uint32_t i = 0; i < GPUOBS_CNT__COUNT; ++i) {
-    if (bpf_map__lookup_elem(skel_->maps.counters, &i, sizeof i, vals.data(),
-                             vals.size() * sizeof(uint64_t), 0) == 0)
+    if (bpf_map__lookup_elem(skel_->maps.counters, &i, sizeof i, vals.data(), vals.size() * sizeof(uint64_t), 0) == 0)
       for (auto v : vals) out[i] += v;
   }
   return out;

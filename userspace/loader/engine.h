@@ -5,14 +5,14 @@
 
 #include <array>
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -33,8 +33,8 @@ struct bpf_program;
 namespace gpuobs {
 
 struct EngineOptions {
-  bool only_tracked = false;            // record mode: the tracked process tree only
-  uint32_t ring_bytes = 16u << 20;      // rounded up to a power of two >= one page
+  bool only_tracked = false;        // record mode: the tracked process tree only
+  uint32_t ring_bytes = 16u << 20;  // rounded up to a power of two >= one page
   bool attach_ioctl = true;
   bool attach_process = true;
   // GPUOBS_EV_LIB_MAP records: a process mapped a file named like a GPU
@@ -56,7 +56,7 @@ struct ProbeResult {
   std::string symbol;
   std::string program;
   ProbeStatus status = ProbeStatus::attached;
-  std::string error;   // errno text
+  std::string error;  // errno text
 };
 
 using Counters = std::array<uint64_t, GPUOBS_CNT__COUNT>;

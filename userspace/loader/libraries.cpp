@@ -18,8 +18,8 @@ namespace {
 // Where driver installers put libcuda.so.1 (Debian/Ubuntu multiarch, RHEL,
 // NVIDIA container toolkit mounts, WSL).
 constexpr const char* kLibcudaDirs[] = {
-    "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/nvidia/lib64",
-    "/usr/local/nvidia/lib", "/usr/lib/wsl/lib",
+    "/usr/lib/x86_64-linux-gnu", "/usr/lib64",       "/usr/lib", "/usr/local/nvidia/lib64",
+    "/usr/local/nvidia/lib",     "/usr/lib/wsl/lib",
 };
 
 std::vector<std::string> ldconfig_paths(const char* soname) {
@@ -48,15 +48,13 @@ std::vector<std::string> ldconfig_paths(const char* soname) {
 // distribution packages (Debian/Ubuntu's libamdhip64-5, -6).
 constexpr const char* kLibhipDirs[] = {"/opt/rocm/lib", "/opt/rocm/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
                                        "/usr/lib"};
-constexpr const char* kLibhipNames[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
-                                        "libamdhip64.so.5"};
+constexpr const char* kLibhipNames[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"};
 
 }  // namespace
 
 Result<LibraryFile> library_file(const std::string& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0)
-    return make_error("cannot open library " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return make_error("cannot open library " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return make_error(path + " is not a regular file");
   char buf[PATH_MAX];
   std::string real = ::realpath(path.c_str(), buf) ? std::string(buf) : path;

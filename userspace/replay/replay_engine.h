@@ -24,19 +24,19 @@ void merge(Clock& into, const Clock& from);
 inline int64_t at(const Clock& c, size_t i) { return i < c.size() ? c[i] : 0; }
 
 struct QueueState {
-  size_t index = 0;         // into Result::queues (Queue::id - 1)
-  size_t local = 0;         // index in its process's clocks
+  size_t index = 0;  // into Result::queues (Queue::id - 1)
+  size_t local = 0;  // index in its process's clocks
   Clock clock;
-  int64_t lb = 0;           // lower bound on when the queue's next op can start
+  int64_t lb = 0;  // lower bound on when the queue's next op can start
   int64_t seq = 0;
-  int64_t last_op = 0;      // Op::id of the newest op (0: none)
+  int64_t last_op = 0;  // Op::id of the newest op (0: none)
   bool legacy = false;
-  bool blocking = true;     // synchronizes with the legacy default stream
+  bool blocking = true;  // synchronizes with the legacy default stream
   bool destroyed = false;
-  bool retired = false;     // destroyed and every op known complete: off ProcessState::active
-  bool capturing = false;   // between capture_begin and capture_end: ops go into a graph, not the queue
-  size_t capture_origin = 0;  // while capturing: the queue whose capture_begin started it (itself, or
-                              // the origin of a captured event this queue waited on: a fork)
+  bool retired = false;        // destroyed and every op known complete: off ProcessState::active
+  bool capturing = false;      // between capture_begin and capture_end: ops go into a graph, not the queue
+  size_t capture_origin = 0;   // while capturing: the queue whose capture_begin started it (itself, or
+                               // the origin of a captured event this queue waited on: a fork)
   std::vector<size_t> forked;  // on an origin: the queues its capture forked into, released at capture_end
 };
 
@@ -52,16 +52,16 @@ struct EventState {
 
 // One operation's memory access, remembered per allocation and queue.
 struct Access {
-  int64_t op = 0;           // Op::id
-  size_t queue = 0;         // QueueState index
+  int64_t op = 0;    // Op::id
+  size_t queue = 0;  // QueueState index
   int64_t seq = 0;
   uint64_t lo = 0, hi = 0;  // [lo, hi)
 };
 
 struct Allocation {
-  int64_t row = 0;          // memory_ops.id of the alloc
+  int64_t row = 0;  // memory_ops.id of the alloc
   uint64_t address = 0, bytes = 0;
-  bool host = false;        // pinned host memory (kind host)
+  bool host = false;            // pinned host memory (kind host)
   std::vector<Access> pending;  // ops naming it, not yet known complete
   size_t prune_at = 64;         // prune proven ones when pending grows past this; then twice the survivors
   std::map<size_t, Access> last_write, last_read;  // by QueueState index
@@ -69,24 +69,24 @@ struct Allocation {
 
 // Launches each followed by a host sync, per thread (hazard 5).
 struct LaunchRun {
-  int64_t count = 0;        // launches in the run that a sync followed
+  int64_t count = 0;  // launches in the run that a sync followed
   int64_t first_op = 0, last_op = 0, pending_op = 0;
   bool pending_synced = true;
   const Call* first_sync = nullptr;
 };
 
 struct ProcessState {
-  std::vector<size_t> queues;                      // QueueState index by local index
+  std::vector<size_t> queues;  // QueueState index by local index
   // Queues not retired: what the legacy stream's implicit sync and a context
   // sync must look at (a loop of create/launch/sync/destroy stays linear).
   std::vector<size_t> active;
   std::optional<size_t> legacy;
-  std::map<uint32_t, size_t> per_thread;           // tid -> QueueState index
-  std::map<uint64_t, size_t> handles;              // stream handle -> its current queue
+  std::map<uint32_t, size_t> per_thread;  // tid -> QueueState index
+  std::map<uint64_t, size_t> handles;     // stream handle -> its current queue
   std::map<uint64_t, EventState> events;
-  Clock host;                                      // everything an observation has proven complete
-  std::map<uint64_t, Allocation> live;             // by address
-  std::map<uint32_t, LaunchRun> runs;              // by tid
+  Clock host;                           // everything an observation has proven complete
+  std::map<uint64_t, Allocation> live;  // by address
+  std::map<uint32_t, LaunchRun> runs;   // by tid
 };
 
 // An observation waiting for its return before its proof reaches the host clock.

@@ -84,7 +84,8 @@ Result<Input> load_input(Db& db) {
   const std::string common = kCommon;
   Status st;
   // Launches have no duration or result: NULL stands in for both.
-  st = each_row(db,
+  st = each_row(
+      db,
       "SELECT id, ts_mono_ns, NULL, process_id, tgid, tid, api, NULL, per_thread_stream, coalesce(stack_id, 0),"
       " stream, coalesce(kernel_name, '') FROM kernel_launches",
       "kernel_launches", [&](sqlite3_stmt* r) {
@@ -96,20 +97,21 @@ Result<Input> load_input(Db& db) {
       });
   if (!st) return st.error();
   st = each_row(db,
-      "SELECT " + common + ", kind, coalesce(direction, ''), coalesce(dst, 0), coalesce(src, 0), bytes, stream, async"
-      " FROM copies",
-      "copies", [&](sqlite3_stmt* r) {
-        Call c = read_common(r, Table::copies, str);
-        c.op = str.intern(text(r, 10));
-        c.kind = str.intern(text(r, 11));
-        c.dst = u64(r, 12), c.src = u64(r, 13), c.bytes = u64(r, 14);
-        if (auto v = opt(r, 15)) c.stream = static_cast<uint64_t>(*v);
-        c.async = sqlite3_column_int64(r, 16) != 0;
-        calls.push_back(c);
-      });
+                "SELECT " + common +
+                    ", kind, coalesce(direction, ''), coalesce(dst, 0), coalesce(src, 0), bytes, stream, async"
+                    " FROM copies",
+                "copies", [&](sqlite3_stmt* r) {
+                  Call c = read_common(r, Table::copies, str);
+                  c.op = str.intern(text(r, 10));
+                  c.kind = str.intern(text(r, 11));
+                  c.dst = u64(r, 12), c.src = u64(r, 13), c.bytes = u64(r, 14);
+                  if (auto v = opt(r, 15)) c.stream = static_cast<uint64_t>(*v);
+                  c.async = sqlite3_column_int64(r, 16) != 0;
+                  calls.push_back(c);
+                });
   if (!st) return st.error();
-  st = each_row(db,
-      "SELECT " + common + ", op, kind, coalesce(address, 0), coalesce(bytes, 0), stream, alloc_id FROM memory_ops",
+  st = each_row(
+      db, "SELECT " + common + ", op, kind, coalesce(address, 0), coalesce(bytes, 0), stream, alloc_id FROM memory_ops",
       "memory_ops", [&](sqlite3_stmt* r) {
         Call c = read_common(r, Table::memory_ops, str);
         c.op = str.intern(text(r, 10));
@@ -120,15 +122,14 @@ Result<Input> load_input(Db& db) {
         calls.push_back(c);
       });
   if (!st) return st.error();
-  st = each_row(db,
-      "SELECT " + common + ", op, stream, coalesce(event, 0), coalesce(flags, 0) FROM stream_ops",
-      "stream_ops", [&](sqlite3_stmt* r) {
-        Call c = read_common(r, Table::stream_ops, str);
-        c.op = str.intern(text(r, 10));
-        if (auto v = opt(r, 11)) c.stream = static_cast<uint64_t>(*v);
-        c.event = u64(r, 12), c.flags = u64(r, 13);
-        calls.push_back(c);
-      });
+  st = each_row(db, "SELECT " + common + ", op, stream, coalesce(event, 0), coalesce(flags, 0) FROM stream_ops",
+                "stream_ops", [&](sqlite3_stmt* r) {
+                  Call c = read_common(r, Table::stream_ops, str);
+                  c.op = str.intern(text(r, 10));
+                  if (auto v = opt(r, 11)) c.stream = static_cast<uint64_t>(*v);
+                  c.event = u64(r, 12), c.flags = u64(r, 13);
+                  calls.push_back(c);
+                });
   if (!st) return st.error();
   st = each_row(db, "SELECT " + common + ", target, stream, coalesce(event, 0) FROM syncs", "syncs",
                 [&](sqlite3_stmt* r) {
@@ -140,9 +141,8 @@ Result<Input> load_input(Db& db) {
                 });
   if (!st) return st.error();
   // The total order: entry time, then table rank, then row id (docs/replay.md).
-  std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) {
-    return std::tie(a.ts, a.table, a.id) < std::tie(b.ts, b.table, b.id);
-  });
+  std::sort(calls.begin(), calls.end(),
+            [](const Call& a, const Call& b) { return std::tie(a.ts, a.table, a.id) < std::tie(b.ts, b.table, b.id); });
   int64_t last = 0;
   for (const Call& c : calls) last = std::max(last, c.end());
   in.end_ns = last;

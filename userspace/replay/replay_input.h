@@ -32,22 +32,22 @@ class Strings {
 
 struct Call {
   int64_t ts = 0;
-  int64_t id = 0;                    // row id in its table
-  int64_t duration = -1;             // -1: not measured (entry-only probe)
+  int64_t id = 0;         // row id in its table
+  int64_t duration = -1;  // -1: not measured (entry-only probe)
   int64_t process_id = 0;
-  int64_t stack_id = 0;              // 0: none
-  std::optional<int64_t> result;     // NULL: no return probe
-  std::optional<uint64_t> stream;    // the stream argument, if the call takes one
-  std::optional<int64_t> alloc_id;   // memory_ops free: the allocation's row
+  int64_t stack_id = 0;             // 0: none
+  std::optional<int64_t> result;    // NULL: no return probe
+  std::optional<uint64_t> stream;   // the stream argument, if the call takes one
+  std::optional<int64_t> alloc_id;  // memory_ops free: the allocation's row
   uint64_t event = 0, dst = 0, src = 0, bytes = 0, address = 0, flags = 0;
   uint32_t tgid = 0, tid = 0;
-  uint32_t api = 0;                  // Strings index: the API symbol
-  uint32_t op = 0;                   // launch; copy/memset; memory op; stream_ops op; sync target
-  uint32_t kind = 0;                 // copy direction; memory kind
-  uint32_t name = 0;                 // kernel name (0: not known)
+  uint32_t api = 0;   // Strings index: the API symbol
+  uint32_t op = 0;    // launch; copy/memset; memory op; stream_ops op; sync target
+  uint32_t kind = 0;  // copy direction; memory kind
+  uint32_t name = 0;  // kernel name (0: not known)
   Table table = Table::kernel_launches;
-  bool per_thread = false;           // _ptsz/_ptds variant
-  bool async = false;                // copies: *Async
+  bool per_thread = false;  // _ptsz/_ptds variant
+  bool async = false;       // copies: *Async
 
   bool ok() const { return !result || *result == 0; }
   int64_t end() const { return duration >= 0 ? ts + duration : ts; }
@@ -56,7 +56,7 @@ struct Call {
 struct Input {
   std::vector<Call> calls;  // in the total order
   Strings strings;
-  int64_t end_ns = 0;       // capture.end_mono_ns, or the last call's end
+  int64_t end_ns = 0;  // capture.end_mono_ns, or the last call's end
 };
 
 Result<Input> load_input(Db& capture);

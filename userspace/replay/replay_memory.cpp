@@ -10,8 +10,8 @@ namespace gpuobs::replay::detail {
 std::string hex(uint64_t v);
 
 namespace {
-constexpr size_t kFreeHazardCap = 10;     // hazards per free; the detail gives the total
-constexpr size_t kPendingPruneAt = 64;    // pending ops per allocation before proven ones are dropped
+constexpr size_t kFreeHazardCap = 10;   // hazards per free; the detail gives the total
+constexpr size_t kPendingPruneAt = 64;  // pending ops per allocation before proven ones are dropped
 }  // namespace
 
 Allocation* Engine::find_allocation(ProcessState& p, uint64_t address) {
@@ -115,10 +115,11 @@ void Engine::check_free(ProcessState& p, const Call& c, const Op* free_op) {
                "), which uses it, was not known complete (" + std::to_string(i + 1) + " of " +
                std::to_string(bad.size()) + " such operations); ";
     if (!free_op)
-      h.detail += "a synchronous free of memory with queued work relies on the driver's implicit synchronization "
-                  "(not documented as a completion guarantee) and stalls the host; ";
-    h.detail += "synchronize " + stream_label(bad[i]->queue) +
-                " before the free, or free with cuMemFreeAsync on that stream";
+      h.detail +=
+          "a synchronous free of memory with queued work relies on the driver's implicit synchronization "
+          "(not documented as a completion guarantee) and stalls the host; ";
+    h.detail +=
+        "synchronize " + stream_label(bad[i]->queue) + " before the free, or free with cuMemFreeAsync on that stream";
   }
 }
 

@@ -9,7 +9,8 @@ namespace {
 
 template <class T>
 void bind_opt(Stmt& s, int i, const std::optional<T>& v) {
-  if (v) s.bind(i, static_cast<int64_t>(*v)); else s.bind_null(i);
+  if (v) s.bind(i, static_cast<int64_t>(*v));
+  else s.bind_null(i);
 }
 
 Status insert_all(Db& db, const Result& r) {
@@ -27,9 +28,16 @@ Status insert_all(Db& db, const Result& r) {
       return make_error("cannot prepare the replay inserts: " + db.errmsg(),
                         "the capture lacks the replay tables (schema 8): gpuobs replay migrates it when writable");
   int rc = SQLITE_DONE;
-  auto done = [&](Stmt& s) { rc = s.exec(); return rc == SQLITE_DONE; };
-  run.bind(1, int64_t(r.queues.size())).bind(2, int64_t(r.ops.size())).bind(3, int64_t(r.deps.size()))
-      .bind(4, int64_t(r.observations.size())).bind(5, int64_t(r.hazards.size())).bind(6, unproven)
+  auto done = [&](Stmt& s) {
+    rc = s.exec();
+    return rc == SQLITE_DONE;
+  };
+  run.bind(1, int64_t(r.queues.size()))
+      .bind(2, int64_t(r.ops.size()))
+      .bind(3, int64_t(r.deps.size()))
+      .bind(4, int64_t(r.observations.size()))
+      .bind(5, int64_t(r.hazards.size()))
+      .bind(6, unproven)
       .bind(7, r.end_ns);
   bool ok = done(run);
   for (size_t i = 0; ok && i < r.queues.size(); ++i) {
@@ -44,8 +52,17 @@ Status insert_all(Db& db, const Result& r) {
   }
   for (size_t i = 0; ok && i < r.ops.size(); ++i) {
     const Op& x = r.ops[i];
-    op.bind(1, x.id).bind(2, x.queue_id).bind(3, x.seq).bind(4, x.kind).bind(5, x.name).bind(6, x.api)
-        .bind(7, x.source_table).bind(8, x.source_id).bind(9, x.tid).bind(10, x.stack_id).bind(11, x.enqueue_ns)
+    op.bind(1, x.id)
+        .bind(2, x.queue_id)
+        .bind(3, x.seq)
+        .bind(4, x.kind)
+        .bind(5, x.name)
+        .bind(6, x.api)
+        .bind(7, x.source_table)
+        .bind(8, x.source_id)
+        .bind(9, x.tid)
+        .bind(10, x.stack_id)
+        .bind(11, x.enqueue_ns)
         .bind(12, x.earliest_start_ns);
     bind_opt(op, 13, x.latest_end_ns);
     bind_opt(op, 14, x.bound_by);
@@ -58,8 +75,15 @@ Status insert_all(Db& db, const Result& r) {
   }
   for (size_t i = 0; ok && i < r.observations.size(); ++i) {
     const Observation& x = r.observations[i];
-    ob.bind(1, x.id).bind(2, x.process_id).bind(3, x.tid).bind(4, x.kind).bind(5, x.api).bind(6, x.source_table)
-        .bind(7, x.source_id).bind(8, x.start_ns).bind(9, x.end_ns);
+    ob.bind(1, x.id)
+        .bind(2, x.process_id)
+        .bind(3, x.tid)
+        .bind(4, x.kind)
+        .bind(5, x.api)
+        .bind(6, x.source_table)
+        .bind(7, x.source_id)
+        .bind(8, x.start_ns)
+        .bind(9, x.end_ns);
     bind_opt(ob, 10, x.queue_id);
     ob.bind(11, x.event).bind(12, x.ops_completed).bind(13, x.blocked_ns).bind(14, x.stack_id);
     ok = done(ob);
@@ -73,8 +97,13 @@ Status insert_all(Db& db, const Result& r) {
     hz.bind(1, x.id).bind(2, x.kind).bind(3, x.process_id);
     bind_opt(hz, 4, x.op_id);
     bind_opt(hz, 5, x.other_op_id);
-    hz.bind(6, x.source_table).bind(7, x.source_id).bind(8, x.api).bind(9, x.ts_ns).bind(10, x.stack_id)
-        .bind(11, x.other_stack_id).bind(12, x.detail);
+    hz.bind(6, x.source_table)
+        .bind(7, x.source_id)
+        .bind(8, x.api)
+        .bind(9, x.ts_ns)
+        .bind(10, x.stack_id)
+        .bind(11, x.other_stack_id)
+        .bind(12, x.detail);
     ok = done(hz);
   }
   if (!ok) return make_error("cannot write the replay tables: " + db.errmsg());
@@ -84,7 +113,8 @@ Status insert_all(Db& db, const Result& r) {
 }  // namespace
 
 Status write(Db& db, const Result& r) {
-  if (auto s = db.exec("BEGIN IMMEDIATE"); !s) return make_error("cannot write the replay tables: " + s.error().message);
+  if (auto s = db.exec("BEGIN IMMEDIATE"); !s)
+    return make_error("cannot write the replay tables: " + s.error().message);
   Status s = db.exec(
       "DELETE FROM replay_hazards; DELETE FROM replay_depth; DELETE FROM replay_observations;"
       " DELETE FROM replay_deps; DELETE FROM replay_ops; DELETE FROM replay_queues; DELETE FROM replay_runs;");

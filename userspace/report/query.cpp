@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <iomanip>
 #include <sstream>
 
@@ -112,7 +112,8 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
     std::string missing, example;
     for (int i = 1; i <= sqlite3_bind_parameter_count(raw); ++i) {
       const char* name = sqlite3_bind_parameter_name(raw, i);
-      if (!name) return make_error("the query has a positional parameter (?)", "name it (:name) and pass -p name=VALUE", 2);
+      if (!name)
+        return make_error("the query has a positional parameter (?)", "name it (:name) and pass -p name=VALUE", 2);
       if (params.count(name + 1)) continue;
       missing += std::string(missing.empty() ? "" : ", ") + name;
       example += std::string(" -p ") + (name + 1) + "=VALUE";
@@ -198,8 +199,7 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   line([&](size_t i) { return heads[i]; }, [](size_t) { return false; });
   line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
   for (const auto& row : r.rows)
-    line([&](size_t i) { return table_text(row[i]); },
-         [&](size_t i) { return static_cast<bool>(numeric[i]); });
+    line([&](size_t i) { return table_text(row[i]); }, [&](size_t i) { return static_cast<bool>(numeric[i]); });
   if (r.rows.empty()) out << "(no rows)\n";
 }
 

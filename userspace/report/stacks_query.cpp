@@ -67,10 +67,14 @@ Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackF
   if (!f.kernel.empty() && m != StackMeasure::launches)
     return make_error("--kernel filters launches only", "use --by launches with --kernel", 2);
   Stmt st(db.get(), measure_sql(m));
-  if (!st.valid()) return make_error("cannot query stacks: " + db.errmsg(), "is this a capture from gpuobs >= 0.1 with stacks?", 2);
-  if (f.pid) st.bind(1, *f.pid); else st.bind_null(1);
-  if (!f.kernel.empty()) st.bind(2, f.kernel); else st.bind_null(2);
-  if (!f.api.empty()) st.bind(3, f.api); else st.bind_null(3);
+  if (!st.valid())
+    return make_error("cannot query stacks: " + db.errmsg(), "is this a capture from gpuobs >= 0.1 with stacks?", 2);
+  if (f.pid) st.bind(1, *f.pid);
+  else st.bind_null(1);
+  if (!f.kernel.empty()) st.bind(2, f.kernel);
+  else st.bind_null(2);
+  if (!f.api.empty()) st.bind(3, f.api);
+  else st.bind_null(3);
   std::vector<StackLeaf> out;
   int rc;
   while ((rc = st.step()) == SQLITE_ROW) {

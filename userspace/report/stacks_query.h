@@ -39,7 +39,7 @@ struct StackFrame {
   std::string module;  // path
   std::string symbol;  // empty: unknown
   int64_t symbol_offset = 0;
-  std::string file;    // empty: no line information
+  std::string file;  // empty: no line information
   int64_t line = 0;
   int64_t offset = 0;  // file offset of the return address
 };

@@ -24,8 +24,14 @@ CfiRule cfi_rule(Dwarf_Frame* frame) {
     if (dwarf_frame_register(frame, reg, mem, &rops, &rn) != 0) return -1;
     if (rn == 0) return rops == nullptr ? 0 : 2;
     if (rops[0].atom != DW_OP_call_frame_cfa) return -1;
-    if (rn == 1) { off = 0; return 1; }
-    if (rn == 2 && rops[1].atom == DW_OP_plus_uconst) { off = static_cast<int64_t>(rops[1].number); return 1; }
+    if (rn == 1) {
+      off = 0;
+      return 1;
+    }
+    if (rn == 2 && rops[1].atom == DW_OP_plus_uconst) {
+      off = static_cast<int64_t>(rops[1].number);
+      return 1;
+    }
     return -1;
   };
   int ra_reg = dwarf_frame_info(frame, nullptr, nullptr, nullptr);

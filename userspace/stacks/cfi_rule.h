@@ -19,9 +19,9 @@ struct CfiRule {
   enum class Kind : uint8_t { cfi, none, unsupported, outermost } kind = Kind::none;
   uint8_t cfa_reg = kDwarfRsp;  // CFA = cfa_reg + cfa_off
   int64_t cfa_off = 0;
-  int64_t ra_off = -8;          // return address at CFA + ra_off
+  int64_t ra_off = -8;  // return address at CFA + ra_off
   enum class Bp : uint8_t { same, at, undefined } bp = Bp::same;
-  int64_t bp_off = 0;           // saved rbp at CFA + bp_off
+  int64_t bp_off = 0;  // saved rbp at CFA + bp_off
 };
 
 // The rule of a frame state returned by dwarf_cfi_addrframe.

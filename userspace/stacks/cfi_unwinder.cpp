@@ -20,8 +20,8 @@ struct CfiUnwinder::Rule : CfiRule {};
 struct CfiUnwinder::Module {
   int fd = -1;
   Elf* elf = nullptr;
-  Dwarf* dwarf = nullptr;     // for .debug_frame
-  Dwarf_CFI* eh = nullptr;    // .eh_frame (owned by elf's CFI cache)
+  Dwarf* dwarf = nullptr;   // for .debug_frame
+  Dwarf_CFI* eh = nullptr;  // .eh_frame (owned by elf's CFI cache)
   Dwarf_CFI* debug = nullptr;
   std::vector<GElf_Phdr> loads;
   std::unordered_map<uint64_t, Rule> rules;  // file offset -> rule
@@ -40,7 +40,6 @@ struct CfiUnwinder::Module {
 
 CfiUnwinder::CfiUnwinder() { elf_version(EV_CURRENT); }
 CfiUnwinder::~CfiUnwinder() = default;
-
 
 const CfiUnwinder::Rule* CfiUnwinder::rule_for(const ModuleDef& def, uint64_t offset) {
   auto& slot = modules_[def.id];
@@ -105,14 +104,24 @@ std::vector<uint64_t> CfiUnwinder::unwind(const RawStack& raw, const Locate& loc
     if (r->kind == Rule::Kind::cfi) {
       cfa = (r->cfa_reg == kRegRsp ? sp : bp) + static_cast<uint64_t>(r->cfa_off);
       uint64_t ra_at = cfa + static_cast<uint64_t>(r->ra_off), bp_at = cfa + static_cast<uint64_t>(r->bp_off);
-      if (!read(ra_at, ra)) { copy_end = beyond(ra_at); break; }
-      if (r->bp == Rule::Bp::at && !read(bp_at, next_bp)) { copy_end = beyond(bp_at); break; }
+      if (!read(ra_at, ra)) {
+        copy_end = beyond(ra_at);
+        break;
+      }
+      if (r->bp == Rule::Bp::at && !read(bp_at, next_bp)) {
+        copy_end = beyond(bp_at);
+        break;
+      }
       if (r->bp == Rule::Bp::undefined) next_bp = 0;
     } else {
-      if (r->kind == Rule::Kind::unsupported) ++stats_.bad_rule; else ++stats_.no_cfi;
+      if (r->kind == Rule::Kind::unsupported) ++stats_.bad_rule;
+      else ++stats_.no_cfi;
       // No usable CFI: the frame-pointer rule, [bp] = caller's bp, [bp+8] = return address.
       cfa = bp + 16;
-      if (!read(bp + 8, ra) || !read(bp, next_bp)) { copy_end = beyond(bp + 8); break; }
+      if (!read(bp + 8, ra) || !read(bp, next_bp)) {
+        copy_end = beyond(bp + 8);
+        break;
+      }
     }
     if (cfa <= sp || ra == 0) break;  // no progress, or the outermost frame
     sp = cfa;

@@ -21,10 +21,10 @@ namespace gpuobs {
 struct RawStack;
 
 struct UnwindStats {
-  uint64_t unwound = 0;       // stacks unwound from a copy
-  uint64_t copy_end = 0;      // ... that ran off the end of the copied stack
-  uint64_t no_cfi = 0;        // frames without CFI, followed by frame pointer
-  uint64_t bad_rule = 0;      // a CFI rule this unwinder does not follow (expressions)
+  uint64_t unwound = 0;   // stacks unwound from a copy
+  uint64_t copy_end = 0;  // ... that ran off the end of the copied stack
+  uint64_t no_cfi = 0;    // frames without CFI, followed by frame pointer
+  uint64_t bad_rule = 0;  // a CFI rule this unwinder does not follow (expressions)
 };
 
 class CfiUnwinder {

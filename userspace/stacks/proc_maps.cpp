@@ -19,7 +19,10 @@ bool hex(std::string_view s, uint64_t& out) {
 // Splits off the next space-separated field.
 std::string_view field(std::string_view& rest) {
   size_t b = rest.find_first_not_of(' ');
-  if (b == std::string_view::npos) { rest = {}; return {}; }
+  if (b == std::string_view::npos) {
+    rest = {};
+    return {};
+  }
   rest.remove_prefix(b);
   size_t e = rest.find(' ');
   std::string_view f = rest.substr(0, e);
@@ -33,8 +36,7 @@ std::string_view field(std::string_view& rest) {
 std::optional<Mapping> parse_maps_line(std::string_view line) {
   Mapping m;
   std::string_view rest = line;
-  std::string_view range = field(rest), perms = field(rest), off = field(rest), dev = field(rest),
-                   ino = field(rest);
+  std::string_view range = field(rest), perms = field(rest), off = field(rest), dev = field(rest), ino = field(rest);
   size_t dash = range.find('-'), colon = dev.find(':');
   uint64_t major = 0, minor = 0;
   if (dash == std::string_view::npos || colon == std::string_view::npos || perms.size() < 3) return std::nullopt;

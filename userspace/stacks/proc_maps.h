@@ -17,10 +17,10 @@ struct Mapping {
   uint64_t start = 0, end = 0;  // [start, end)
   uint64_t offset = 0;          // file offset of start
   bool exec = false;
-  uint64_t dev = 0;             // makedev(major, minor) of the file; 0: anonymous
+  uint64_t dev = 0;  // makedev(major, minor) of the file; 0: anonymous
   uint64_t inode = 0;
-  std::string path;             // file path (in the process's mount namespace), "[vdso]", or empty
-  bool deleted = false;         // the path ended in " (deleted)"
+  std::string path;      // file path (in the process's mount namespace), "[vdso]", or empty
+  bool deleted = false;  // the path ended in " (deleted)"
 };
 
 // One line of /proc/PID/maps; nullopt when it does not parse.

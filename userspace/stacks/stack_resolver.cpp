@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <set>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "events.h"
 #include "stacks/unwind_table.h"
@@ -97,16 +97,14 @@ const ModuleDef* StackResolver::module_for(uint32_t tgid, const Mapping& m) {
   if (fd < 0) {
     // Through the process's root, and only if it is still the file mapped.
     fd = ::open((proc_root_ + "/" + std::to_string(tgid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (fd >= 0 && (::fstat(fd, &st) != 0 || st.st_ino != m.inode || st.st_dev != m.dev)) {
       ::close(fd);
       fd = -1;
     }
   }
-  if (fd >= 0)
-    slot->file = std::make_shared<FileHandle>(fd);
-  else
-    ++stats_.files_unopened;
+  if (fd >= 0) slot->file = std::make_shared<FileHandle>(fd);
+  else ++stats_.files_unopened;
   modules_.push_back(slot.get());
   ++stats_.modules;
   sink_.module(*slot);
@@ -199,8 +197,8 @@ void StackResolver::collect_tables() {
 }
 
 const StackResolver::Range* StackResolver::find(const Process& p, uint64_t ip) const {
-  auto it = std::upper_bound(p.ranges.begin(), p.ranges.end(), ip,
-                             [](uint64_t v, const Range& r) { return v < r.start; });
+  auto it =
+      std::upper_bound(p.ranges.begin(), p.ranges.end(), ip, [](uint64_t v, const Range& r) { return v < r.start; });
   if (it == p.ranges.begin()) return nullptr;
   --it;
   return ip < it->end ? &*it : nullptr;
@@ -262,7 +260,8 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     dwarf_deeper = chain.size() > GPUOBS_STACK_MAX;
     if (dwarf_deeper) chain.resize(GPUOBS_STACK_MAX);
   } else {
-    chain = call_chain(raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);
+    chain = call_chain(
+        raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);
   }
   stats_.sp_frames_dropped += sp_dropped;
   std::vector<int64_t> frames;

@@ -19,27 +19,27 @@
 #include "events.h"
 #include "stacks/cfi_unwinder.h"
 #include "stacks/proc_maps.h"
-#include "stacks/table_builder.h"
 #include "stacks/stack_types.h"
+#include "stacks/table_builder.h"
 
 namespace gpuobs {
 
 struct StackStats {
-  uint64_t with_stack = 0;        // records that carried a stack
-  uint64_t empty = 0;             // ... with no usable frame
-  uint64_t stacks = 0;            // distinct stacks
-  uint64_t frames = 0;            // distinct (module, offset) frames
-  uint64_t modules = 0;           // distinct files (and pseudo-modules)
-  uint64_t maps_reads = 0;        // /proc/PID/maps snapshots taken
-  uint64_t maps_unreadable = 0;   // the process was gone before its mappings were read
-  uint64_t walks_broken = 0;      // stacks cut at an address outside code (a frame without a frame pointer)
-  uint64_t sp_frames_dropped = 0; // records whose [sp] word was not a return address: caller missing
-  uint64_t files_unopened = 0;    // mapped files that could not be opened (no symbols)
+  uint64_t with_stack = 0;         // records that carried a stack
+  uint64_t empty = 0;              // ... with no usable frame
+  uint64_t stacks = 0;             // distinct stacks
+  uint64_t frames = 0;             // distinct (module, offset) frames
+  uint64_t modules = 0;            // distinct files (and pseudo-modules)
+  uint64_t maps_reads = 0;         // /proc/PID/maps snapshots taken
+  uint64_t maps_unreadable = 0;    // the process was gone before its mappings were read
+  uint64_t walks_broken = 0;       // stacks cut at an address outside code (a frame without a frame pointer)
+  uint64_t sp_frames_dropped = 0;  // records whose [sp] word was not a return address: caller missing
+  uint64_t files_unopened = 0;     // mapped files that could not be opened (no symbols)
   // --unwind bpf
-  uint64_t bpf_unwound = 0;       // records unwound in BPF
-  uint64_t table_rows = 0;        // unwind rows loaded
-  uint64_t table_files = 0;       // files with a table
-  uint64_t table_failed = 0;      // files without one (no .eh_frame_hdr, unreadable, table full)
+  uint64_t bpf_unwound = 0;   // records unwound in BPF
+  uint64_t table_rows = 0;    // unwind rows loaded
+  uint64_t table_files = 0;   // files with a table
+  uint64_t table_failed = 0;  // files without one (no .eh_frame_hdr, unreadable, table full)
 };
 
 // StackDef.flags bit (beside GPUOBS_STACK_F_*): a DWARF walk ran off the end
@@ -69,7 +69,9 @@ class StackResolver {
   void enable_bpf_unwind(uint64_t* rows, uint32_t capacity,
                          std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish);
   // Publishes tables finished since the last call (the capture loop calls it).
-  void tick() { if (builder_) collect_tables(); }
+  void tick() {
+    if (builder_) collect_tables();
+  }
   const StackStats& stats() const { return stats_; }
   const UnwindStats& unwind_stats() const { return unwinder_.stats(); }
 

@@ -20,7 +20,9 @@ namespace gpuobs {
 class FileHandle {
  public:
   explicit FileHandle(int fd) : fd_(fd) {}
-  ~FileHandle() { if (fd_ >= 0) ::close(fd_); }
+  ~FileHandle() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   FileHandle(const FileHandle&) = delete;
   FileHandle& operator=(const FileHandle&) = delete;
   int fd() const { return fd_; }
@@ -46,7 +48,7 @@ struct RawStack {
 struct ModuleDef {
   int64_t id = 0;
   std::string path;
-  uint64_t dev = 0, inode = 0;  // 0: not a file
+  uint64_t dev = 0, inode = 0;       // 0: not a file
   std::shared_ptr<FileHandle> file;  // null: nothing to read symbols from
 };
 
@@ -60,8 +62,8 @@ struct FrameDef {
 
 struct StackDef {
   int64_t id = 0;
-  uint32_t flags = 0;                 // GPUOBS_STACK_F_* of the first record with it
-  std::vector<int64_t> frames;        // frame ids, innermost first
+  uint32_t flags = 0;           // GPUOBS_STACK_F_* of the first record with it
+  std::vector<int64_t> frames;  // frame ids, innermost first
 };
 
 }  // namespace gpuobs

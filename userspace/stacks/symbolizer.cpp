@@ -40,7 +40,9 @@ struct Symbolizer::Module {
   Dwfl_Module* mod = nullptr;
   Elf* elf = nullptr;  // owned by dwfl
   GElf_Addr bias = 0;
-  ~Module() { if (dwfl) dwfl_end(dwfl); }
+  ~Module() {
+    if (dwfl) dwfl_end(dwfl);
+  }
 
   // File offset -> address in the module's ELF space, through PT_LOAD.
   std::optional<GElf_Addr> address_of(uint64_t offset) const {
@@ -49,8 +51,7 @@ struct Symbolizer::Module {
     for (size_t i = 0; i < n; ++i) {
       GElf_Phdr ph;
       if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-      if (offset >= ph.p_offset && offset < ph.p_offset + ph.p_filesz)
-        return offset - ph.p_offset + ph.p_vaddr + bias;
+      if (offset >= ph.p_offset && offset < ph.p_offset + ph.p_filesz) return offset - ph.p_offset + ph.p_vaddr + bias;
     }
     return std::nullopt;
   }

@@ -15,16 +15,16 @@
 namespace gpuobs {
 
 struct ModuleInfo {
-  std::string build_id;      // hex; empty: none
-  std::string symbols;       // "symtab", "dynsym", "minidebuginfo", "none" (unreadable or no ELF)
-  bool debug_info = false;   // DWARF found (file:line available)
+  std::string build_id;     // hex; empty: none
+  std::string symbols;      // "symtab", "dynsym", "minidebuginfo", "none" (unreadable or no ELF)
+  bool debug_info = false;  // DWARF found (file:line available)
 };
 
 struct FrameSymbol {
-  std::string name;          // demangled; empty: unknown
-  std::string mangled;       // as in the symbol table
+  std::string name;            // demangled; empty: unknown
+  std::string mangled;         // as in the symbol table
   uint64_t symbol_offset = 0;  // pc - symbol start
-  std::string file;          // empty: no line information
+  std::string file;            // empty: no line information
   int line = 0;
 };
 

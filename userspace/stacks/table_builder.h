@@ -28,7 +28,7 @@ class TableBuilder {
 
   struct Done {
     int64_t module_id;
-    bool ok;                 // false: no table (no .eh_frame_hdr, unreadable, or the map is full)
+    bool ok;  // false: no table (no .eh_frame_hdr, unreadable, or the map is full)
     uint32_t row_start, row_count;
     struct Load {
       uint64_t offset, vaddr, filesz;

@@ -45,8 +45,14 @@ Result<UnwindTable> build_unwind_table(int fd, const std::atomic<bool>* stop) {
     return make_error("not an ELF file");
   }
   struct Closer {
-    Elf* e; int fd; Dwarf_CFI* cfi = nullptr;
-    ~Closer() { if (cfi) dwarf_cfi_end(cfi); elf_end(e); ::close(fd); }
+    Elf* e;
+    int fd;
+    Dwarf_CFI* cfi = nullptr;
+    ~Closer() {
+      if (cfi) dwarf_cfi_end(cfi);
+      elf_end(e);
+      ::close(fd);
+    }
   } closer{elf, own};
   size_t n = 0;
   if (elf_getphdrnum(elf, &n) == 0)

@@ -32,32 +32,34 @@ Status ApiRowWriter::prepare(sqlite3* db) {
   sync_ = stmt(call_insert("syncs", "target, stream, event, context, blocked_ns",
                            ":target, :stream, :event, :context, :blocked_ns"));
   // gpu_modules has no per_thread_stream column.
-  module_ = stmt("INSERT INTO gpu_modules (ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, op, kind,"
-                 " handle, source, path, name, stack_id, vendor) VALUES (:ts, :duration, :process_id, :tgid, :tid,"
-                 " :api, :result, :op, :kind, :handle, :source, :path, :name, :stack_id, :vendor)");
-  name_ = stmt("INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id,"
-               " vendor) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
-               " :vendor)");
+  module_ = stmt(
+      "INSERT INTO gpu_modules (ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, op, kind,"
+      " handle, source, path, name, stack_id, vendor) VALUES (:ts, :duration, :process_id, :tgid, :tid,"
+      " :api, :result, :op, :kind, :handle, :source, :path, :name, :stack_id, :vendor)");
+  name_ = stmt(
+      "INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id,"
+      " vendor) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
+      " :vendor)");
   for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
   // Every named parameter once, here: binding through them costs no lookup per row.
   memory_p_ = call_params(memory_);
-  mem_ = {memory_.param(":op"), memory_.param(":kind"), memory_.param(":address"), memory_.param(":bytes"),
-          memory_.param(":stream"), memory_.param(":handle"), memory_.param(":flags"), memory_.param(":alloc_id")};
+  mem_ = {memory_.param(":op"),     memory_.param(":kind"),   memory_.param(":address"), memory_.param(":bytes"),
+          memory_.param(":stream"), memory_.param(":handle"), memory_.param(":flags"),   memory_.param(":alloc_id")};
   copy_p_ = call_params(copy_);
-  cp_ = {copy_.param(":kind"), copy_.param(":direction"), copy_.param(":dst"), copy_.param(":src"),
-         copy_.param(":bytes"), copy_.param(":value"), copy_.param(":stream"), copy_.param(":async")};
+  cp_ = {copy_.param(":kind"),  copy_.param(":direction"), copy_.param(":dst"),    copy_.param(":src"),
+         copy_.param(":bytes"), copy_.param(":value"),     copy_.param(":stream"), copy_.param(":async")};
   stream_p_ = call_params(stream_);
-  so_ = {stream_.param(":op"), stream_.param(":stream"), stream_.param(":event"), stream_.param(":handle"),
-         stream_.param(":flags"), stream_.param(":priority")};
+  so_ = {stream_.param(":op"),     stream_.param(":stream"), stream_.param(":event"),
+         stream_.param(":handle"), stream_.param(":flags"),  stream_.param(":priority")};
   sync_p_ = call_params(sync_);
   sy_ = {sync_.param(":target"), sync_.param(":stream"), sync_.param(":event"), sync_.param(":context"),
          sync_.param(":blocked_ns")};
   module_p_ = call_params(module_, false);
-  mod_ = {module_.param(":op"), module_.param(":kind"), module_.param(":handle"), module_.param(":source"),
-          module_.param(":path"), module_.param(":name")};
-  nm_ = {name_.param(":ts"), name_.param(":process_id"), name_.param(":handle"), name_.param(":kind"),
-         name_.param(":name"), name_.param(":demangled"), name_.param(":api"), name_.param(":source"),
+  mod_ = {module_.param(":op"),     module_.param(":kind"), module_.param(":handle"),
+          module_.param(":source"), module_.param(":path"), module_.param(":name")};
+  nm_ = {name_.param(":ts"),       name_.param(":process_id"), name_.param(":handle"), name_.param(":kind"),
+         name_.param(":name"),     name_.param(":demangled"),  name_.param(":api"),    name_.param(":source"),
          name_.param(":stack_id"), name_.param(":vendor")};
   for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->unresolved().empty()) return make_error("API statement lacks parameters: " + s->unresolved());
@@ -92,15 +94,21 @@ int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
 }
 
 ApiRowWriter::CallParams ApiRowWriter::call_params(Stmt& st, bool per_thread_column) {
-  return {st.param(":ts"),  st.param(":duration"), st.param(":process_id"), st.param(":tgid"),
-          st.param(":tid"), st.param(":api"),      st.param(":result"),
-          per_thread_column ? st.param(":per_thread") : Param{},
-          st.param(":stack_id"), st.param(":vendor")};
+  return {st.param(":ts"),         st.param(":duration"),
+          st.param(":process_id"), st.param(":tgid"),
+          st.param(":tid"),        st.param(":api"),
+          st.param(":result"),     per_thread_column ? st.param(":per_thread") : Param{},
+          st.param(":stack_id"),   st.param(":vendor")};
 }
 
 int ApiRowWriter::run_call(Stmt& st, const CallParams& p, const CallCommon& c, int64_t pid) {
-  st.bind(p.ts, c.ts_ns).bind(p.duration, c.duration_ns).bind(p.process_id, pid).bind(p.tgid, c.tgid)
-      .bind(p.tid, c.tid).bind(p.api, c.api).bind(p.result, c.result)
+  st.bind(p.ts, c.ts_ns)
+      .bind(p.duration, c.duration_ns)
+      .bind(p.process_id, pid)
+      .bind(p.tgid, c.tgid)
+      .bind(p.tid, c.tid)
+      .bind(p.api, c.api)
+      .bind(p.result, c.result)
       .bind(p.stack_id, stack_id_ ? std::optional<int64_t>(stack_id_) : std::nullopt)
       .bind(p.vendor, to_string(c.vendor));
   if (p.per_thread.index) st.bind(p.per_thread, int64_t{c.per_thread});
@@ -120,8 +128,13 @@ int ApiRowWriter::write_memory(const MemoryCall& m, int64_t pid) {
       live_.erase(it);
     }
   }
-  memory_.bind(mem_.op, to_string(m.op)).bind(mem_.kind, to_string(kind)).bind(mem_.address, m.address)
-      .bind(mem_.bytes, bytes).bind(mem_.stream, m.stream).bind(mem_.handle, m.handle).bind(mem_.flags, m.flags)
+  memory_.bind(mem_.op, to_string(m.op))
+      .bind(mem_.kind, to_string(kind))
+      .bind(mem_.address, m.address)
+      .bind(mem_.bytes, bytes)
+      .bind(mem_.stream, m.stream)
+      .bind(mem_.handle, m.handle)
+      .bind(mem_.flags, m.flags)
       .bind(mem_.alloc_id, alloc_id);
   int rc = run_call(memory_, memory_p_, m.call, pid);
   if (m.life == MemoryCall::Life::begins && m.call.ok && m.key)
@@ -132,26 +145,41 @@ int ApiRowWriter::write_memory(const MemoryCall& m, int64_t pid) {
 int ApiRowWriter::write_copy(const CopyCall& c, int64_t pid) {
   copy_.bind(cp_.kind, c.memset ? "memset" : "copy")
       .bind(cp_.direction, c.memset ? std::nullopt : std::optional<std::string_view>(to_string(c.direction)))
-      .bind(cp_.dst, c.dst).bind(cp_.src, c.src).bind(cp_.bytes, c.bytes).bind(cp_.value, c.value)
-      .bind(cp_.stream, c.stream).bind(cp_.async, int64_t{c.async});
+      .bind(cp_.dst, c.dst)
+      .bind(cp_.src, c.src)
+      .bind(cp_.bytes, c.bytes)
+      .bind(cp_.value, c.value)
+      .bind(cp_.stream, c.stream)
+      .bind(cp_.async, int64_t{c.async});
   return run_call(copy_, copy_p_, c.call, pid);
 }
 
 int ApiRowWriter::write_stream(const StreamCall& c, int64_t pid) {
-  stream_.bind(so_.op, to_string(c.op)).bind(so_.stream, c.stream).bind(so_.event, c.event)
-      .bind(so_.handle, c.handle).bind(so_.flags, c.flags).bind(so_.priority, c.priority);
+  stream_.bind(so_.op, to_string(c.op))
+      .bind(so_.stream, c.stream)
+      .bind(so_.event, c.event)
+      .bind(so_.handle, c.handle)
+      .bind(so_.flags, c.flags)
+      .bind(so_.priority, c.priority);
   return run_call(stream_, stream_p_, c.call, pid);
 }
 
 int ApiRowWriter::write_sync(const SyncCall& c, int64_t pid) {
-  sync_.bind(sy_.target, to_string(c.target)).bind(sy_.stream, c.stream).bind(sy_.event, c.event)
-      .bind(sy_.context, c.context).bind(sy_.blocked_ns, c.blocked_ns);
+  sync_.bind(sy_.target, to_string(c.target))
+      .bind(sy_.stream, c.stream)
+      .bind(sy_.event, c.event)
+      .bind(sy_.context, c.context)
+      .bind(sy_.blocked_ns, c.blocked_ns);
   return run_call(sync_, sync_p_, c.call, pid);
 }
 
 int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
-  module_.bind(mod_.op, to_string(m.op)).bind(mod_.kind, to_string(m.kind)).bind(mod_.handle, m.handle)
-      .bind(mod_.source, m.parent).bind(mod_.path, m.path).bind(mod_.name, m.name);
+  module_.bind(mod_.op, to_string(m.op))
+      .bind(mod_.kind, to_string(m.kind))
+      .bind(mod_.handle, m.handle)
+      .bind(mod_.source, m.parent)
+      .bind(mod_.path, m.path)
+      .bind(mod_.name, m.name);
   int rc = run_call(module_, module_p_, m.call, pid);
   // get_function / get_kernel / kernel_function / register_function: learn handle -> name.
   switch (m.names) {
@@ -179,8 +207,14 @@ int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
 int ApiRowWriter::write_name(const ModuleCall& m, int64_t pid, const std::string& name, const std::string& demangled) {
   uint64_t made = m.handle.value_or(0);
   names_[{pid, made}] = {name, demangled};
-  name_.bind(nm_.ts, m.call.ts_ns).bind(nm_.process_id, pid).bind(nm_.handle, made).bind(nm_.kind, to_string(m.kind))
-      .bind(nm_.name, name).bind(nm_.demangled, demangled).bind(nm_.api, m.call.api).bind(nm_.source, m.parent)
+  name_.bind(nm_.ts, m.call.ts_ns)
+      .bind(nm_.process_id, pid)
+      .bind(nm_.handle, made)
+      .bind(nm_.kind, to_string(m.kind))
+      .bind(nm_.name, name)
+      .bind(nm_.demangled, demangled)
+      .bind(nm_.api, m.call.api)
+      .bind(nm_.source, m.parent)
       .bind(nm_.stack_id, stack_id_ ? std::optional<int64_t>(stack_id_) : std::nullopt)
       .bind(nm_.vendor, to_string(m.call.vendor));
   return name_.exec();

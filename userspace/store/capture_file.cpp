@@ -28,7 +28,8 @@ bool is_capture(const std::string& path) {
   bool yes = false;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, nullptr) == SQLITE_OK) {
     sqlite3_stmt* st = nullptr;
-    const char* q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('capture', 'schema_migrations')";
+    const char* q =
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('capture', 'schema_migrations')";
     if (sqlite3_prepare_v2(db, q, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
       yes = sqlite3_column_int(st, 0) == 2;
     sqlite3_finalize(st);
@@ -51,7 +52,7 @@ std::string refusal(const std::string& path, PathKind k) {
 }  // namespace
 
 PathKind classify_capture_path(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return PathKind::absent;
   if (S_ISLNK(st.st_mode)) return PathKind::symlink;
   if (S_ISDIR(st.st_mode)) return PathKind::directory;
@@ -62,7 +63,7 @@ PathKind classify_capture_path(const std::string& path) {
 }
 
 Status create_capture_file(const std::string& path, bool force) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 && errno != ENOENT)
     return make_error("cannot write " + path + ": " + std::strerror(errno), "", 2);
   PathKind kind = classify_capture_path(path);

@@ -28,16 +28,17 @@ Status LaunchRowWriter::prepare(sqlite3* db, StringTable* strings, NameSource na
   db_ = db;
   strings_ = strings;
   names_ = std::move(names);
-  ins_shape_ = Stmt(db,
+  ins_shape_ = Stmt(
+      db,
       "INSERT INTO launch_shapes (id, process_id, tgid, tid, api_id, function, grid_x, grid_y, grid_z, block_x,"
       " block_y, block_z, shared_mem_bytes, stream, kernel_params, extra, args_complete, kernel_name_id, cooperative,"
       " cluster_x, cluster_y, cluster_z, per_thread_stream, attributes, stack_id, vendor_id)"
       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins_launch_ = Stmt(db, "INSERT INTO launches (id, shape_id) VALUES (?, ?)");
   upsert_count_ = Stmt(db,
-      "INSERT INTO launch_counts (shape_id, bucket_s, launches, first_ns, last_ns) VALUES (?,?,?,?,?)"
-      " ON CONFLICT DO UPDATE SET launches = launches + excluded.launches,"
-      " first_ns = min(first_ns, excluded.first_ns), last_ns = max(last_ns, excluded.last_ns)");
+                       "INSERT INTO launch_counts (shape_id, bucket_s, launches, first_ns, last_ns) VALUES (?,?,?,?,?)"
+                       " ON CONFLICT DO UPDATE SET launches = launches + excluded.launches,"
+                       " first_ns = min(first_ns, excluded.first_ns), last_ns = max(last_ns, excluded.last_ns)");
   for (auto* s : {&ins_shape_, &ins_launch_, &upsert_count_})
     if (!s->valid()) return make_error(std::string("cannot prepare the launch statements: ") + sqlite3_errmsg(db));
   return rolled_back();
@@ -55,7 +56,8 @@ int64_t LaunchRowWriter::name_id(int64_t process_id, uint64_t function) {
 std::pair<int64_t, int64_t> LaunchRowWriter::api_ids(uint32_t api) {
   if (auto it = api_ids_.find(api); it != api_ids_.end()) return it->second;
   const ApiSpec* s = api_by_id(api);
-  std::pair<int64_t, int64_t> ids{strings_->intern(api_name(api)), strings_->intern(to_string(s ? s->vendor : Vendor::cuda))};
+  std::pair<int64_t, int64_t> ids{strings_->intern(api_name(api)),
+                                  strings_->intern(to_string(s ? s->vendor : Vendor::cuda))};
   if (ids.first && ids.second) api_ids_.emplace(api, ids);
   return ids;
 }
@@ -91,14 +93,16 @@ int LaunchRowWriter::insert_shape(const ShapeKey& k, int64_t id) {
   Stmt& s = ins_shape_;
   s.bind(1, id).bind(2, k.process_id).bind(3, k.tgid).bind(4, k.tid).bind(5, k.api_sid).bind(6, k.function);
   for (int i = 0; i < 3; ++i) s.bind(7 + i, k.grid[i]).bind(10 + i, k.block[i]);
-  s.bind(13, k.shmem).bind(14, k.stream).bind(15, k.kernel_params).bind(16, k.extra)
-      .bind(17, int64_t{k.args_complete});
-  if (k.name_id) s.bind(18, k.name_id); else s.bind_null(18);
+  s.bind(13, k.shmem).bind(14, k.stream).bind(15, k.kernel_params).bind(16, k.extra).bind(17, int64_t{k.args_complete});
+  if (k.name_id) s.bind(18, k.name_id);
+  else s.bind_null(18);
   s.bind(19, int64_t{k.cooperative});
   for (int i = 0; i < 3; ++i)
-    if (k.has_cluster) s.bind(20 + i, k.cluster[i]); else s.bind_null(20 + i);
+    if (k.has_cluster) s.bind(20 + i, k.cluster[i]);
+    else s.bind_null(20 + i);
   s.bind(23, int64_t{k.per_thread}).bind(24, k.attributes);
-  if (k.stack_id) s.bind(25, k.stack_id); else s.bind_null(25);
+  if (k.stack_id) s.bind(25, k.stack_id);
+  else s.bind_null(25);
   s.bind(26, k.vendor_sid);
   return s.exec();
 }
@@ -140,8 +144,7 @@ int LaunchRowWriter::flush(uint64_t* failed) {
   rows_.clear();
   for (const auto& [shape, buckets] : counts)
     for (const auto& [bucket, c] : buckets) {
-      int rc = upsert_count_.bind(1, shape).bind(2, bucket).bind(3, c.launches).bind(4, c.first).bind(5, c.last)
-                   .exec();
+      int rc = upsert_count_.bind(1, shape).bind(2, bucket).bind(3, c.launches).bind(4, c.first).bind(5, c.last).exec();
       if (rc != SQLITE_DONE) return rc;  // the counts must match the rows: the batch is rolled back
     }
   return SQLITE_DONE;

@@ -30,8 +30,7 @@ class LaunchRowWriter {
   void set_capture_start(int64_t start_mono_ns) { t0_ = start_mono_ns; }
   // Buffers one launch; a new shape (or name) is inserted now. SQLite's code
   // of a failed shape insert, else SQLITE_DONE.
-  int add(const LaunchRecord& r, uint64_t ts_ns, int64_t process_id, uint32_t tgid, uint32_t tid,
-          int64_t stack_id);
+  int add(const LaunchRecord& r, uint64_t ts_ns, int64_t process_id, uint32_t tgid, uint32_t tid, int64_t stack_id);
   // The process learned a kernel name: its launches are looked up again.
   void forget_names(int64_t process_id) { name_ids_.erase(process_id); }
   // Inserts the buffered launches and their counts. Rows that could not be

@@ -39,9 +39,8 @@ Status migrate(Db& db, int up_to) {
   for (const auto& m : sql::migrations()) {
     int v = version_of(m.name);
     if (v <= *cur || v > up_to) continue;
-    std::string tx = "BEGIN;\n" + std::string(m.text) +
-                     "\nINSERT INTO schema_migrations VALUES (" + std::to_string(v) + ", '" +
-                     std::string(m.name) + "', strftime('%Y-%m-%dT%H:%M:%SZ','now'));\n" +
+    std::string tx = "BEGIN;\n" + std::string(m.text) + "\nINSERT INTO schema_migrations VALUES (" + std::to_string(v) +
+                     ", '" + std::string(m.name) + "', strftime('%Y-%m-%dT%H:%M:%SZ','now'));\n" +
                      "PRAGMA user_version = " + std::to_string(v) + ";\nCOMMIT;";
     if (auto s = db.exec(tx); !s) {
       (void)db.exec("ROLLBACK");
@@ -54,7 +53,7 @@ Status migrate(Db& db, int up_to) {
 namespace {
 
 int64_t file_size(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
@@ -65,9 +64,10 @@ void warn_newer_once(const std::string& path, const std::string& why) {
   static std::set<std::string> warned;
   std::lock_guard lk(mu);
   if (!warned.insert(path).second) return;
-  spdlog::warn("{} was written by a newer gpuobs ({}): reading it as schema {}; what the newer version added "
-               "is not shown, and this gpuobs will not write into it",
-               path, why, schema_version());
+  spdlog::warn(
+      "{} was written by a newer gpuobs ({}): reading it as schema {}; what the newer version added "
+      "is not shown, and this gpuobs will not write into it",
+      path, why, schema_version());
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ Status refuse_if_newer(Db& db, const std::string& path) {
 }
 
 Status refuse_replacing_newer(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
   auto db = Db::open(path, SQLITE_OPEN_READONLY);
   if (!db) return {};
@@ -116,8 +116,7 @@ Error capture_error(sqlite3* db, const std::string& what, int exit_code) {
   std::string path = file && *file ? file : "the capture";
   if (is_corruption(sqlite3_extended_errcode(db)))
     return make_error("capture is corrupt: " + path + ": " + sqlite3_errmsg(db),
-                      "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted",
-                      exit_code);
+                      "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", exit_code);
   return make_error(what + ": " + sqlite3_errmsg(db), "", exit_code);
 }
 
@@ -193,9 +192,8 @@ void present_as_current(Db& db, int64_t version) {
 }  // namespace
 
 Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0)
-    return make_error("cannot open capture " + path + ": no such file", "", 2);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return make_error("cannot open capture " + path + ": no such file", "", 2);
   auto db = Db::open(path, SQLITE_OPEN_READONLY);
   if (!db) return make_error(db.error().message, "", 2);
   (void)db->exec("PRAGMA query_only = 1");
@@ -207,8 +205,10 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     if (rc == SQLITE_BUSY)
       return make_error(path + " is locked by another process", "retry when its writer has finished", 2);
     if (is_corruption(rc))
-      return make_error(path + " is not a readable SQLite database (not a capture, or a capture whose header is "
-                               "corrupt): " + app.error().message,
+      return make_error(path +
+                            " is not a readable SQLite database (not a capture, or a capture whose header is "
+                            "corrupt): " +
+                            app.error().message,
                         "gpuobs check " + path, 2);
     return make_error(path + " is not a readable SQLite database: " + app.error().message, "", 2);
   }

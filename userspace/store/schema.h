@@ -11,7 +11,7 @@
 namespace gpuobs {
 
 constexpr int32_t kApplicationId = 0x4750424F;  // "GPBO"
-int schema_version();                            // the newest migration this build knows
+int schema_version();                           // the newest migration this build knows
 
 // Brings a writable database up to schema_version(), in one transaction per
 // migration. Refuses (exit 2) a capture written by a newer gpuobs.

@@ -11,9 +11,15 @@ namespace {
 
 // Where a complete walk ends: the functions that start threads and call main.
 bool is_thread_root(std::string_view name) {
-  static constexpr std::array<std::string_view, 9> kRoots = {
-      "_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl", "start_thread",
-      "clone", "__clone", "clone3", "__clone3"};
+  static constexpr std::array<std::string_view, 9> kRoots = {"_start",
+                                                             "__libc_start_main",
+                                                             "__libc_start_call_main",
+                                                             "__libc_start_main_impl",
+                                                             "start_thread",
+                                                             "clone",
+                                                             "__clone",
+                                                             "clone3",
+                                                             "__clone3"};
   for (auto r : kRoots)
     if (name == r) return true;
   return false;
@@ -22,12 +28,14 @@ bool is_thread_root(std::string_view name) {
 }  // namespace
 
 Status StackRowWriter::prepare(sqlite3* db) {
-  module_ = Stmt(db, "INSERT OR IGNORE INTO modules (id, path, build_id, dev, inode, symbols, debug_info)"
-                     " VALUES (?,?,?,?,?,?,?)");
+  module_ = Stmt(db,
+                 "INSERT OR IGNORE INTO modules (id, path, build_id, dev, inode, symbols, debug_info)"
+                 " VALUES (?,?,?,?,?,?,?)");
   symbol_ = Stmt(db, "INSERT OR IGNORE INTO symbols (module_id, name, mangled) VALUES (?,?,?)");
   symbol_id_ = Stmt(db, "SELECT id FROM symbols WHERE module_id = ? AND mangled = ?");
-  frame_ = Stmt(db, "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, symbol_offset, file, line)"
-                    " VALUES (?,?,?,?,?,?,?)");
+  frame_ = Stmt(db,
+                "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, symbol_offset, file, line)"
+                " VALUES (?,?,?,?,?,?,?)");
   stack_ = Stmt(db, "INSERT OR IGNORE INTO stacks (id, depth, end_reason) VALUES (?,?,?)");
   stack_frame_ = Stmt(db, "INSERT OR IGNORE INTO stack_frames (stack_id, position, frame_id) VALUES (?,?,?)");
   for (auto* s : {&module_, &symbol_, &symbol_id_, &frame_, &stack_, &stack_frame_})
@@ -42,8 +50,10 @@ int StackRowWriter::write_module(const ModuleDef& m) {
   bool first = module_has_symbols_.emplace(m.id, info.symbols != "none").second;
   if (first && file && info.symbols == "none") ++stats_.modules_no_symbols;
   module_.bind(1, m.id).bind(2, m.path);
-  if (info.build_id.empty()) module_.bind_null(3); else module_.bind(3, info.build_id);
-  if (file) module_.bind(4, m.dev).bind(5, m.inode); else module_.bind_null(4).bind_null(5);
+  if (info.build_id.empty()) module_.bind_null(3);
+  else module_.bind(3, info.build_id);
+  if (file) module_.bind(4, m.dev).bind(5, m.inode);
+  else module_.bind_null(4).bind_null(5);
   module_.bind(6, info.symbols).bind(7, int64_t{info.debug_info});
   return module_.exec();
 }
@@ -63,8 +73,10 @@ int StackRowWriter::write_frame(const FrameDef& f) {
     if (is_thread_root(sym->mangled)) root_frames_.insert(f.id);
   }
   frame_.bind(1, f.id).bind(2, f.module_id).bind(3, f.offset);
-  if (symbol_id) frame_.bind(4, symbol_id).bind(5, sym->symbol_offset); else frame_.bind_null(4).bind_null(5);
-  if (sym && !sym->file.empty()) frame_.bind(6, sym->file).bind(7, sym->line); else frame_.bind_null(6).bind_null(7);
+  if (symbol_id) frame_.bind(4, symbol_id).bind(5, sym->symbol_offset);
+  else frame_.bind_null(4).bind_null(5);
+  if (sym && !sym->file.empty()) frame_.bind(6, sym->file).bind(7, sym->line);
+  else frame_.bind_null(6).bind_null(7);
   return frame_.exec();
 }
 

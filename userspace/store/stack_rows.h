@@ -18,8 +18,8 @@
 namespace gpuobs {
 
 struct SymbolStats {
-  uint64_t frames = 0;          // frames symbolized or attempted
-  uint64_t unsymbolized = 0;    // frames in a file with no symbol covering them
+  uint64_t frames = 0;              // frames symbolized or attempted
+  uint64_t unsymbolized = 0;        // frames in a file with no symbol covering them
   uint64_t modules_no_symbols = 0;  // files without a readable symbol table
 };
 

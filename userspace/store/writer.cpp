@@ -17,7 +17,7 @@
 namespace gpuobs {
 namespace {
 
-constexpr size_t kBatchEvents = 8192;             // wake the writer early past this
+constexpr size_t kBatchEvents = 8192;  // wake the writer early past this
 constexpr auto kBatchInterval = std::chrono::milliseconds(100);
 // One transaction is cut here and committed, the rest of the batch going into
 // the next: with kBatchInterval, what a kill -9 can lose stays within the
@@ -47,7 +47,7 @@ bool droppable(const Event& ev) {
 }  // namespace
 
 Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& path, bool force,
-                                                              ProcessLookup lookup) {
+                                                             ProcessLookup lookup) {
   // Only a new file, or (force) an old capture, becomes the capture; SQLite
   // then opens that file, never a link planted in its place.
   if (auto s = create_capture_file(path, force); !s) return s.error();
@@ -69,9 +69,10 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
     return make_error("cannot create the schema in " + path + ": " + s.error().message, "", 2);
 
   sqlite3* d = w->db_.get();
-  w->ins_process_ = Stmt(d,
-      "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id, cgroup,"
-      " container_id) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  w->ins_process_ =
+      Stmt(d,
+           "INSERT INTO processes (tgid, ppid, start_boottime_ns, comm, exe, fork_mono_ns, source, id, cgroup,"
+           " container_id) VALUES (?,?,?,?,?,?,?,?,?,?)");
   w->ins_thread_ = Stmt(d, "INSERT OR IGNORE INTO threads (process_id, tid, first_mono_ns) VALUES (?,?,?)");
   w->upd_exec_ = Stmt(d, "UPDATE processes SET comm = ?, exe = ?, exec_mono_ns = ? WHERE id = ?");
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
@@ -86,8 +87,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
     return st.error();
   if (auto st = w->stacks_.prepare(d); !st) return st.error();
   if (auto st = w->driver_.prepare(d); !st) return st.error();
-  for (auto* s : {&w->ins_process_, &w->ins_thread_, &w->upd_exec_,
-                  &w->upd_exit_, &w->ins_counter_, &w->upd_committed_})
+  for (auto* s :
+       {&w->ins_process_, &w->ins_thread_, &w->upd_exec_, &w->upd_exit_, &w->ins_counter_, &w->upd_committed_})
     if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
   return w;
 }
@@ -100,9 +101,11 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
           " nvidia_driver, start_mono_ns, clock_offset_ns, ring_buffer_bytes, state)"
           " VALUES (1,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, m.gpuobs_version).bind(2, int64_t{GPUOBS_ABI_VERSION}).bind(3, to_string(m.mode));
-  if (m.command.empty()) st.bind_null(4); else st.bind(4, m.command);
+  if (m.command.empty()) st.bind_null(4);
+  else st.bind(4, m.command);
   st.bind(5, m.host).bind(6, m.kernel);
-  if (m.nvidia_driver.empty()) st.bind_null(7); else st.bind(7, m.nvidia_driver);
+  if (m.nvidia_driver.empty()) st.bind_null(7);
+  else st.bind(7, m.nvidia_driver);
   st.bind(8, m.start_mono_ns).bind(9, m.clock_offset_ns).bind(10, m.ring_buffer_bytes);
   st.bind(11, std::string_view(kStateUnfinished));
   launches_.set_capture_start(m.start_mono_ns);
@@ -116,12 +119,22 @@ Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
           "INSERT INTO probes (library, dev, inode, symbol, program, status, error, reason, trigger_tgid,"
           " trigger_mono_ns, attached_mono_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& p : probes) {
-    st.bind(1, p.library).bind(2, p.dev).bind(3, p.inode).bind(4, p.symbol).bind(5, p.program).bind(6, to_string(p.status));
-    if (p.error.empty()) st.bind_null(7); else st.bind(7, p.error);
-    if (p.reason.empty()) st.bind_null(8); else st.bind(8, p.reason);
-    if (p.trigger_tgid) st.bind(9, p.trigger_tgid); else st.bind_null(9);
-    if (p.trigger_mono_ns) st.bind(10, p.trigger_mono_ns); else st.bind_null(10);
-    if (p.attached_mono_ns) st.bind(11, p.attached_mono_ns); else st.bind_null(11);
+    st.bind(1, p.library)
+        .bind(2, p.dev)
+        .bind(3, p.inode)
+        .bind(4, p.symbol)
+        .bind(5, p.program)
+        .bind(6, to_string(p.status));
+    if (p.error.empty()) st.bind_null(7);
+    else st.bind(7, p.error);
+    if (p.reason.empty()) st.bind_null(8);
+    else st.bind(8, p.reason);
+    if (p.trigger_tgid) st.bind(9, p.trigger_tgid);
+    else st.bind_null(9);
+    if (p.trigger_mono_ns) st.bind(10, p.trigger_mono_ns);
+    else st.bind_null(10);
+    if (p.attached_mono_ns) st.bind(11, p.attached_mono_ns);
+    else st.bind_null(11);
     if (st.exec() != SQLITE_DONE) return make_error("cannot write the attach report: " + db_.errmsg());
   }
   return {};
@@ -149,7 +162,8 @@ void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vect
     spdlog::warn("{}", st.error().message);
     stats_.failed_rows += rows.size();
   }
-  Stmt upd(db_.get(), "UPDATE probes SET detached_mono_ns = ? WHERE dev = ? AND inode = ? AND detached_mono_ns IS NULL");
+  Stmt upd(db_.get(),
+           "UPDATE probes SET detached_mono_ns = ? WHERE dev = ? AND inode = ? AND detached_mono_ns IS NULL");
   for (const auto& d : detached)
     if (upd.bind(1, d.mono_ns).bind(2, d.dev).bind(3, d.inode).exec() != SQLITE_DONE) ++stats_.failed_rows;
   if (!db_.exec("COMMIT")) {
@@ -160,11 +174,12 @@ void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vect
   detached.clear();
 }
 
-Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor,
-                                           const std::string& name, uint32_t driver) {
+Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name,
+                                           uint32_t driver) {
   Stmt st(db_.get(), "INSERT OR IGNORE INTO watched_devices (major, minor, name, driver) VALUES (?,?,?,?)");
   st.bind(1, major);
-  if (minor) st.bind(2, *minor); else st.bind_null(2);
+  if (minor) st.bind(2, *minor);
+  else st.bind_null(2);
   st.bind(3, name).bind(4, driver_name(driver));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write watched devices: " + db_.errmsg());
   return {};
@@ -200,10 +215,14 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
       if (auto i = lookup_(tgid)) info = *i;
     // Found running when this segment opened: 'proc', as for a daemon start.
     ins_process_.bind(1, tgid);
-    if (info.ppid) ins_process_.bind(2, info.ppid); else ins_process_.bind_null(2);
-    if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns); else ins_process_.bind_null(3);
-    if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
-    if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
+    if (info.ppid) ins_process_.bind(2, info.ppid);
+    else ins_process_.bind_null(2);
+    if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns);
+    else ins_process_.bind_null(3);
+    if (info.comm.empty()) ins_process_.bind_null(4);
+    else ins_process_.bind(4, info.comm);
+    if (info.exe.empty()) ins_process_.bind_null(5);
+    else ins_process_.bind(5, info.exe);
     ins_process_.bind_null(6).bind(7, std::string_view("proc")).bind(8, id);
     // Its cgroup and container: as the previous segment stored them (the
     // process may be gone already, its exit still in the ring), else looked up.
@@ -212,8 +231,10 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
     else if (origin_)
       if (auto o = origin_(tgid)) origin = *o;
     if (!origin.cgroup.empty()) carried_origin[tgid] = origin;
-    if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
-    if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
+    if (origin.cgroup.empty()) ins_process_.bind_null(9);
+    else ins_process_.bind(9, origin.cgroup);
+    if (origin.container_id.empty()) ins_process_.bind_null(10);
+    else ins_process_.bind(10, origin.container_id);
     if (ins_process_.exec() != SQLITE_DONE) {
       std::string err = db_.errmsg();
       (void)db_.exec("ROLLBACK");
@@ -235,7 +256,9 @@ Status CaptureWriter::limit_pages(int64_t pages) {
   return db_.exec("PRAGMA max_page_count = " + std::to_string(pages > 0 ? pages : 4294967294LL));
 }
 
-void CaptureWriter::start() { thread_ = std::thread([this] { run(); }); }
+void CaptureWriter::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void CaptureWriter::push(Event ev, int64_t stack_id) {
   bool wake;
@@ -435,8 +458,10 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     return batch.size();
   }
   if (behind)
-    spdlog::warn("store: the writer is more than {} ms and {} events behind: {} events dropped "
-                 "(dropped_store_backlog)", max_backlog_.count(), max_backlog_events_, behind);
+    spdlog::warn(
+        "store: the writer is more than {} ms and {} events behind: {} events dropped "
+        "(dropped_store_backlog)",
+        max_backlog_.count(), max_backlog_events_, behind);
   std::lock_guard lk(mu_);
   stats_.failed_rows += launch_rows_failed;
   stats_.backlog_dropped += behind;
@@ -515,19 +540,27 @@ void CaptureWriter::write_counters_only() {
 int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
                                       std::optional<uint64_t> fork_ns) {
   ins_process_.bind(1, tgid);
-  if (info.ppid) ins_process_.bind(2, info.ppid); else ins_process_.bind_null(2);
-  if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns); else ins_process_.bind_null(3);
-  if (info.comm.empty()) ins_process_.bind_null(4); else ins_process_.bind(4, info.comm);
-  if (info.exe.empty()) ins_process_.bind_null(5); else ins_process_.bind(5, info.exe);
-  if (fork_ns) ins_process_.bind(6, *fork_ns); else ins_process_.bind_null(6);
+  if (info.ppid) ins_process_.bind(2, info.ppid);
+  else ins_process_.bind_null(2);
+  if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns);
+  else ins_process_.bind_null(3);
+  if (info.comm.empty()) ins_process_.bind_null(4);
+  else ins_process_.bind(4, info.comm);
+  if (info.exe.empty()) ins_process_.bind_null(5);
+  else ins_process_.bind(5, info.exe);
+  if (fork_ns) ins_process_.bind(6, *fork_ns);
+  else ins_process_.bind_null(6);
   int64_t id = next_process_id_++;
   ins_process_.bind(7, std::string_view(source)).bind(8, id);
   ProcessOrigin origin{info.cgroup, info.container_id};
   if (origin.cgroup.empty() && origin_)
     if (auto o = origin_(tgid)) origin = *o;
-  if (origin.cgroup.empty()) ins_process_.bind_null(9); else ins_process_.bind(9, origin.cgroup);
-  if (origin.container_id.empty()) ins_process_.bind_null(10); else ins_process_.bind(10, origin.container_id);
-  if (origin.cgroup.empty()) live_origin_.erase(tgid); else live_origin_[tgid] = origin;
+  if (origin.cgroup.empty()) ins_process_.bind_null(9);
+  else ins_process_.bind(9, origin.cgroup);
+  if (origin.container_id.empty()) ins_process_.bind_null(10);
+  else ins_process_.bind(10, origin.container_id);
+  if (origin.cgroup.empty()) live_origin_.erase(tgid);
+  else live_origin_[tgid] = origin;
   check(ins_process_.exec());
   created_in_batch_.push_back(tgid);
   return id;
@@ -586,15 +619,19 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
 
 void CaptureWriter::stop() {
   if (thread_.joinable()) {
-    { std::lock_guard lk(mu_); stopping_ = true; }
+    {
+      std::lock_guard lk(mu_);
+      stopping_ = true;
+    }
     cv_.notify_one();
     thread_.join();
   }
 }
 
 int64_t CaptureWriter::active_processes() {
-  auto n = db_.scalar("SELECT count(*) FROM (SELECT process_id FROM launch_shapes"
-                      " UNION SELECT process_id FROM ioctls)");
+  auto n = db_.scalar(
+      "SELECT count(*) FROM (SELECT process_id FROM launch_shapes"
+      " UNION SELECT process_id FROM ioctls)");
   return n ? *n : 0;
 }
 
@@ -605,7 +642,8 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
   if (auto s = db_.exec("BEGIN"); !s) return make_error("cannot finish the capture: " + s.error().message);
   Stmt end(db_.get(), "UPDATE capture SET end_mono_ns = ?, exit_status = ?, state = ? WHERE id = 1");
   end.bind(1, end_mono_ns);
-  if (exit_status) end.bind(2, *exit_status); else end.bind_null(2);
+  if (exit_status) end.bind(2, *exit_status);
+  else end.bind_null(2);
   end.bind(3, std::string_view(kStateComplete));
   int rc = end.exec();
   for (const auto& [name, v] : counters)

@@ -63,7 +63,7 @@ struct WriterStats {
   uint64_t api_calls = 0;
   uint64_t unreadable_names = 0;  // kernel-name lookups whose string could not be read
   uint64_t batches = 0;
-  uint64_t failed_rows = 0;  // rows lost to SQLite errors (disk full, I/O)
+  uint64_t failed_rows = 0;     // rows lost to SQLite errors (disk full, I/O)
   uint64_t failed_batches = 0;  // batches not committed (begin failed or rolled back); rows in failed_rows
   // Launches, calls and ioctls dropped because the writer was more than 250 ms
   // and 65536 events behind (sustained overload): memory and the loss at a
@@ -84,8 +84,7 @@ inline constexpr const char* kStateComplete = "complete";
 class CaptureWriter {
  public:
   // Creates a new capture file (refuses an existing one unless force).
-  static Result<std::unique_ptr<CaptureWriter>> create(const std::string& path, bool force,
-                                                        ProcessLookup lookup);
+  static Result<std::unique_ptr<CaptureWriter>> create(const std::string& path, bool force, ProcessLookup lookup);
   ~CaptureWriter();
 
   Status write_meta(const CaptureMeta& meta);
@@ -172,8 +171,7 @@ class CaptureWriter {
   int64_t process_for(uint32_t tgid);
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
-  int64_t insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
-                         std::optional<uint64_t> fork_ns);
+  int64_t insert_process(uint32_t tgid, const ProcessInfo& info, const char* source, std::optional<uint64_t> fork_ns);
   // In a batch's transaction: the counters (the session's latest, with the
   // writer's own as of this batch) and capture.committed_mono_ns.
   void write_progress(const WriterStats& now);
@@ -199,8 +197,8 @@ class CaptureWriter {
   Stmt ins_counter_, upd_committed_;
   std::chrono::milliseconds max_backlog_;  // set from kMaxBacklog in create()
   size_t max_backlog_events_ = 0;          // set from kMaxBacklogEvents in create()
-  CounterMap counters_;          // guarded by mu_: the session's latest
-  bool counters_dirty_ = false;  // guarded by mu_: counters_ not stored yet
+  CounterMap counters_;                    // guarded by mu_: the session's latest
+  bool counters_dirty_ = false;            // guarded by mu_: counters_ not stored yet
 
   std::unordered_map<uint32_t, int64_t> live_;  // tgid -> processes.id of the current process
   // Origins of live processes, carried into the next segment (continue_from).
@@ -208,9 +206,9 @@ class CaptureWriter {
   // processes.id comes from here, not from SQLite's rowid: a failed or
   // rolled-back insert must never let two processes share an id.
   int64_t next_process_id_ = 1;
-  std::vector<uint32_t> created_in_batch_;    // tgids whose process row this batch inserted
+  std::vector<uint32_t> created_in_batch_;  // tgids whose process row this batch inserted
   bool batch_rolled_back_ = false;
-  std::unordered_set<uint64_t> threads_;        // (process_id << 32 | tid)
+  std::unordered_set<uint64_t> threads_;  // (process_id << 32 | tid)
 
   // Held by the writer thread around each batch, and by the other threads
   // that use the connection while it runs (add_root_process, limit_pages):
