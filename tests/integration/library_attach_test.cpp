@@ -57,7 +57,7 @@ void spawn(Proc& p, const std::vector<std::string>& argv, const std::string& out
   p.pid = ::fork();
   if (p.pid == 0) {
     if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen((out + ".err").c_str(), "w", stderr)) ::_exit(126);
-    for (auto e : env) ::putenv(::strdup(e.c_str()));
+    for (const auto& e : env) ::putenv(::strdup(e.c_str()));
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -12,7 +12,7 @@
 #include "stacks/stack_resolver.h"
 
 namespace gpuobs {
-constexpr int kRegRbp = kDwarfRbp, kRegRsp = kDwarfRsp;
+constexpr int kRegRsp = kDwarfRsp;
 
 // Where the caller's state is, relative to the canonical frame address.
 struct CfiUnwinder::Rule : CfiRule {};
