@@ -629,6 +629,7 @@ void CaptureWriter::stop() {
 }
 
 int64_t CaptureWriter::active_processes() {
+  std::lock_guard lk(db_mu_);  // the connection is NOMUTEX: never beside a batch
   auto n = db_.scalar(
       "SELECT count(*) FROM (SELECT process_id FROM launch_shapes"
       " UNION SELECT process_id FROM ioctls)");
