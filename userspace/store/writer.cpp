@@ -213,17 +213,6 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
     ProcessInfo info;
     if (lookup_)
       if (auto i = lookup_(tgid)) info = *i;
-    // Found running when this segment opened: 'proc', as for a daemon start.
-    ins_process_.bind(1, tgid);
-    if (info.ppid) ins_process_.bind(2, info.ppid);
-    else ins_process_.bind_null(2);
-    if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns);
-    else ins_process_.bind_null(3);
-    if (info.comm.empty()) ins_process_.bind_null(4);
-    else ins_process_.bind(4, info.comm);
-    if (info.exe.empty()) ins_process_.bind_null(5);
-    else ins_process_.bind(5, info.exe);
-    ins_process_.bind_null(6).bind(7, std::string_view("proc")).bind(8, id);
     // Its cgroup and container: as the previous segment stored them (the
     // process may be gone already, its exit still in the ring), else looked up.
     ProcessOrigin origin;
@@ -231,11 +220,8 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
     else if (origin_)
       if (auto o = origin_(tgid)) origin = *o;
     if (!origin.cgroup.empty()) carried_origin[tgid] = origin;
-    if (origin.cgroup.empty()) ins_process_.bind_null(9);
-    else ins_process_.bind(9, origin.cgroup);
-    if (origin.container_id.empty()) ins_process_.bind_null(10);
-    else ins_process_.bind(10, origin.container_id);
-    if (ins_process_.exec() != SQLITE_DONE) {
+    // Found running when this segment opened: 'proc', as for a daemon start.
+    if (exec_process_insert(id, tgid, info, "proc", std::nullopt, origin) != SQLITE_DONE) {
       std::string err = db_.errmsg();
       (void)db_.exec("ROLLBACK");
       return make_error("cannot carry the live processes into " + path_ + ": " + err);
@@ -537,31 +523,32 @@ void CaptureWriter::write_counters_only() {
   }
 }
 
+int CaptureWriter::exec_process_insert(int64_t id, uint32_t tgid, const ProcessInfo& info, const char* source,
+                                       std::optional<uint64_t> fork_ns, const ProcessOrigin& origin) {
+  auto text = [](const std::string& v) { return v.empty() ? std::nullopt : std::optional<std::string_view>(v); };
+  auto nonzero = [](uint64_t v) { return v ? std::optional<uint64_t>(v) : std::nullopt; };
+  ins_process_.bind(1, tgid)
+      .bind(2, nonzero(info.ppid))
+      .bind(3, nonzero(info.start_boottime_ns))
+      .bind(4, text(info.comm))
+      .bind(5, text(info.exe))
+      .bind(6, fork_ns)
+      .bind(7, std::string_view(source))
+      .bind(8, id)
+      .bind(9, text(origin.cgroup))
+      .bind(10, text(origin.container_id));
+  return ins_process_.exec();
+}
+
 int64_t CaptureWriter::insert_process(uint32_t tgid, const ProcessInfo& info, const char* source,
                                       std::optional<uint64_t> fork_ns) {
-  ins_process_.bind(1, tgid);
-  if (info.ppid) ins_process_.bind(2, info.ppid);
-  else ins_process_.bind_null(2);
-  if (info.start_boottime_ns) ins_process_.bind(3, info.start_boottime_ns);
-  else ins_process_.bind_null(3);
-  if (info.comm.empty()) ins_process_.bind_null(4);
-  else ins_process_.bind(4, info.comm);
-  if (info.exe.empty()) ins_process_.bind_null(5);
-  else ins_process_.bind(5, info.exe);
-  if (fork_ns) ins_process_.bind(6, *fork_ns);
-  else ins_process_.bind_null(6);
   int64_t id = next_process_id_++;
-  ins_process_.bind(7, std::string_view(source)).bind(8, id);
   ProcessOrigin origin{info.cgroup, info.container_id};
   if (origin.cgroup.empty() && origin_)
     if (auto o = origin_(tgid)) origin = *o;
-  if (origin.cgroup.empty()) ins_process_.bind_null(9);
-  else ins_process_.bind(9, origin.cgroup);
-  if (origin.container_id.empty()) ins_process_.bind_null(10);
-  else ins_process_.bind(10, origin.container_id);
   if (origin.cgroup.empty()) live_origin_.erase(tgid);
   else live_origin_[tgid] = origin;
-  check(ins_process_.exec());
+  check(exec_process_insert(id, tgid, info, source, fork_ns, origin));
   created_in_batch_.push_back(tgid);
   return id;
 }

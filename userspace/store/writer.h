@@ -172,6 +172,9 @@ class CaptureWriter {
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
   int64_t insert_process(uint32_t tgid, const ProcessInfo& info, const char* source, std::optional<uint64_t> fork_ns);
+  // The one processes insert (new rows and rows carried into a new segment); SQLite's code.
+  int exec_process_insert(int64_t id, uint32_t tgid, const ProcessInfo& info, const char* source,
+                          std::optional<uint64_t> fork_ns, const ProcessOrigin& origin);
   // In a batch's transaction: the counters (the session's latest, with the
   // writer's own as of this batch) and capture.committed_mono_ns.
   void write_progress(const WriterStats& now);
