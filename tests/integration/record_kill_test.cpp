@@ -62,6 +62,10 @@ pid_t process_with_arg(const std::string& word) {
 
 // Documented bound (docs/operations.md): 400 ms. Asserted with a margin, so
 // this is no timing test: every launch issued more than 1 s before the kill.
+// The workload is paced (2 x 50,000 launches/s) below what the writer stores
+// on a 2-core CI machine: unpaced, an idle VM issues ~300,000/s and the
+// writer's backlog cap drops some (counted), which this test is not about
+// (the backlog cap has its own tests).
 TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   TempDir dir;
   std::string cap = dir.file("k.gpuobs"), progress = dir.file("progress");
@@ -70,7 +74,7 @@ TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   if (rec == 0) {
     std::vector<std::string> args{
         GPUOBS_BIN,   "record",     "-o",        cap, "--libcuda",  FAKE_LIBCUDA, "--",      LAUNCH_WORKLOAD,
-        "--lib",      FAKE_LIBCUDA, "--threads", "2", "--launches", "1000000000", "--truth", dir.file("t.json"),
+        "--lib",      FAKE_LIBCUDA, "--threads", "2", "--launches", "1000000000", "--rate", "50000", "--truth", dir.file("t.json"),
         "--progress", progress};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
