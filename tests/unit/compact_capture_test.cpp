@@ -228,6 +228,55 @@ TEST(CompactCapture, EightLaunchesOfOneNanosecondAreKeptAndANinthIsCounted) {
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'store_failed_rows'"), 1);
 }
 
+// Schema 13: counts are stored about once a second of capture time, with a
+// mark; launch_agg counts the launches past the mark itself. Exact while the
+// writer runs (and after a kill: here, a writer stopped without its end),
+// for launches arriving after the mark moved past them too.
+TEST(CompactCapture, LaunchAggIsExactWhileCountsWaitInMemory) {
+  TempDir dir;
+  auto path = dir.file("m.gpuobs");
+  auto w = new_writer(path);
+  w->start();
+  w->push(fork_of(500, kT0 + 1));
+  constexpr uint64_t kMs = 1'000'000;
+  for (int i = 0; i < 1000; ++i) w->push(launch(500, 500, kT0 + 10 * kMs + uint64_t(i) * 100'000, 0xd1, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // committed, counts waiting (0.11 s of capture)
+  for (int i = 0; i < 1000; ++i) w->push(launch(500, 500, kT0 + 1200 * kMs + uint64_t(i) * 100'000, 0xd2, 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a second passed: counts and mark stored
+  for (int i = 0; i < 500; ++i) w->push(launch(500, 500, kT0 + 1400 * kMs + uint64_t(i) * 100'000, 0xd1, 1));
+  for (int i = 0; i < 10; ++i)
+    w->push(launch(500, 501, kT0 + 20 * kMs + uint64_t(i), 0xd1, 1));  // late, below the mark
+  w->stop();
+  const std::string by_kernel =
+      "SELECT group_concat(r, ';') FROM (SELECT function || ':' || bucket_s || ':' || n AS r FROM (";
+  const std::string from_agg = "SELECT function, bucket_s, sum(launches) AS n FROM launch_agg GROUP BY 1, 2";
+  const std::string from_rows =
+      "SELECT function, (ts_mono_ns - 5000000000) / 1000000000 AS bucket_s, count(*) AS n FROM kernel_launches GROUP "
+      "BY 1, 2";
+  {
+    auto db = open_capture_readonly(path);
+    ASSERT_TRUE(db.ok());
+    // The mark is just past the second group's last launch; the 10 late ones were counted at once.
+    EXPECT_EQ(scalar(*db, "SELECT counted_below FROM launch_counts_mark"),
+              int64_t((1200 * kMs + 999 * 100'000) * 8 + 1));
+    EXPECT_EQ(scalar(*db, "SELECT sum(launches) FROM launch_counts"), 2010);
+    EXPECT_EQ(scalar(*db, "SELECT sum(launches) FROM launch_agg"), 2510);
+    EXPECT_EQ(text(*db, by_kernel + from_agg + ") ORDER BY r)"), "209:0:1010;209:1:500;210:1:1000");
+    EXPECT_EQ(text(*db, by_kernel + from_agg + ") ORDER BY r)"), text(*db, by_kernel + from_rows + ") ORDER BY r)"));
+    EXPECT_EQ(scalar(*db, "SELECT min(first_ns) FROM launch_agg WHERE function = 209"), int64_t(kT0 + 10 * kMs));
+    EXPECT_EQ(scalar(*db, "SELECT max(last_ns) FROM launch_agg WHERE function = 209"),
+              int64_t(kT0 + 1400 * kMs + 499 * 100'000));
+  }
+  // The end stores the rest: launch_counts alone holds every launch.
+  ASSERT_TRUE(w->write_end(kT0 + 2000 * kMs, 0, {}).ok());
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT sum(launches) FROM launch_counts"), 2510);
+  EXPECT_EQ(scalar(*db, "SELECT counted_below FROM launch_counts_mark"),
+            scalar(*db, "SELECT max(id) + 1 FROM launches"));
+  EXPECT_EQ(text(*db, by_kernel + from_agg + ") ORDER BY r)"), "209:0:1010;209:1:500;210:1:1000");
+}
+
 // Size, not time: stable on any machine. The fake-library loop's shape: one
 // process, a few threads and kernels, launches about 700 ns apart, ten
 // minutes into the capture (launch ids then take 7 bytes, as in a long one).

@@ -428,6 +428,8 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     if (auto s = db_.exec("COMMIT"); !s) {
       (void)db_.exec("ROLLBACK");
       batch_rolled_back_ = true;
+    } else {
+      launches_.committed();
     }
   }
   if (batch_rolled_back_) {
@@ -634,6 +636,9 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
   else end.bind_null(2);
   end.bind(3, std::string_view(kStateComplete));
   int rc = end.exec();
+  // The last launches' counts: a finished capture's launch_agg reads launch_counts alone.
+  uint64_t unused = 0;
+  if (rc == SQLITE_DONE) rc = launches_.flush(&unused, true);
   for (const auto& [name, v] : counters)
     if (rc == SQLITE_DONE) rc = ins_counter_.bind(1, name).bind(2, v.first).bind(3, v.second).exec();
   if (rc != SQLITE_DONE) {
@@ -645,6 +650,7 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
     (void)db_.exec("ROLLBACK");
     return make_error("cannot finish the capture: " + s.error().message);
   }
+  launches_.committed();
   // A finished capture is one self-contained file: fold the WAL in and leave
   // WAL mode, so read-only readers need (and create) no -wal/-shm files.
   if (auto s = db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;"); !s)
