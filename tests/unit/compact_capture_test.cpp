@@ -16,6 +16,7 @@
 
 #include "catalogue/api_spec.h"
 #include "events.h"
+#include "store/intern_table.h"
 #include "store/schema.h"
 #include "store/writer.h"
 #include "test_util.h"
@@ -275,6 +276,41 @@ TEST(CompactCapture, LaunchAggIsExactWhileCountsWaitInMemory) {
   EXPECT_EQ(scalar(*db, "SELECT counted_below FROM launch_counts_mark"),
             scalar(*db, "SELECT max(id) + 1 FROM launches"));
   EXPECT_EQ(text(*db, by_kernel + from_agg + ") ORDER BY r)"), "209:0:1010;209:1:500;210:1:1000");
+}
+
+// The writer's shape table: every key finds its own id across growth (the
+// table doubles at half full), keys differing in one byte are different
+// shapes, and a cleared table (a rolled-back transaction) finds nothing.
+TEST(InternTable, EveryKeyFindsItsIdAcrossGrowthAndOneByteMakesADifferentKey) {
+  struct Key {
+    uint64_t a;
+    uint32_t b;
+    uint8_t c, pad[3];
+  };
+  auto key = [](uint64_t i) {
+    Key k;
+    std::memset(&k, 0, sizeof k);
+    k.a = i * 0x10001, k.b = uint32_t(i % 7), k.c = uint8_t(i % 3);
+    return k;
+  };
+  InternTable<Key> t;
+  constexpr uint64_t kKeys = 5000;  // grows 1024 -> 2048 -> ... -> 16384 slots
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    Key k = key(i);
+    ASSERT_EQ(t.find(k, InternTable<Key>::hash(k)), 0) << i;
+    t.insert(k, InternTable<Key>::hash(k), int64_t(i) + 1);
+  }
+  EXPECT_EQ(t.size(), kKeys);
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    Key k = key(i);
+    EXPECT_EQ(t.find(k, InternTable<Key>::hash(k)), int64_t(i) + 1) << i;
+  }
+  Key other = key(42);
+  other.c ^= 1;
+  EXPECT_EQ(t.find(other, InternTable<Key>::hash(other)), 0);
+  t.clear();
+  EXPECT_EQ(t.find(key(42), InternTable<Key>::hash(key(42))), 0);
+  EXPECT_EQ(t.size(), 0u);
 }
 
 // Size, not time: stable on any machine. The fake-library loop's shape: one

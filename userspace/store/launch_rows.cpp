@@ -27,15 +27,6 @@ int64_t bucket_of(int64_t ts_rel) { return ts_rel < 0 ? -1 : ts_rel / kNsPerBuck
 
 }  // namespace
 
-// Keys are zero-filled before they are set (padding included), so their
-// bytes can be hashed and compared.
-size_t LaunchRowWriter::ShapeHash::operator()(const ShapeKey& k) const {
-  return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(&k), sizeof k));
-}
-bool LaunchRowWriter::ShapeEq::operator()(const ShapeKey& a, const ShapeKey& b) const {
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
 Status LaunchRowWriter::prepare(sqlite3* db, StringTable* strings, NameSource names) {
   db_ = db;
   strings_ = strings;
@@ -92,16 +83,15 @@ int LaunchRowWriter::add(const LaunchRecord& r, uint64_t ts_ns, int64_t process_
   for (int i = 0; i < 3; ++i) k.grid[i] = r.grid[i], k.block[i] = r.block[i], k.cluster[i] = r.cluster[i];
   k.args_complete = r.args_complete, k.cooperative = r.cooperative, k.per_thread = r.per_thread_stream;
   k.has_cluster = r.has_cluster;
-  auto [it, is_new] = shapes_.try_emplace(k, next_shape_id_);
-  if (is_new) {
-    if (int rc = insert_shape(k, next_shape_id_); rc != SQLITE_DONE) {
-      shapes_.erase(it);
-      return rc;
-    }
-    ++next_shape_id_;
+  const uint64_t h = InternTable<ShapeKey>::hash(k);
+  int64_t shape = shapes_.find(k, h);
+  if (!shape) {
+    if (int rc = insert_shape(k, next_shape_id_); rc != SQLITE_DONE) return rc;
+    shape = next_shape_id_++;
+    shapes_.insert(k, h, shape);
   }
   // Unsigned arithmetic: defined for any ts the ring could carry.
-  rows_.push_back(Row{static_cast<int64_t>(ts_ns - static_cast<uint64_t>(t0_)), it->second});
+  rows_.push_back(Row{static_cast<int64_t>(ts_ns - static_cast<uint64_t>(t0_)), shape});
   return SQLITE_DONE;
 }
 
@@ -289,7 +279,7 @@ Status LaunchRowWriter::rolled_back() {
     for (int i = 0; i < 3; ++i) k.cluster[i] = u32(20 + i);
     k.per_thread = col(23) != 0, k.attributes = u32(24), k.stack_id = col(25), k.vendor_sid = col(26);
     int64_t id = col(0);
-    shapes_.emplace(k, id);
+    if (!shapes_.find(k, InternTable<ShapeKey>::hash(k))) shapes_.insert(k, InternTable<ShapeKey>::hash(k), id);
     next_shape_id_ = std::max(next_shape_id_, id + 1);
   }
   return {};

@@ -21,6 +21,7 @@
 
 #include "decode/launch_record.h"
 #include "store/db.h"
+#include "store/intern_table.h"
 #include "store/string_table.h"
 
 namespace gpuobs {
@@ -61,12 +62,6 @@ class LaunchRowWriter {
     uint32_t tgid, tid, grid[3], block[3], cluster[3], attributes;
     uint8_t args_complete, cooperative, per_thread, has_cluster;
   };
-  struct ShapeHash {
-    size_t operator()(const ShapeKey& k) const;
-  };
-  struct ShapeEq {
-    bool operator()(const ShapeKey& a, const ShapeKey& b) const;
-  };
   struct Row {
     int64_t ts_rel;
     int64_t shape;
@@ -95,7 +90,7 @@ class LaunchRowWriter {
   NameSource names_;
   int64_t t0_ = 0;
   Stmt ins_shape_, ins_launch_, ins_launches_, upsert_count_, set_mark_;
-  std::unordered_map<ShapeKey, int64_t, ShapeHash, ShapeEq> shapes_;
+  InternTable<ShapeKey> shapes_;
   int64_t next_shape_id_ = 1;
   // process_id -> function -> strings.id of its kernel name (0: none known)
   std::unordered_map<int64_t, std::unordered_map<uint64_t, int64_t>> name_ids_;
