@@ -9,7 +9,7 @@
  * changes (add a field or a type and bump GPUOBS_ABI_VERSION instead).
  * Sizes and the offsets user space relies on are asserted at the end of this
  * file, so a drifting layout fails to compile on both sides;
- * tests/unit/wire_layout_test.cpp checks offsetof/sizeof of every field.
+ * tests/unit/bpf/wire_layout_test.cpp checks offsetof/sizeof of every field.
  */
 #ifndef GPUOBS_EVENTS_H
 #define GPUOBS_EVENTS_H

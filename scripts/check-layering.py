@@ -12,7 +12,7 @@ Exit 0: every arrow points down. Exit 1: one line per wrong arrow,
 "FILE:LINE: ROOM includes "HEADER" from ROOM (above|a peer)", and any other
 problem (an include it cannot place, a room missing from LAYERS, a stale
 allowlist entry). Registered as the CTest test `layering` (tests/CMakeLists.txt);
-tests/layering/check_layering_test.sh proves it fails.
+tests/unit/scripts/check_layering_test.sh (CTest `layering_check_fails`) proves it fails.
 """
 
 import os

@@ -1,5 +1,5 @@
 // Every BPF counter reaches `gpuobs report capture` of a real capture, under
-// the name the loader gives it (tests/unit/counters_test.cpp checks that
+// the name the loader gives it (tests/unit/loader/counters_test.cpp checks that
 // every GPUOBS_CNT_* has one). Root, real BPF.
 #include <gtest/gtest.h>
 

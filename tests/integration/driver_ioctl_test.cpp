@@ -6,7 +6,7 @@
 // 9 KiB structs, a block cut by an unmapped page). The stand-ins answer
 // ENOTTY, so no status is reported (the driver never wrote one); statuses
 // and object pairing are tested on recorded bytes and through the writer
-// (unit/driver_ioctl_test.cpp, unit/driver_store_test.cpp).
+// (unit/decode/driver_ioctl_test.cpp, unit/store/driver_store_test.cpp).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -119,7 +119,7 @@ TEST_F(DriverIoctls, RmAllocCarriesItsClassParameters) {
     EXPECT_EQ(got[i]["complete"], 1);
   }
   EXPECT_EQ(got[8]["args"]["size"], 1ull << 40);
-  EXPECT_EQ(got[8]["status"], nullptr);  // status decoding: unit/driver_ioctl_test.cpp
+  EXPECT_EQ(got[8]["status"], nullptr);  // status decoding: unit/decode/driver_ioctl_test.cpp
   // The subdevice's 4-byte block ends a page: the copy keeps what is readable.
   EXPECT_EQ(got[13]["class"], "NV20_SUBDEVICE_0");
   EXPECT_EQ(got[13]["args"]["subDeviceId"], 1);

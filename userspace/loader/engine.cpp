@@ -85,7 +85,7 @@ namespace {
 
 // The name each BPF counter has in the capture's counters table and in
 // `gpuobs report capture` (counter.<name>). One row per GPUOBS_CNT_*
-// (bpf/events.h); tests/unit/counters_test.cpp checks that none is missing.
+// (bpf/events.h); tests/unit/loader/counters_test.cpp checks that none is missing.
 struct CounterName {
   int index;
   const char* name;

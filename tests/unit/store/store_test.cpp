@@ -235,7 +235,7 @@ TEST(Reader, RejectsMissingForeignNewerAndTruncatedFiles) {
     auto db = Db::open(newer_path, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db->exec("PRAGMA user_version = 999").ok());
   }
-  // A newer capture is read (with a warning: tests/unit/capture_file_test.cpp)
+  // A newer capture is read (with a warning: tests/unit/store/capture_file_test.cpp)
   // and never written into.
   auto newer = open_capture_readonly(newer_path);
   ASSERT_TRUE(newer.ok()) << newer.error().message;
