@@ -61,11 +61,12 @@ pid_t process_with_arg(const std::string& word) {
 }  // namespace
 
 // Documented bound (docs/operations.md): 400 ms. Asserted with a margin, so
-// this is no timing test: every launch issued more than 1 s before the kill.
-// The workload is paced (2 x 50,000 launches/s) below what the writer stores
-// on a 2-core CI machine: unpaced, an idle VM issues ~300,000/s and the
-// writer's backlog cap drops some (counted), which this test is not about
-// (the backlog cap has its own tests).
+// this is no timing test: every launch issued more than 1 s before the kill
+// is in the capture, stored or counted as dropped (a writer starved of CPU on
+// a loaded machine drops what waited over 250 ms, counted; before the
+// backlog cap took effect at 8192 events, such a writer kept about a second
+// queued and the kill lost it uncounted: 2 failures in 8 runs under load).
+// The workload is paced (2 x 50,000 launches/s).
 TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   TempDir dir;
   std::string cap = dir.file("k.gpuobs"), progress = dir.file("progress");
@@ -73,9 +74,9 @@ TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   ASSERT_GE(rec, 0);
   if (rec == 0) {
     std::vector<std::string> args{
-        GPUOBS_BIN,   "record",     "-o",        cap, "--libcuda",  FAKE_LIBCUDA, "--",      LAUNCH_WORKLOAD,
-        "--lib",      FAKE_LIBCUDA, "--threads", "2", "--launches", "1000000000", "--rate", "50000", "--truth", dir.file("t.json"),
-        "--progress", progress};
+        GPUOBS_BIN, "record",           "-o",         cap,     "--libcuda",  FAKE_LIBCUDA, "--",     LAUNCH_WORKLOAD,
+        "--lib",    FAKE_LIBCUDA,       "--threads",  "2",     "--launches", "1000000000", "--rate", "50000",
+        "--truth",  dir.file("t.json"), "--progress", progress};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -116,12 +117,14 @@ TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   EXPECT_EQ(text(*db, "SELECT state FROM capture"), kStateUnfinished);
   int64_t stored = scalar(*db, "SELECT count(*) FROM kernel_launches WHERE tgid = " + std::to_string(workload));
   int64_t dropped = scalar(*db, "SELECT coalesce(sum(value), 0) FROM counters WHERE name LIKE 'dropped_%'");
+  int64_t ring_dropped =
+      scalar(*db, "SELECT coalesce(sum(value), 0) FROM counters WHERE name LIKE 'dropped_%ringbuf%'");
   // The counters of the last commit are there, and agree with the rows.
   EXPECT_GT(scalar(*db, "SELECT value FROM counters WHERE name = 'submitted_launch'"), by_margin);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stored_launch'"),
             scalar(*db, "SELECT count(*) FROM kernel_launches"));
-  EXPECT_EQ(dropped, 0) << "the ring overflowed: the launches asserted below may be missing for that reason";
-  EXPECT_GE(stored, by_margin);
+  EXPECT_EQ(ring_dropped, 0) << "the ring overflowed: the launches asserted below may be missing for that reason";
+  EXPECT_GE(stored + dropped, by_margin);
   EXPECT_LE(stored, by_kill + 2);
   // The measured loss window: the capture holds every launch issued up to
   // this long before the kill.

@@ -313,6 +313,27 @@ TEST(InternTable, EveryKeyFindsItsIdAcrossGrowthAndOneByteMakesADifferentKey) {
   EXPECT_EQ(t.size(), 0u);
 }
 
+// A backlog is committed in pieces (at most 8192 events or 100 ms each), so a
+// kill -9 loses one piece, not the whole backlog: 30,000 launches waiting
+// when the writer starts are four transactions (one before the cut).
+TEST(CompactCapture, ABacklogIsCommittedInTransactionsOfAtMost8192Events) {
+  TempDir dir;
+  auto path = dir.file("t.gpuobs");
+  auto w = new_writer(path);
+  w->set_max_backlog(std::chrono::hours(1), SIZE_MAX);  // this test is about the cut, not the drop
+  w->push(fork_of(600, kT0 + 1));
+  constexpr int kLaunches = 30000;
+  for (int i = 0; i < kLaunches; ++i) w->push(launch(600, 600, kT0 + 1000 + uint64_t(i) * 1000, 0xe1, 1));
+  w->start();
+  w->stop();
+  EXPECT_EQ(w->stats().launches, uint64_t(kLaunches));
+  EXPECT_GE(w->stats().batches, 4u);
+  ASSERT_TRUE(w->write_end(kT0 + 1'000'000'000, 0, {}).ok());
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), kLaunches);
+}
+
 // Size, not time: stable on any machine. The fake-library loop's shape: one
 // process, a few threads and kernels, launches about 700 ns apart, ten
 // minutes into the capture (launch ids then take 7 bytes, as in a long one).
