@@ -1,0 +1,1 @@
+-- Placeholder for the lead's migration 013 (replaced at merge).
