@@ -226,8 +226,9 @@ int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
     case ModuleCall::Names::from_kernel: {
       auto it = names_.find({pid, m.kernel});  // the CUkernel's name
       if (it == names_.end()) return rc;
-      KnownName known = it->second;  // a copy: write_name may overwrite this very entry
-      int rc2 = write_name(m, pid, known.name, known.demangled);
+      // No copy: a std::map entry stays in place when another is replaced,
+      // and write_name replaces this one (handle == kernel) only by itself.
+      int rc2 = write_name(m, pid, it->second.name, &it->second.demangled);
       return rc != SQLITE_DONE ? rc : rc2;
     }
     case ModuleCall::Names::from_text: {
@@ -235,8 +236,7 @@ int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
         ++unreadable_names_;
         return rc;
       }
-      std::string name(*m.name);
-      int rc2 = write_name(m, pid, name, demangle(name));
+      int rc2 = write_name(m, pid, *m.name, nullptr);
       return rc != SQLITE_DONE ? rc : rc2;
     }
   }
@@ -247,24 +247,26 @@ int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
 // first lookup, a handle reused for another kernel, or the first lookup
 // after a rotation or a rolled-back batch. A lookup that repeats what is
 // known is its gpu_modules row alone (PyTorch on CUDA 13 looks its kernels
-// up again and again).
-int ApiRowWriter::write_name(const ModuleCall& m, int64_t pid, const std::string& name, const std::string& demangled) {
+// up again and again), and costs no demangling.
+int ApiRowWriter::write_name(const ModuleCall& m, int64_t pid, std::string_view name, const std::string* demangled) {
   uint64_t made = m.handle.value_or(0);
-  auto [it, is_new] = names_.try_emplace({pid, made});
-  KnownName& known = it->second;
-  bool same = !is_new && known.name == name && known.demangled == demangled;
-  if (same && known.stored) return SQLITE_DONE;
+  auto it = names_.find({pid, made});
+  bool same = it != names_.end() && it->second.name == name && (!demangled || it->second.demangled == *demangled);
+  if (same && it->second.stored) return SQLITE_DONE;
   if (!same) {
-    known = KnownName{name, demangled, false};
+    // Both texts are copied before the entry is replaced: they may view it.
+    KnownName known{std::string(name), demangled ? *demangled : demangle(name), false};
+    it = names_.insert_or_assign({pid, made}, std::move(known)).first;
     learned_name_ = true;
   }
+  KnownName& known = it->second;
   failed_id_ = false;
   name_.bind(nm_.ts, m.call.ts_ns)
       .bind(nm_.process_id, pid)
       .bind(nm_.handle, made)
       .bind(nm_.kind, static_id(to_string(m.kind)))
-      .bind(nm_.name, *text_id(name))
-      .bind(nm_.demangled, *text_id(demangled))
+      .bind(nm_.name, *text_id(known.name))
+      .bind(nm_.demangled, *text_id(known.demangled))
       .bind(nm_.api, static_id(m.call.api))
       .bind(nm_.source, m.parent)
       .bind(nm_.stack_id, stack_id_ ? std::optional<int64_t>(stack_id_) : std::nullopt)

@@ -62,7 +62,8 @@ class ApiRowWriter {
   int write_stream(const StreamCall& c, int64_t pid);
   int write_sync(const SyncCall& c, int64_t pid);
   int write_module(const ModuleCall& m, int64_t pid);
-  int write_name(const ModuleCall& m, int64_t pid, const std::string& name, const std::string& demangled);
+  // demangled: the name's demangled form if known (none: demangle name).
+  int write_name(const ModuleCall& m, int64_t pid, std::string_view name, const std::string* demangled);
   // The strings id of a text of static storage (catalogue symbols, the
   // to_string of an enum), cached by address: a row hashes no text. 0: the
   // insert into strings failed.
