@@ -239,8 +239,12 @@ CREATE VIEW memory_timeline AS
   WHERE (r.result IS NULL OR r.result = 0) AND r.bytes IS NOT NULL
     AND r.op_id IN (SELECT id FROM strings WHERE text IN ('alloc', 'free', 'create', 'release'));
 
--- "Was it freed" reads the rows' alloc_id index directly.
+-- The leaks found once per query on the rows, by id ("was it freed" reads
+-- their alloc_id index): the mem report asks per process and kind, and a
+-- filter on the view's op would look it up for every row each time.
 CREATE VIEW leaks AS
   SELECT a.* FROM memory_ops a
-  WHERE a.op IN ('alloc', 'create') AND (a.result IS NULL OR a.result = 0)
-    AND NOT EXISTS (SELECT 1 FROM memory_op_rows f WHERE f.alloc_id = a.id);
+  WHERE a.id IN (SELECT r.id FROM memory_op_rows r
+                 WHERE r.op_id IN (SELECT id FROM strings WHERE text IN ('alloc', 'create'))
+                   AND (r.result IS NULL OR r.result = 0)
+                   AND NOT EXISTS (SELECT 1 FROM memory_op_rows f WHERE f.alloc_id = r.id));
