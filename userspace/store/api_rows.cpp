@@ -8,37 +8,43 @@
 namespace gpuobs {
 namespace {
 
-// The columns every call table starts with (schema/migrations/002), and their parameters.
-constexpr const char* kCommon = "ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, per_thread_stream";
+// The columns every call table starts with (schema/migrations/002, 014), and their parameters.
+constexpr const char* kCommon = "ts_mono_ns, duration_ns, process_id, tgid, tid, api_id, result, per_thread_stream";
 constexpr const char* kCommonParams = ":ts, :duration, :process_id, :tgid, :tid, :api, :result, :per_thread";
 
-// INSERT INTO table (common columns, cols, stack_id, vendor) VALUES (common parameters, params, :stack_id, :vendor)
+// INSERT INTO table (common columns, cols, stack_id, vendor_id) VALUES (common parameters, params, :stack_id, :vendor)
 std::string call_insert(const char* table, const char* cols, const char* params) {
-  return std::string("INSERT INTO ") + table + " (" + kCommon + ", " + cols + ", stack_id, vendor) VALUES (" +
+  return std::string("INSERT INTO ") + table + " (" + kCommon + ", " + cols + ", stack_id, vendor_id) VALUES (" +
          kCommonParams + ", " + params + ", :stack_id, :vendor)";
 }
 
 }  // namespace
 
-Status ApiRowWriter::prepare(sqlite3* db) {
+Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
   db_ = db;
+  if (!strings) {
+    own_strings_ = std::make_unique<StringTable>();
+    if (auto s = own_strings_->prepare(db); !s) return s;
+    strings = own_strings_.get();
+  }
+  strings_ = strings;
   auto stmt = [&](std::string sql) { return Stmt(db, sql); };
-  memory_ = stmt(call_insert("memory_ops", "op, kind, address, bytes, stream, handle, flags, alloc_id",
+  memory_ = stmt(call_insert("memory_op_rows", "op_id, kind_id, address, bytes, stream, handle, flags, alloc_id",
                              ":op, :kind, :address, :bytes, :stream, :handle, :flags, :alloc_id"));
-  copy_ = stmt(call_insert("copies", "kind, direction, dst, src, bytes, value, stream, async",
+  copy_ = stmt(call_insert("copy_rows", "kind_id, direction_id, dst, src, bytes, value, stream, async",
                            ":kind, :direction, :dst, :src, :bytes, :value, :stream, :async"));
-  stream_ = stmt(call_insert("stream_ops", "op, stream, event, handle, flags, priority",
+  stream_ = stmt(call_insert("stream_op_rows", "op_id, stream, event, handle, flags, priority",
                              ":op, :stream, :event, :handle, :flags, :priority"));
-  sync_ = stmt(call_insert("syncs", "target, stream, event, context, blocked_ns",
+  sync_ = stmt(call_insert("sync_rows", "target_id, stream, event, context, blocked_ns",
                            ":target, :stream, :event, :context, :blocked_ns"));
   // gpu_modules has no per_thread_stream column.
   module_ = stmt(
-      "INSERT INTO gpu_modules (ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, op, kind,"
-      " handle, source, path, name, stack_id, vendor) VALUES (:ts, :duration, :process_id, :tgid, :tid,"
+      "INSERT INTO gpu_module_rows (ts_mono_ns, duration_ns, process_id, tgid, tid, api_id, result, op_id, kind_id,"
+      " handle, source, path_id, name_id, stack_id, vendor_id) VALUES (:ts, :duration, :process_id, :tgid, :tid,"
       " :api, :result, :op, :kind, :handle, :source, :path, :name, :stack_id, :vendor)");
   name_ = stmt(
-      "INSERT INTO kernel_names (ts_mono_ns, process_id, handle, kind, name, demangled, api, source, stack_id,"
-      " vendor) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
+      "INSERT INTO kernel_name_rows (ts_mono_ns, process_id, handle, kind_id, name_id, demangled_id, api_id, source,"
+      " stack_id, vendor_id) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
       " :vendor)");
   for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
@@ -71,15 +77,44 @@ void ApiRowWriter::forget_process(int64_t pid) {
   live_.erase(live_.lower_bound({pid, 0}), live_.upper_bound({pid, UINT64_MAX}));
 }
 
+void ApiRowWriter::forget_batch_rows() {
+  static_ids_.clear();
+  // Rows of earlier, committed batches are written once more: a duplicate
+  // row is harmless, a missing one would leave a name without its row.
+  for (auto& [key, known] : names_) known.stored = false;
+}
+
+void ApiRowWriter::carry_names_from(const ApiRowWriter& prev) {
+  names_ = prev.names_;
+  for (auto& [key, known] : names_) known.stored = false;
+}
+
 const std::string* ApiRowWriter::name_of(int64_t pid, uint64_t handle) const {
   auto it = names_.find({pid, handle});
-  return it == names_.end() ? nullptr : &it->second.second;
+  return it == names_.end() ? nullptr : &it->second.demangled;
+}
+
+int64_t ApiRowWriter::static_id(std::string_view text) {
+  std::pair<const char*, size_t> key{text.data(), text.size()};
+  if (auto it = static_ids_.find(key); it != static_ids_.end()) return it->second;
+  int64_t id = strings_->intern(text);
+  if (id) static_ids_.emplace(key, id);  // a failed insert is tried again
+  else failed_id_ = true;
+  return id;
+}
+
+std::optional<int64_t> ApiRowWriter::text_id(std::optional<std::string_view> text) {
+  if (!text) return std::nullopt;
+  int64_t id = strings_->intern(*text);
+  if (!id) failed_id_ = true;
+  return id;
 }
 
 int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
+  learned_name_ = false;
+  failed_id_ = false;
   const ApiSpec* s = api_by_id(e.api);
   if (!s) return SQLITE_MISMATCH;
-  vendor_ = to_string(s->vendor);
   switch (s->family) {
     case Family::launch: return SQLITE_MISMATCH;  // store/launch_rows.h
     case Family::memory: return write_memory(decode_memory(e, *s), pid);
@@ -107,11 +142,15 @@ int ApiRowWriter::run_call(Stmt& st, const CallParams& p, const CallCommon& c, i
       .bind(p.process_id, pid)
       .bind(p.tgid, c.tgid)
       .bind(p.tid, c.tid)
-      .bind(p.api, c.api)
+      .bind(p.api, static_id(c.api))
       .bind(p.result, c.result)
       .bind(p.stack_id, stack_id_ ? std::optional<int64_t>(stack_id_) : std::nullopt)
-      .bind(p.vendor, to_string(c.vendor));
+      .bind(p.vendor, static_id(to_string(c.vendor)));
   if (p.per_thread.index) st.bind(p.per_thread, int64_t{c.per_thread});
+  if (failed_id_) {  // a row must not point at a string that is not there: it fails instead
+    st.reset();
+    return SQLITE_ERROR;
+  }
   return st.exec();
 }
 
@@ -128,8 +167,8 @@ int ApiRowWriter::write_memory(const MemoryCall& m, int64_t pid) {
       live_.erase(it);
     }
   }
-  memory_.bind(mem_.op, to_string(m.op))
-      .bind(mem_.kind, to_string(kind))
+  memory_.bind(mem_.op, static_id(to_string(m.op)))
+      .bind(mem_.kind, static_id(to_string(kind)))
       .bind(mem_.address, m.address)
       .bind(mem_.bytes, bytes)
       .bind(mem_.stream, m.stream)
@@ -137,14 +176,14 @@ int ApiRowWriter::write_memory(const MemoryCall& m, int64_t pid) {
       .bind(mem_.flags, m.flags)
       .bind(mem_.alloc_id, alloc_id);
   int rc = run_call(memory_, memory_p_, m.call, pid);
-  if (m.life == MemoryCall::Life::begins && m.call.ok && m.key)
+  if (rc == SQLITE_DONE && m.life == MemoryCall::Life::begins && m.call.ok && m.key)
     live_[{pid, m.key}] = LiveAllocation{sqlite3_last_insert_rowid(db_), bytes.value_or(0), kind};
   return rc;
 }
 
 int ApiRowWriter::write_copy(const CopyCall& c, int64_t pid) {
-  copy_.bind(cp_.kind, c.memset ? "memset" : "copy")
-      .bind(cp_.direction, c.memset ? std::nullopt : std::optional<std::string_view>(to_string(c.direction)))
+  copy_.bind(cp_.kind, static_id(c.memset ? "memset" : "copy"))
+      .bind(cp_.direction, c.memset ? std::nullopt : std::optional<int64_t>(static_id(to_string(c.direction))))
       .bind(cp_.dst, c.dst)
       .bind(cp_.src, c.src)
       .bind(cp_.bytes, c.bytes)
@@ -155,7 +194,7 @@ int ApiRowWriter::write_copy(const CopyCall& c, int64_t pid) {
 }
 
 int ApiRowWriter::write_stream(const StreamCall& c, int64_t pid) {
-  stream_.bind(so_.op, to_string(c.op))
+  stream_.bind(so_.op, static_id(to_string(c.op)))
       .bind(so_.stream, c.stream)
       .bind(so_.event, c.event)
       .bind(so_.handle, c.handle)
@@ -165,7 +204,7 @@ int ApiRowWriter::write_stream(const StreamCall& c, int64_t pid) {
 }
 
 int ApiRowWriter::write_sync(const SyncCall& c, int64_t pid) {
-  sync_.bind(sy_.target, to_string(c.target))
+  sync_.bind(sy_.target, static_id(to_string(c.target)))
       .bind(sy_.stream, c.stream)
       .bind(sy_.event, c.event)
       .bind(sy_.context, c.context)
@@ -174,12 +213,12 @@ int ApiRowWriter::write_sync(const SyncCall& c, int64_t pid) {
 }
 
 int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
-  module_.bind(mod_.op, to_string(m.op))
-      .bind(mod_.kind, to_string(m.kind))
+  module_.bind(mod_.op, static_id(to_string(m.op)))
+      .bind(mod_.kind, static_id(to_string(m.kind)))
       .bind(mod_.handle, m.handle)
       .bind(mod_.source, m.parent)
-      .bind(mod_.path, m.path)
-      .bind(mod_.name, m.name);
+      .bind(mod_.path, text_id(m.path))
+      .bind(mod_.name, text_id(m.name));
   int rc = run_call(module_, module_p_, m.call, pid);
   // get_function / get_kernel / kernel_function / register_function: learn handle -> name.
   switch (m.names) {
@@ -187,8 +226,9 @@ int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
     case ModuleCall::Names::from_kernel: {
       auto it = names_.find({pid, m.kernel});  // the CUkernel's name
       if (it == names_.end()) return rc;
-      auto [name, pretty] = it->second;  // a copy: write_name may overwrite this very entry
-      int rc2 = write_name(m, pid, name, pretty);
+      // No copy: a std::map entry stays in place when another is replaced,
+      // and write_name replaces this one (handle == kernel) only by itself.
+      int rc2 = write_name(m, pid, it->second.name, &it->second.demangled);
       return rc != SQLITE_DONE ? rc : rc2;
     }
     case ModuleCall::Names::from_text: {
@@ -196,28 +236,48 @@ int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
         ++unreadable_names_;
         return rc;
       }
-      std::string name(*m.name);
-      int rc2 = write_name(m, pid, name, demangle(name));
+      int rc2 = write_name(m, pid, *m.name, nullptr);
       return rc != SQLITE_DONE ? rc : rc2;
     }
   }
   return rc;
 }
 
-int ApiRowWriter::write_name(const ModuleCall& m, int64_t pid, const std::string& name, const std::string& demangled) {
+// A kernel_names row only when the handle's name is news to this file: the
+// first lookup, a handle reused for another kernel, or the first lookup
+// after a rotation or a rolled-back batch. A lookup that repeats what is
+// known is its gpu_modules row alone (PyTorch on CUDA 13 looks its kernels
+// up again and again), and costs no demangling.
+int ApiRowWriter::write_name(const ModuleCall& m, int64_t pid, std::string_view name, const std::string* demangled) {
   uint64_t made = m.handle.value_or(0);
-  names_[{pid, made}] = {name, demangled};
+  auto it = names_.find({pid, made});
+  bool same = it != names_.end() && it->second.name == name && (!demangled || it->second.demangled == *demangled);
+  if (same && it->second.stored) return SQLITE_DONE;
+  if (!same) {
+    // Both texts are copied before the entry is replaced: they may view it.
+    KnownName known{std::string(name), demangled ? *demangled : demangle(name), false};
+    it = names_.insert_or_assign({pid, made}, std::move(known)).first;
+    learned_name_ = true;
+  }
+  KnownName& known = it->second;
+  failed_id_ = false;
   name_.bind(nm_.ts, m.call.ts_ns)
       .bind(nm_.process_id, pid)
       .bind(nm_.handle, made)
-      .bind(nm_.kind, to_string(m.kind))
-      .bind(nm_.name, name)
-      .bind(nm_.demangled, demangled)
-      .bind(nm_.api, m.call.api)
+      .bind(nm_.kind, static_id(to_string(m.kind)))
+      .bind(nm_.name, *text_id(known.name))
+      .bind(nm_.demangled, *text_id(known.demangled))
+      .bind(nm_.api, static_id(m.call.api))
       .bind(nm_.source, m.parent)
       .bind(nm_.stack_id, stack_id_ ? std::optional<int64_t>(stack_id_) : std::nullopt)
-      .bind(nm_.vendor, to_string(m.call.vendor));
-  return name_.exec();
+      .bind(nm_.vendor, static_id(to_string(m.call.vendor)));
+  if (failed_id_) {
+    name_.reset();
+    return SQLITE_ERROR;
+  }
+  int rc = name_.exec();
+  known.stored = rc == SQLITE_DONE;
+  return rc;
 }
 
 }  // namespace gpuobs

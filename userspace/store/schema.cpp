@@ -122,7 +122,7 @@ Error capture_error(sqlite3* db, const std::string& what, int exit_code) {
 
 namespace {
 
-// Interned ids (schema 12) that point at nothing: intact pages, wrong data
+// Interned ids (schema 12, 14) that point at nothing: intact pages, wrong data
 // (a file edited by hand, or written by a broken build). The views would
 // show such launches with NULL names; the check names them.
 void add_reference_problems(Db& db, int max, std::vector<std::string>& problems) {
@@ -137,11 +137,32 @@ void add_reference_problems(Db& db, int max, std::vector<std::string>& problems)
        " OR NOT EXISTS (SELECT 1 FROM strings t WHERE t.id = s.vendor_id)"
        " OR (s.kernel_name_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM strings t WHERE t.id = s.kernel_name_id))"},
   };
-  for (const auto& [what, sql] : kChecks) {
+  auto count = [&](const std::string& what, const std::string& sql) {
     if (problems.size() >= static_cast<size_t>(max)) return;
     auto n = db.scalar(sql);
-    if (!n) problems.push_back(std::string("cannot check ") + what + ": " + n.error().message);
+    if (!n) problems.push_back("cannot check " + what + ": " + n.error().message);
     else if (*n) problems.push_back(std::to_string(*n) + " " + what);
+  };
+  for (const auto& [what, sql] : kChecks) count(what, sql);
+  // Schema 14: the call tables' text ids (NULL is a NULL text, not a broken id).
+  if (auto has = db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'copy_rows'"); !has || !*has) return;
+  // Each table and its id columns, comma-separated.
+  static constexpr std::pair<const char*, const char*> kIdColumns[] = {
+      {"memory_op_rows", "api_id, op_id, kind_id, vendor_id"},
+      {"copy_rows", "api_id, kind_id, direction_id, vendor_id"},
+      {"stream_op_rows", "api_id, op_id, vendor_id"},
+      {"sync_rows", "api_id, target_id, vendor_id"},
+      {"gpu_module_rows", "api_id, op_id, kind_id, path_id, name_id, vendor_id"},
+      {"kernel_name_rows", "kind_id, name_id, demangled_id, api_id, vendor_id"},
+  };
+  for (const auto& [table, columns] : kIdColumns) {
+    std::string broken;
+    std::istringstream list(columns);
+    for (std::string c; std::getline(list >> std::ws, c, ',');)
+      broken += (broken.empty() ? "" : " OR ") +
+                ("(r." + c + " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM strings t" + " WHERE t.id = r." + c + "))");
+    count(std::string(table) + " rows whose " + columns + " is not in strings",
+          std::string("SELECT count(*) FROM ") + table + " r WHERE " + broken);
   }
 }
 

@@ -80,8 +80,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->upd_exit_ = Stmt(d, "UPDATE processes SET exit_mono_ns = ?, exit_code = ? WHERE id = ?");
   w->ins_counter_ = Stmt(d, "INSERT OR REPLACE INTO counters (name, value, source) VALUES (?,?,?)");
   w->upd_committed_ = Stmt(d, "UPDATE capture SET committed_mono_ns = ? WHERE id = 1");
-  if (auto st = w->api_.prepare(d); !st) return st.error();
   if (auto st = w->strings_.prepare(d); !st) return st.error();
+  if (auto st = w->api_.prepare(d, &w->strings_); !st) return st.error();
   CaptureWriter* self = w.get();
   if (auto st = w->launches_.prepare(d, &w->strings_,
                                      [self](int64_t pid, uint64_t fn) { return self->api_.name_of(pid, fn); });
@@ -318,6 +318,7 @@ void CaptureWriter::forget_batch_state() {
   for (uint32_t tgid : created_in_batch_) live_.erase(tgid);
   threads_.clear();
   api_.forget_allocations();
+  api_.forget_batch_rows();
   driver_.forget_allocations();
   // Names and shapes the batch inserted are gone with it.
   if (auto s = strings_.reload(); !s) spdlog::warn("store: {}", s.error().message);
@@ -381,8 +382,8 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
         ++launches;
       } else {
         check(api_.write_call(*c, pid));
-        // A lookup may have named a function handle: launches ask again.
-        if (spec && spec->family == Family::module) launches_.forget_names(pid);
+        // A lookup that named a function handle anew: launches ask again.
+        if (api_.learned_name()) launches_.forget_names(pid);
         ++calls;
       }
     } else if (auto* i = std::get_if<IoctlEvent>(&ev)) {

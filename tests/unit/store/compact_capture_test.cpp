@@ -167,8 +167,9 @@ TEST(CompactCapture, EveryColumnRoundTripsThroughTheViews) {
             "cuLaunchKernel,foo(int),0,0,1,16,16,16,256,4096,0,5000003000,5000003000 | "
             "cuLaunchKernel,foo(int),7,0,1,16,16,16,256,4096,0,5000003000,5000003000 | "
             "cuLaunchKernelEx,foo(int),0,2,1,3,3,3,64,128,0,7000004000,7000004000");
-  // Names once: the API symbols, the vendor and the kernel name.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM strings"), 5);
+  // Names once: the launch symbols, the vendor and the kernel name; since
+  // schema 14 also the lookup's symbol, op, kind and mangled name.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM strings"), 9);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM strings WHERE text = 'foo(int)'"), 1);
 }
 
