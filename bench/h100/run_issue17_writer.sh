@@ -1,3 +1,7 @@
+#!/usr/bin/env bash
+# Issue 17 on the lent H100: writer_bench (the writer alone, tmpfs and disk)
+# and pipeline_bench (8 x 187,500 launches/s for 10 s; 1 process x 3 M).
+# usage: bench/h100/run_issue17_writer.sh   (as root, from the repo root)
 set -u
 B=.device-build
 [ -d /sys/kernel/tracing/events/syscalls ] || mount -t tracefs tracefs /sys/kernel/tracing

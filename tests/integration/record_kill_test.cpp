@@ -62,11 +62,10 @@ pid_t process_with_arg(const std::string& word) {
 
 // Documented bound (docs/operations.md): 400 ms. Asserted with a margin, so
 // this is no timing test: every launch issued more than 1 s before the kill
-// is in the capture, stored or counted as dropped (a writer starved of CPU on
-// a loaded machine drops what waited over 250 ms, counted; before the
-// backlog cap took effect at 8192 events, such a writer kept about a second
-// queued and the kill lost it uncounted: 2 failures in 8 runs under load).
-// The workload is paced (2 x 50,000 launches/s).
+// is in the capture, stored or counted as dropped. The workload is paced
+// (2 x 50,000 launches/s) below what the writer stores on a 2-core machine;
+// a machine loaded by other work can starve the writer past the bound
+// (docs/operations.md, "kill -9").
 TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   TempDir dir;
   std::string cap = dir.file("k.gpuobs"), progress = dir.file("progress");

@@ -66,7 +66,7 @@ struct WriterStats {
   uint64_t failed_rows = 0;     // rows lost to SQLite errors (disk full, I/O)
   uint64_t failed_batches = 0;  // batches not committed (begin failed or rolled back); rows in failed_rows
   // Launches, calls and ioctls dropped because the writer was more than 250 ms
-  // and 8192 events behind (overload): memory and the loss at a
+  // and 65536 events behind (overload): memory and the loss at a
   // kill stay bounded. Process and stack records are never dropped.
   uint64_t backlog_dropped = 0;
   SymbolStats symbols;
@@ -115,7 +115,7 @@ class CaptureWriter {
   Status limit_pages(int64_t pages);
 
   // Before start(): the backlog past which events are dropped: queued longer
-  // than age while at least events are waiting (defaults 250 ms and 8192;
+  // than age while at least events are waiting (defaults 250 ms and 65536;
   // tests set less).
   void set_max_backlog(std::chrono::milliseconds age, size_t events) {
     max_backlog_ = age;
