@@ -21,8 +21,7 @@ using namespace gpuobs;
 namespace {
 
 uint32_t api_id(std::string_view symbol) {
-  for (const ApiSpec& s : cuda_api_table())
-    if (s.symbol == symbol) return s.id;
+  if (const ApiSpec* s = api_by_symbol(symbol)) return s->id;
   std::fprintf(stderr, "no API %.*s\n", static_cast<int>(symbol.size()), symbol.data());
   std::exit(1);
 }

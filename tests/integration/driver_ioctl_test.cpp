@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recorded_suite.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
@@ -21,30 +22,17 @@ using json = nlohmann::json;
 
 namespace {
 
-class DriverIoctls : public ::testing::Test {
+class DriverIoctls : public RecordedSuite<DriverIoctls> {
+ public:
+  static constexpr const char* kCapture = "drv.gpuobs";
+  static std::string record_args(const std::string& truth) {
+    return std::string(
+               "--no-gpu-devices --watch-dev nvidia=/dev/null --watch-dev nvidia-uvm=/dev/zero"
+               " --watch-dev kfd=/dev/full -- ") +
+           DRIVER_IOCTL_WORKLOAD + " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " + truth;
+  }
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    out_ = dir_->file("drv.gpuobs");
-    std::string truth = dir_->file("truth.json");
-    std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out_ +
-                      " --no-gpu-devices --watch-dev nvidia=/dev/null --watch-dev nvidia-uvm=/dev/zero"
-                      " --watch-dev kfd=/dev/full -- " +
-                      DRIVER_IOCTL_WORKLOAD + " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " + truth +
-                      " 2>" + dir_->file("err");
-    status_ = run(cmd);
-    truth_ = new json(read_json(truth));
-  }
-  static void TearDownTestSuite() {
-    delete truth_;
-    delete dir_;
-  }
-  void SetUp() override {
-    ASSERT_EQ(status_, 0) << read_file(dir_->file("err"));
-    auto db = open_capture_readonly(out_);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-    db_ = std::move(db.value());
-  }
   // The ioctls in issue order: (driver, request, args, status, status_name, failed, args_complete, class_name,
   // control_name).
   std::vector<json> rows() {
@@ -74,12 +62,6 @@ class DriverIoctls : public ::testing::Test {
                      {"ret", num(10)}});
     return out;
   }
-
-  static inline TempDir* dir_;
-  static inline std::string out_;
-  static inline int status_;
-  static inline json* truth_;
-  Db db_;
 };
 
 }  // namespace

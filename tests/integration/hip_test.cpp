@@ -8,6 +8,7 @@
 #include <map>
 
 #include "catalogue/api_spec.h"
+#include "recorded_suite.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
@@ -18,37 +19,16 @@ using json = nlohmann::json;
 
 namespace {
 
-class Hip : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    out_ = dir_->file("hip.gpuobs");
-    std::string truth = dir_->file("truth.json");
-    std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out_ + " --libhip " + HIP_RUNTIME + " -- " +
-                      HIP_WORKLOAD + " --lib " + HIP_RUNTIME + " --threads 3 --iterations " +
-                      std::to_string(kIterations) + " --truth " + truth + " 2>" + dir_->file("err");
-    status_ = run(cmd);
-    truth_ = new json(read_json(truth));
+class Hip : public RecordedSuite<Hip> {
+ public:
+  static constexpr const char* kCapture = "hip.gpuobs";
+  static std::string record_args(const std::string& truth) {
+    return std::string("--libhip ") + HIP_RUNTIME + " -- " + HIP_WORKLOAD + " --lib " + HIP_RUNTIME +
+           " --threads 3 --iterations " + std::to_string(kIterations) + " --truth " + truth;
   }
-  static void TearDownTestSuite() {
-    delete truth_;
-    delete dir_;
-  }
-  void SetUp() override {
-    ASSERT_EQ(status_, 0) << read_file(dir_->file("err"));
-    auto db = open_capture_readonly(out_);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-    db_ = std::move(db.value());
-  }
-  int64_t q(const std::string& sql) { return scalar(db_, sql); }
-  std::string text(const std::string& sql) { return gpuobs::testing::text(db_, sql); }
 
+ protected:
   static constexpr int kIterations = 15;
-  static inline TempDir* dir_;
-  static inline std::string out_;
-  static inline int status_;
-  static inline json* truth_;
-  Db db_;
 };
 
 }  // namespace

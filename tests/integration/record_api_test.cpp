@@ -9,6 +9,7 @@
 
 #include "../workloads/api_truth.h"
 #include "catalogue/api_spec.h"
+#include "recorded_suite.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
@@ -18,38 +19,18 @@ using namespace gpuobs::testing;
 
 namespace {
 
-class RecordApi : public ::testing::Test {
+class RecordApi : public RecordedSuite<RecordApi> {
+ public:
+  static constexpr const char* kCapture = "api.gpuobs";
+  static std::string record_args(const std::string& truth) {
+    return std::string("--libcuda ") + FAKE_LIBCUDA + " -- " + API_WORKLOAD + " --lib " + FAKE_LIBCUDA +
+           " --threads 3 --iterations " + std::to_string(kIterations) + " --truth " + truth;
+  }
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    out_ = dir_->file("api.gpuobs");
-    std::string truth = dir_->file("truth.json");
-    std::string cmd = std::string(GPUOBS_BIN) + " record -o " + out_ + " --libcuda " + FAKE_LIBCUDA + " -- " +
-                      API_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --threads 3 --iterations " +
-                      std::to_string(kIterations) + " --truth " + truth + " 2>" + dir_->file("err");
-    status_ = run(cmd);
-    truth_ = new nlohmann::json(read_json(truth));
-  }
-  static void TearDownTestSuite() {
-    delete truth_;
-    delete dir_;
-  }
-  void SetUp() override {
-    ASSERT_EQ(status_, 0) << read_file(dir_->file("err"));
-    auto db = open_capture_readonly(out_);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-    db_ = std::move(db.value());
-  }
-  int64_t q(const std::string& sql) { return scalar(db_, sql); }
-  std::string text(const std::string& sql) { return gpuobs::testing::text(db_, sql); }
   static std::string h(const nlohmann::json& v) { return std::to_string(v.get<uint64_t>()); }
 
   static constexpr int kIterations = 20;
-  static inline TempDir* dir_;
-  static inline std::string out_;
-  static inline int status_;
-  static inline nlohmann::json* truth_;
-  Db db_;
 };
 
 }  // namespace

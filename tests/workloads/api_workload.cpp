@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api_truth.h"
+#include "workload_args.h"
 
 namespace {
 
@@ -219,20 +220,11 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string lib, truth_path;
-  uint32_t threads = 3, iterations = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k == "--lib") lib = argv[i + 1];
-    else if (k == "--threads") threads = std::stoul(argv[i + 1]);
-    else if (k == "--iterations") iterations = std::stoul(argv[i + 1]);
-    else if (k == "--truth") truth_path = argv[i + 1];
-  }
-  g_lib = dlopen(lib.c_str(), RTLD_NOW);
-  if (!g_lib) {
-    std::fprintf(stderr, "api_workload: %s\n", dlerror());
-    return 1;
-  }
+  auto args = gpuobs::testing::parse_workload_args(argc, argv, 3, 20);
+  const std::string& truth_path = args.truth_path;
+  const uint32_t threads = args.threads, iterations = args.iterations;
+  g_lib = gpuobs::testing::open_runtime(args, "api_workload");
+  if (!g_lib) return 1;
   std::vector<Thread> state(threads);
   std::vector<uint32_t> tids(threads);
   std::vector<std::thread> pool;

@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "workload_args.h"
+
 namespace {
 
 // HIP's dim3 (hip_runtime_api.h): 12 bytes, passed by value in two registers.
@@ -81,20 +83,11 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string lib, truth_path;
-  uint32_t threads = 1, iterations = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k == "--lib") lib = argv[i + 1];
-    else if (k == "--threads") threads = std::stoul(argv[i + 1]);
-    else if (k == "--iterations") iterations = std::stoul(argv[i + 1]);
-    else if (k == "--truth") truth_path = argv[i + 1];
-  }
-  g_lib = dlopen(lib.c_str(), RTLD_NOW);
-  if (!g_lib) {
-    std::fprintf(stderr, "hip_workload: %s\n", dlerror());
-    return 1;
-  }
+  auto args = gpuobs::testing::parse_workload_args(argc, argv, 1, 1);
+  const std::string& truth_path = args.truth_path;
+  const uint32_t threads = args.threads, iterations = args.iterations;
+  g_lib = gpuobs::testing::open_runtime(args, "hip_workload");
+  if (!g_lib) return 1;
   // What a HIP binary's constructors do: register each kernel's host stub.
   Thread main_thread;
   static void* modules[4];

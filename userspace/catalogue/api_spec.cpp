@@ -87,6 +87,13 @@ const ApiSpec* api_by_id(uint32_t id) {
   return id > 1000 ? find(hip_api_table(), 1001, id) : find(cuda_api_table(), 1, id);
 }
 
+const ApiSpec* api_by_symbol(std::string_view symbol) {
+  for (auto table : {cuda_api_table(), hip_api_table()})
+    for (const ApiSpec& s : table)
+      if (s.symbol == symbol) return &s;
+  return nullptr;
+}
+
 std::string_view api_name(uint32_t id) {
   const ApiSpec* s = api_by_id(id);
   return s ? s->symbol : std::string_view("unknown");

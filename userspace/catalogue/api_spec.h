@@ -89,6 +89,9 @@ struct ApiSpec {
 std::span<const ApiSpec> cuda_api_table();
 std::span<const ApiSpec> hip_api_table();
 const ApiSpec* api_by_id(uint32_t id);
+// By symbol, CUDA's table first (nullptr when in neither): for tests and
+// benches that build events by name.
+const ApiSpec* api_by_symbol(std::string_view symbol);
 std::string_view api_name(uint32_t id);  // "unknown" when in neither table
 
 }  // namespace gpuobs

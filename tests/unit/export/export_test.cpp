@@ -36,10 +36,9 @@ constexpr int64_t kEnd = kT + 10'000;  // capture end
 constexpr int64_t kMiB = 1 << 20;
 
 uint32_t api_id(std::string_view symbol) {
-  for (const ApiSpec& s : cuda_api_table())
-    if (s.symbol == symbol) return s.id;
-  ADD_FAILURE() << "no API " << symbol;
-  return 0;
+  const ApiSpec* s = api_by_symbol(symbol);
+  if (!s) ADD_FAILURE() << "no API " << symbol;
+  return s ? s->id : 0;
 }
 
 gpuobs_hdr hdr(uint32_t type, uint32_t tgid, uint32_t tid, int64_t ts) {

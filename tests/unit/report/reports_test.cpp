@@ -22,10 +22,9 @@ namespace {
 constexpr uint64_t kT0 = 1'000'000'000;  // capture start (monotonic ns)
 
 uint32_t api_id(std::string_view symbol) {
-  for (const ApiSpec& s : cuda_api_table())
-    if (s.symbol == symbol) return s.id;
-  ADD_FAILURE() << "no API " << symbol;
-  return 0;
+  const ApiSpec* s = api_by_symbol(symbol);
+  if (!s) ADD_FAILURE() << "no API " << symbol;
+  return s ? s->id : 0;
 }
 
 gpuobs_hdr hdr(uint32_t type, uint32_t tgid, uint64_t ts) { return gpuobs_hdr{type, 0, ts, tgid, tgid}; }

@@ -20,25 +20,23 @@
 #include "store/schema.h"
 #include "store/writer.h"
 #include "test_util.h"
+#include "writer_fixtures.h"
 
 using namespace gpuobs;
+using gpuobs::testing::fork_of;
+using gpuobs::testing::gpuobs_cli;
+using gpuobs::testing::kT0;
+using gpuobs::testing::new_writer;
 using gpuobs::testing::scalar;
 using gpuobs::testing::TempDir;
 using gpuobs::testing::text;
 
 namespace {
 
-constexpr uint64_t kT0 = 5'000'000'000;  // capture start (monotonic ns)
-
-std::pair<int, std::string> gpuobs_cli(const std::string& args) {
-  return gpuobs::testing::run_output(std::string(GPUOBS_BIN) + " " + args + " 2>&1");
-}
-
 uint32_t api_id(std::string_view symbol) {
-  for (const ApiSpec& s : cuda_api_table())
-    if (s.symbol == symbol) return s.id;
-  ADD_FAILURE() << "no API " << symbol;
-  return 0;
+  const ApiSpec* s = api_by_symbol(symbol);
+  if (!s) ADD_FAILURE() << "no API " << symbol;
+  return s ? s->id : 0;
 }
 
 gpuobs_launch launch(uint32_t tgid, uint32_t tid, uint64_t ts, uint64_t fn, uint32_t grid, uint32_t api = 1) {
@@ -88,25 +86,6 @@ ApiCallEvent launch_ex(uint32_t tgid, uint32_t tid, uint64_t ts, uint64_t fn) {
   e.blob_kind = GPUOBS_BLOB_STRUCT;
   e.blob = b;
   return e;
-}
-
-ProcEvent fork_of(uint32_t tgid, uint64_t ts) {
-  return ProcEvent{GPUOBS_EV_PROC_FORK,
-                   gpuobs_hdr{GPUOBS_EV_PROC_FORK, sizeof(gpuobs_proc), ts, tgid, tgid},
-                   1,
-                   1,
-                   0,
-                   "trainer",
-                   ""};
-}
-
-std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
-  auto w = CaptureWriter::create(path, false, nullptr);
-  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  EXPECT_TRUE(
-      (*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", int64_t(kT0), 0, 4096})
-          .ok());
-  return std::move(w.value());
 }
 
 // One launch as the kernel_launches view shows it (all columns but id).

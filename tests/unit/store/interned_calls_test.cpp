@@ -19,19 +19,18 @@
 #include "store/string_table.h"
 #include "store/writer.h"
 #include "test_util.h"
+#include "writer_fixtures.h"
 
 using namespace gpuobs;
+using gpuobs::testing::fork_of;
+using gpuobs::testing::gpuobs_cli;
+using gpuobs::testing::kT0;
+using gpuobs::testing::new_writer;
 using gpuobs::testing::scalar;
 using gpuobs::testing::TempDir;
 using gpuobs::testing::text;
 
 namespace {
-
-constexpr uint64_t kT0 = 5'000'000'000;  // capture start (monotonic ns)
-
-std::pair<int, std::string> gpuobs_cli(const std::string& args) {
-  return gpuobs::testing::run_output(std::string(GPUOBS_BIN) + " " + args + " 2>&1");
-}
 
 // One CUDA call as the ring delivers it: returned, out-value read.
 ApiCallEvent call(std::string_view symbol, uint32_t tgid, uint64_t ts, std::initializer_list<uint64_t> args,
@@ -62,25 +61,6 @@ gpuobs_launch launch(uint32_t tgid, uint64_t ts, uint64_t fn) {
   l.block_x = l.block_y = l.block_z = 1;
   l.api = 1;
   return l;
-}
-
-ProcEvent fork_of(uint32_t tgid, uint64_t ts) {
-  return ProcEvent{GPUOBS_EV_PROC_FORK,
-                   gpuobs_hdr{GPUOBS_EV_PROC_FORK, sizeof(gpuobs_proc), ts, tgid, tgid},
-                   1,
-                   1,
-                   0,
-                   "trainer",
-                   ""};
-}
-
-std::unique_ptr<CaptureWriter> new_writer(const std::string& path) {
-  auto w = CaptureWriter::create(path, false, nullptr);
-  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  EXPECT_TRUE(
-      (*w)->write_meta(CaptureMeta{"test", CaptureMode::record, "cmd", "host", "kernel", "", int64_t(kT0), 0, 4096})
-          .ok());
-  return std::move(w.value());
 }
 
 // Every row of a table or view, every column, as text ("NULL" for NULL).
