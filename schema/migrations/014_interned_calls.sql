@@ -60,22 +60,45 @@ DROP TABLE memory_ops;
 CREATE INDEX memory_ops_process ON memory_op_rows (process_id, ts_mono_ns);
 CREATE INDEX memory_ops_alloc ON memory_op_rows (alloc_id);
 
-CREATE TABLE copy_rows (
-  id INTEGER PRIMARY KEY, ts_mono_ns INTEGER NOT NULL, duration_ns INTEGER,
+-- Copies and memsets repeat with the same arguments every training step
+-- (PyTorch's zero_grad memsets, its DtoD copies): like launches, a row holds
+-- what changes (time, duration) and a shape holds the rest, once.
+CREATE TABLE copy_shapes (
+  id INTEGER PRIMARY KEY,
   process_id INTEGER NOT NULL REFERENCES processes (id), tgid INTEGER NOT NULL, tid INTEGER NOT NULL,
   api_id INTEGER NOT NULL REFERENCES strings (id), result INTEGER, per_thread_stream INTEGER NOT NULL,
   kind_id INTEGER NOT NULL REFERENCES strings (id), direction_id INTEGER REFERENCES strings (id),
   dst INTEGER, src INTEGER, bytes INTEGER NOT NULL, value INTEGER, stream INTEGER, async INTEGER NOT NULL,
   stack_id INTEGER REFERENCES stacks (id), vendor_id INTEGER NOT NULL REFERENCES strings (id)
 );
-INSERT INTO copy_rows
-  SELECT id, ts_mono_ns, duration_ns, process_id, tgid, tid, (SELECT s.id FROM strings s WHERE s.text = api), result,
-         per_thread_stream, (SELECT s.id FROM strings s WHERE s.text = kind),
-         (SELECT s.id FROM strings s WHERE s.text = direction), dst, src, bytes, value, stream, async, stack_id,
-         (SELECT s.id FROM strings s WHERE s.text = vendor)
+CREATE TABLE copy_rows (
+  id INTEGER PRIMARY KEY, ts_mono_ns INTEGER NOT NULL, duration_ns INTEGER,
+  shape_id INTEGER NOT NULL REFERENCES copy_shapes (id)
+);
+CREATE TEMP TABLE m014_copies AS
+  SELECT id, ts_mono_ns, duration_ns, process_id, tgid, tid, (SELECT s.id FROM strings s WHERE s.text = api) AS api_id,
+         result, per_thread_stream, (SELECT s.id FROM strings s WHERE s.text = kind) AS kind_id,
+         (SELECT s.id FROM strings s WHERE s.text = direction) AS direction_id, dst, src, bytes, value, stream, async,
+         stack_id, (SELECT s.id FROM strings s WHERE s.text = vendor) AS vendor_id
   FROM copies;
+INSERT INTO copy_shapes (process_id, tgid, tid, api_id, result, per_thread_stream, kind_id, direction_id, dst, src,
+                         bytes, value, stream, async, stack_id, vendor_id)
+  SELECT DISTINCT process_id, tgid, tid, api_id, result, per_thread_stream, kind_id, direction_id, dst, src, bytes,
+         value, stream, async, stack_id, vendor_id
+  FROM temp.m014_copies;
+CREATE INDEX m014_copy_shapes ON copy_shapes (process_id, dst, bytes);
+INSERT INTO copy_rows (id, ts_mono_ns, duration_ns, shape_id)
+  SELECT c.id, c.ts_mono_ns, c.duration_ns,
+         (SELECT s.id FROM copy_shapes s
+          WHERE s.process_id = c.process_id AND s.dst IS c.dst AND s.bytes = c.bytes AND s.tgid = c.tgid
+            AND s.tid = c.tid AND s.api_id = c.api_id AND s.result IS c.result
+            AND s.per_thread_stream = c.per_thread_stream AND s.kind_id = c.kind_id
+            AND s.direction_id IS c.direction_id AND s.src IS c.src AND s.value IS c.value AND s.stream IS c.stream
+            AND s.async = c.async AND s.stack_id IS c.stack_id AND s.vendor_id = c.vendor_id)
+  FROM temp.m014_copies c;
+DROP INDEX m014_copy_shapes;
+DROP TABLE temp.m014_copies;
 DROP TABLE copies;
-CREATE INDEX copies_process ON copy_rows (process_id, ts_mono_ns);
 
 CREATE TABLE stream_op_rows (
   id INTEGER PRIMARY KEY, ts_mono_ns INTEGER NOT NULL, duration_ns INTEGER,
@@ -109,8 +132,10 @@ INSERT INTO sync_rows
 DROP TABLE syncs;
 CREATE INDEX syncs_process ON sync_rows (process_id, ts_mono_ns);
 
-CREATE TABLE gpu_module_rows (
-  id INTEGER PRIMARY KEY, ts_mono_ns INTEGER NOT NULL, duration_ns INTEGER,
+-- Module calls repeat too (PyTorch's cuKernelGetFunction returning the same
+-- handle every step): a row per call, a shape per distinct call.
+CREATE TABLE gpu_module_shapes (
+  id INTEGER PRIMARY KEY,
   process_id INTEGER NOT NULL REFERENCES processes (id), tgid INTEGER NOT NULL, tid INTEGER NOT NULL,
   api_id INTEGER NOT NULL REFERENCES strings (id), result INTEGER,
   op_id INTEGER NOT NULL REFERENCES strings (id), kind_id INTEGER NOT NULL REFERENCES strings (id),
@@ -118,12 +143,34 @@ CREATE TABLE gpu_module_rows (
   path_id INTEGER REFERENCES strings (id), name_id INTEGER REFERENCES strings (id),
   stack_id INTEGER REFERENCES stacks (id), vendor_id INTEGER NOT NULL REFERENCES strings (id)
 );
-INSERT INTO gpu_module_rows
-  SELECT id, ts_mono_ns, duration_ns, process_id, tgid, tid, (SELECT s.id FROM strings s WHERE s.text = api), result,
-         (SELECT s.id FROM strings s WHERE s.text = op), (SELECT s.id FROM strings s WHERE s.text = kind), handle,
-         source, (SELECT s.id FROM strings s WHERE s.text = path), (SELECT s.id FROM strings s WHERE s.text = name),
-         stack_id, (SELECT s.id FROM strings s WHERE s.text = vendor)
+CREATE TABLE gpu_module_rows (
+  id INTEGER PRIMARY KEY, ts_mono_ns INTEGER NOT NULL, duration_ns INTEGER,
+  shape_id INTEGER NOT NULL REFERENCES gpu_module_shapes (id)
+);
+CREATE TEMP TABLE m014_modules AS
+  SELECT id, ts_mono_ns, duration_ns, process_id, tgid, tid, (SELECT s.id FROM strings s WHERE s.text = api) AS api_id,
+         result, (SELECT s.id FROM strings s WHERE s.text = op) AS op_id,
+         (SELECT s.id FROM strings s WHERE s.text = kind) AS kind_id, handle, source,
+         (SELECT s.id FROM strings s WHERE s.text = path) AS path_id,
+         (SELECT s.id FROM strings s WHERE s.text = name) AS name_id, stack_id,
+         (SELECT s.id FROM strings s WHERE s.text = vendor) AS vendor_id
   FROM gpu_modules;
+INSERT INTO gpu_module_shapes (process_id, tgid, tid, api_id, result, op_id, kind_id, handle, source, path_id, name_id,
+                               stack_id, vendor_id)
+  SELECT DISTINCT process_id, tgid, tid, api_id, result, op_id, kind_id, handle, source, path_id, name_id, stack_id,
+         vendor_id
+  FROM temp.m014_modules;
+CREATE INDEX m014_module_shapes ON gpu_module_shapes (process_id, handle);
+INSERT INTO gpu_module_rows (id, ts_mono_ns, duration_ns, shape_id)
+  SELECT m.id, m.ts_mono_ns, m.duration_ns,
+         (SELECT s.id FROM gpu_module_shapes s
+          WHERE s.process_id = m.process_id AND s.handle IS m.handle AND s.tgid = m.tgid AND s.tid = m.tid
+            AND s.api_id = m.api_id AND s.result IS m.result AND s.op_id = m.op_id AND s.kind_id = m.kind_id
+            AND s.source IS m.source AND s.path_id IS m.path_id AND s.name_id IS m.name_id
+            AND s.stack_id IS m.stack_id AND s.vendor_id = m.vendor_id)
+  FROM temp.m014_modules m;
+DROP INDEX m014_module_shapes;
+DROP TABLE temp.m014_modules;
 DROP TABLE gpu_modules;
 
 -- Old captures keep every lookup's row: which ones repeated a name is not
@@ -166,13 +213,13 @@ CREATE VIEW memory_ops AS
   FROM memory_op_rows r;
 
 CREATE VIEW copies AS
-  SELECT r.id AS id, r.ts_mono_ns AS ts_mono_ns, r.duration_ns AS duration_ns, r.process_id AS process_id,
-         r.tgid AS tgid, r.tid AS tid, (SELECT text FROM strings WHERE id = r.api_id) AS api, r.result AS result,
-         r.per_thread_stream AS per_thread_stream, (SELECT text FROM strings WHERE id = r.kind_id) AS kind,
-         (SELECT text FROM strings WHERE id = r.direction_id) AS direction, r.dst AS dst, r.src AS src,
-         r.bytes AS bytes, r.value AS value, r.stream AS stream, r.async AS async, r.stack_id AS stack_id,
-         (SELECT text FROM strings WHERE id = r.vendor_id) AS vendor
-  FROM copy_rows r;
+  SELECT r.id AS id, r.ts_mono_ns AS ts_mono_ns, r.duration_ns AS duration_ns, s.process_id AS process_id,
+         s.tgid AS tgid, s.tid AS tid, (SELECT text FROM strings WHERE id = s.api_id) AS api, s.result AS result,
+         s.per_thread_stream AS per_thread_stream, (SELECT text FROM strings WHERE id = s.kind_id) AS kind,
+         (SELECT text FROM strings WHERE id = s.direction_id) AS direction, s.dst AS dst, s.src AS src,
+         s.bytes AS bytes, s.value AS value, s.stream AS stream, s.async AS async, s.stack_id AS stack_id,
+         (SELECT text FROM strings WHERE id = s.vendor_id) AS vendor
+  FROM copy_rows r LEFT JOIN copy_shapes s ON s.id = r.shape_id;
 
 CREATE VIEW stream_ops AS
   SELECT r.id AS id, r.ts_mono_ns AS ts_mono_ns, r.duration_ns AS duration_ns, r.process_id AS process_id,
@@ -191,14 +238,14 @@ CREATE VIEW syncs AS
   FROM sync_rows r;
 
 CREATE VIEW gpu_modules AS
-  SELECT r.id AS id, r.ts_mono_ns AS ts_mono_ns, r.duration_ns AS duration_ns, r.process_id AS process_id,
-         r.tgid AS tgid, r.tid AS tid, (SELECT text FROM strings WHERE id = r.api_id) AS api, r.result AS result,
-         (SELECT text FROM strings WHERE id = r.op_id) AS op,
-         (SELECT text FROM strings WHERE id = r.kind_id) AS kind, r.handle AS handle, r.source AS source,
-         (SELECT text FROM strings WHERE id = r.path_id) AS path,
-         (SELECT text FROM strings WHERE id = r.name_id) AS name, r.stack_id AS stack_id,
-         (SELECT text FROM strings WHERE id = r.vendor_id) AS vendor
-  FROM gpu_module_rows r;
+  SELECT r.id AS id, r.ts_mono_ns AS ts_mono_ns, r.duration_ns AS duration_ns, s.process_id AS process_id,
+         s.tgid AS tgid, s.tid AS tid, (SELECT text FROM strings WHERE id = s.api_id) AS api, s.result AS result,
+         (SELECT text FROM strings WHERE id = s.op_id) AS op,
+         (SELECT text FROM strings WHERE id = s.kind_id) AS kind, s.handle AS handle, s.source AS source,
+         (SELECT text FROM strings WHERE id = s.path_id) AS path,
+         (SELECT text FROM strings WHERE id = s.name_id) AS name, s.stack_id AS stack_id,
+         (SELECT text FROM strings WHERE id = s.vendor_id) AS vendor
+  FROM gpu_module_rows r LEFT JOIN gpu_module_shapes s ON s.id = r.shape_id;
 
 CREATE VIEW kernel_names AS
   SELECT r.id AS id, r.ts_mono_ns AS ts_mono_ns, r.process_id AS process_id, r.handle AS handle,

@@ -31,28 +31,35 @@ Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
   auto stmt = [&](std::string sql) { return Stmt(db, sql); };
   memory_ = stmt(call_insert("memory_op_rows", "op_id, kind_id, address, bytes, stream, handle, flags, alloc_id",
                              ":op, :kind, :address, :bytes, :stream, :handle, :flags, :alloc_id"));
-  copy_ = stmt(call_insert("copy_rows", "kind_id, direction_id, dst, src, bytes, value, stream, async",
-                           ":kind, :direction, :dst, :src, :bytes, :value, :stream, :async"));
+  // The shape of a copy: the call's columns but its time.
+  copy_ = stmt(
+      "INSERT INTO copy_shapes (process_id, tgid, tid, api_id, result, per_thread_stream, kind_id, direction_id, dst,"
+      " src, bytes, value, stream, async, stack_id, vendor_id) VALUES (:process_id, :tgid, :tid, :api, :result,"
+      " :per_thread, :kind, :direction, :dst, :src, :bytes, :value, :stream, :async, :stack_id, :vendor)");
+  copy_row_ = stmt("INSERT INTO copy_rows (ts_mono_ns, duration_ns, shape_id) VALUES (:ts, :duration, :shape)");
   stream_ = stmt(call_insert("stream_op_rows", "op_id, stream, event, handle, flags, priority",
                              ":op, :stream, :event, :handle, :flags, :priority"));
   sync_ = stmt(call_insert("sync_rows", "target_id, stream, event, context, blocked_ns",
                            ":target, :stream, :event, :context, :blocked_ns"));
   // gpu_modules has no per_thread_stream column.
   module_ = stmt(
-      "INSERT INTO gpu_module_rows (ts_mono_ns, duration_ns, process_id, tgid, tid, api_id, result, op_id, kind_id,"
-      " handle, source, path_id, name_id, stack_id, vendor_id) VALUES (:ts, :duration, :process_id, :tgid, :tid,"
-      " :api, :result, :op, :kind, :handle, :source, :path, :name, :stack_id, :vendor)");
+      "INSERT INTO gpu_module_shapes (process_id, tgid, tid, api_id, result, op_id, kind_id, handle, source, path_id,"
+      " name_id, stack_id, vendor_id) VALUES (:process_id, :tgid, :tid, :api, :result, :op, :kind, :handle, :source,"
+      " :path, :name, :stack_id, :vendor)");
+  module_row_ = stmt("INSERT INTO gpu_module_rows (ts_mono_ns, duration_ns, shape_id) VALUES (:ts, :duration, :shape)");
   name_ = stmt(
       "INSERT INTO kernel_name_rows (ts_mono_ns, process_id, handle, kind_id, name_id, demangled_id, api_id, source,"
       " stack_id, vendor_id) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
       " :vendor)");
-  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_})
+  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_, &copy_row_, &module_row_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
   // Every named parameter once, here: binding through them costs no lookup per row.
   memory_p_ = call_params(memory_);
   mem_ = {memory_.param(":op"),     memory_.param(":kind"),   memory_.param(":address"), memory_.param(":bytes"),
           memory_.param(":stream"), memory_.param(":handle"), memory_.param(":flags"),   memory_.param(":alloc_id")};
-  copy_p_ = call_params(copy_);
+  copy_p_ = call_params(copy_, true, false);
+  copy_row_p_ = {copy_row_.param(":ts"), copy_row_.param(":duration"), copy_row_.param(":shape")};
+  module_row_p_ = {module_row_.param(":ts"), module_row_.param(":duration"), module_row_.param(":shape")};
   cp_ = {copy_.param(":kind"),  copy_.param(":direction"), copy_.param(":dst"),    copy_.param(":src"),
          copy_.param(":bytes"), copy_.param(":value"),     copy_.param(":stream"), copy_.param(":async")};
   stream_p_ = call_params(stream_);
@@ -61,13 +68,13 @@ Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
   sync_p_ = call_params(sync_);
   sy_ = {sync_.param(":target"), sync_.param(":stream"), sync_.param(":event"), sync_.param(":context"),
          sync_.param(":blocked_ns")};
-  module_p_ = call_params(module_, false);
+  module_p_ = call_params(module_, false, false);
   mod_ = {module_.param(":op"),     module_.param(":kind"), module_.param(":handle"),
           module_.param(":source"), module_.param(":path"), module_.param(":name")};
   nm_ = {name_.param(":ts"),       name_.param(":process_id"), name_.param(":handle"), name_.param(":kind"),
          name_.param(":name"),     name_.param(":demangled"),  name_.param(":api"),    name_.param(":source"),
          name_.param(":stack_id"), name_.param(":vendor")};
-  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_})
+  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_, &copy_row_, &module_row_})
     if (!s->unresolved().empty()) return make_error("API statement lacks parameters: " + s->unresolved());
   return {};
 }
@@ -79,6 +86,10 @@ void ApiRowWriter::forget_process(int64_t pid) {
 
 void ApiRowWriter::forget_batch_rows() {
   static_ids_.clear();
+  // Shapes the batch inserted are gone with it; committed ones are inserted
+  // once more when next used (a duplicate shape is harmless).
+  copy_shapes_.clear();
+  module_shapes_.clear();
   // Rows of earlier, committed batches are written once more: a duplicate
   // row is harmless, a missing one would leave a name without its row.
   for (auto& [key, known] : names_) known.stored = false;
@@ -128,18 +139,22 @@ int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
   return SQLITE_MISMATCH;
 }
 
-ApiRowWriter::CallParams ApiRowWriter::call_params(Stmt& st, bool per_thread_column) {
-  return {st.param(":ts"),         st.param(":duration"),
-          st.param(":process_id"), st.param(":tgid"),
-          st.param(":tid"),        st.param(":api"),
-          st.param(":result"),     per_thread_column ? st.param(":per_thread") : Param{},
-          st.param(":stack_id"),   st.param(":vendor")};
+ApiRowWriter::CallParams ApiRowWriter::call_params(Stmt& st, bool per_thread_column, bool timed) {
+  return {timed ? st.param(":ts") : Param{},
+          timed ? st.param(":duration") : Param{},
+          st.param(":process_id"),
+          st.param(":tgid"),
+          st.param(":tid"),
+          st.param(":api"),
+          st.param(":result"),
+          per_thread_column ? st.param(":per_thread") : Param{},
+          st.param(":stack_id"),
+          st.param(":vendor")};
 }
 
 int ApiRowWriter::run_call(Stmt& st, const CallParams& p, const CallCommon& c, int64_t pid) {
-  st.bind(p.ts, c.ts_ns)
-      .bind(p.duration, c.duration_ns)
-      .bind(p.process_id, pid)
+  if (p.ts.index) st.bind(p.ts, c.ts_ns).bind(p.duration, c.duration_ns);
+  st.bind(p.process_id, pid)
       .bind(p.tgid, c.tgid)
       .bind(p.tid, c.tid)
       .bind(p.api, static_id(c.api))
@@ -181,16 +196,38 @@ int ApiRowWriter::write_memory(const MemoryCall& m, int64_t pid) {
   return rc;
 }
 
+int ApiRowWriter::insert_row(Stmt& row, const decltype(copy_row_p_)& p, const CallCommon& c, int64_t shape) {
+  return row.bind(p.ts, c.ts_ns).bind(p.duration, c.duration_ns).bind(p.shape, shape).exec();
+}
+
 int ApiRowWriter::write_copy(const CopyCall& c, int64_t pid) {
-  copy_.bind(cp_.kind, static_id(c.memset ? "memset" : "copy"))
-      .bind(cp_.direction, c.memset ? std::nullopt : std::optional<int64_t>(static_id(to_string(c.direction))))
-      .bind(cp_.dst, c.dst)
-      .bind(cp_.src, c.src)
-      .bind(cp_.bytes, c.bytes)
-      .bind(cp_.value, c.value)
-      .bind(cp_.stream, c.stream)
-      .bind(cp_.async, int64_t{c.async});
-  return run_call(copy_, copy_p_, c.call, pid);
+  CopyShape k;
+  std::memset(&k, 0, sizeof k);
+  k.pid = pid, k.stack = stack_id_, k.api_id = static_id(c.call.api), k.vendor_id = static_id(to_string(c.call.vendor));
+  k.kind_id = static_id(c.memset ? "memset" : "copy");
+  k.direction_id = c.memset ? 0 : static_id(to_string(c.direction));
+  k.result = c.call.result.value_or(0), k.has_result = c.call.result.has_value();
+  k.dst = c.dst, k.src = c.src.value_or(0), k.has_src = c.src.has_value(), k.bytes = c.bytes;
+  k.value = c.value.value_or(0), k.has_value = c.value.has_value();
+  k.stream = c.stream.value_or(0), k.has_stream = c.stream.has_value();
+  k.tgid = c.call.tgid, k.tid = c.call.tid, k.per_thread = c.call.per_thread, k.async = c.async;
+  if (failed_id_) return SQLITE_ERROR;  // a row must not point at a string that is not there
+  const uint64_t h = InternTable<CopyShape>::hash(k);
+  int64_t shape = copy_shapes_.find(k, h);
+  if (!shape) {
+    copy_.bind(cp_.kind, k.kind_id)
+        .bind(cp_.direction, c.memset ? std::nullopt : std::optional<int64_t>(k.direction_id))
+        .bind(cp_.dst, c.dst)
+        .bind(cp_.src, c.src)
+        .bind(cp_.bytes, c.bytes)
+        .bind(cp_.value, c.value)
+        .bind(cp_.stream, c.stream)
+        .bind(cp_.async, int64_t{c.async});
+    if (int rc = run_call(copy_, copy_p_, c.call, pid); rc != SQLITE_DONE) return rc;
+    shape = sqlite3_last_insert_rowid(db_);
+    copy_shapes_.insert(k, h, shape);
+  }
+  return insert_row(copy_row_, copy_row_p_, c.call, shape);
 }
 
 int ApiRowWriter::write_stream(const StreamCall& c, int64_t pid) {
@@ -213,13 +250,36 @@ int ApiRowWriter::write_sync(const SyncCall& c, int64_t pid) {
 }
 
 int ApiRowWriter::write_module(const ModuleCall& m, int64_t pid) {
-  module_.bind(mod_.op, static_id(to_string(m.op)))
-      .bind(mod_.kind, static_id(to_string(m.kind)))
-      .bind(mod_.handle, m.handle)
-      .bind(mod_.source, m.parent)
-      .bind(mod_.path, text_id(m.path))
-      .bind(mod_.name, text_id(m.name));
-  int rc = run_call(module_, module_p_, m.call, pid);
+  ModuleShape k;
+  std::memset(&k, 0, sizeof k);
+  std::optional<int64_t> path = text_id(m.path), name = text_id(m.name);
+  k.pid = pid, k.stack = stack_id_, k.api_id = static_id(m.call.api), k.vendor_id = static_id(to_string(m.call.vendor));
+  k.op_id = static_id(to_string(m.op)), k.kind_id = static_id(to_string(m.kind));
+  k.path_id = path.value_or(0), k.has_path = path.has_value(), k.name_id = name.value_or(0);
+  k.has_name = name.has_value();
+  k.result = m.call.result.value_or(0), k.has_result = m.call.result.has_value();
+  k.handle = m.handle.value_or(0), k.has_handle = m.handle.has_value();
+  k.parent = m.parent.value_or(0), k.has_parent = m.parent.has_value();
+  k.tgid = m.call.tgid, k.tid = m.call.tid;
+  int rc = SQLITE_ERROR;
+  if (!failed_id_) {  // a row must not point at a string that is not there
+    const uint64_t h = InternTable<ModuleShape>::hash(k);
+    int64_t shape = module_shapes_.find(k, h);
+    if (!shape) {
+      module_.bind(mod_.op, k.op_id)
+          .bind(mod_.kind, k.kind_id)
+          .bind(mod_.handle, m.handle)
+          .bind(mod_.source, m.parent)
+          .bind(mod_.path, path)
+          .bind(mod_.name, name);
+      rc = run_call(module_, module_p_, m.call, pid);
+      if (rc == SQLITE_DONE) {
+        shape = sqlite3_last_insert_rowid(db_);
+        module_shapes_.insert(k, h, shape);
+      }
+    }
+    if (shape) rc = insert_row(module_row_, module_row_p_, m.call, shape);
+  }
   // get_function / get_kernel / kernel_function / register_function: learn handle -> name.
   switch (m.names) {
     case ModuleCall::Names::nothing: return rc;

@@ -22,6 +22,7 @@
 #include "decode/api_record.h"
 #include "decode/decoder.h"
 #include "store/db.h"
+#include "store/intern_table.h"
 #include "store/string_table.h"
 
 namespace gpuobs {
@@ -76,8 +77,9 @@ class ApiRowWriter {
   struct CallParams {
     Param ts, duration, process_id, tgid, tid, api, result, per_thread, stack_id, vendor;
   };
-  // gpu_modules has no per_thread_stream column: per_thread_column false leaves it unbound.
-  static CallParams call_params(Stmt& st, bool per_thread_column = true);
+  // gpu_modules has no per_thread_stream column: per_thread_column false leaves it unbound;
+  // a shape statement has no time: timed false leaves :ts and :duration unbound.
+  static CallParams call_params(Stmt& st, bool per_thread_column = true, bool timed = true);
   // Binds the common columns, the current stack and the vendor; runs; resets.
   int run_call(Stmt& st, const CallParams& p, const CallCommon& c, int64_t pid);
 
@@ -90,6 +92,29 @@ class ApiRowWriter {
   bool failed_id_ = false;  // a text_id or static_id of this row failed: the row is not written
   Stmt memory_, copy_, stream_, sync_, module_, name_;
   CallParams memory_p_, copy_p_, stream_p_, sync_p_, module_p_;
+  // Copies and module calls as launches are stored (schema 14): a row holds
+  // the time, the duration and a shape id; the shape, everything else, once.
+  Stmt copy_row_, module_row_;
+  struct {
+    Param ts, duration, shape;
+  } copy_row_p_, module_row_p_;
+  // Keys are zero-filled before they are set (padding included): hashed as bytes.
+  struct CopyShape {
+    int64_t pid, stack, api_id, vendor_id, kind_id, direction_id, result;
+    uint64_t dst, src, bytes, value, stream;
+    uint32_t tgid, tid;
+    uint8_t has_result, has_src, has_value, has_stream, per_thread, async, pad[2];
+  };
+  struct ModuleShape {
+    int64_t pid, stack, api_id, vendor_id, op_id, kind_id, path_id, name_id, result;
+    uint64_t handle, parent;
+    uint32_t tgid, tid;
+    uint8_t has_result, has_handle, has_parent, has_path, has_name, pad[3];
+  };
+  InternTable<CopyShape> copy_shapes_;
+  InternTable<ModuleShape> module_shapes_;
+  // Inserts a call's row: its time, its duration and its shape. SQLite's code.
+  int insert_row(Stmt& row, const decltype(copy_row_p_)& p, const CallCommon& c, int64_t shape);
   struct {
     Param op, kind, address, bytes, stream, handle, flags, alloc_id;
   } mem_;

@@ -149,10 +149,10 @@ void add_reference_problems(Db& db, int max, std::vector<std::string>& problems)
   // Each table and its id columns, comma-separated.
   static constexpr std::pair<const char*, const char*> kIdColumns[] = {
       {"memory_op_rows", "api_id, op_id, kind_id, vendor_id"},
-      {"copy_rows", "api_id, kind_id, direction_id, vendor_id"},
+      {"copy_shapes", "api_id, kind_id, direction_id, vendor_id"},
       {"stream_op_rows", "api_id, op_id, vendor_id"},
       {"sync_rows", "api_id, target_id, vendor_id"},
-      {"gpu_module_rows", "api_id, op_id, kind_id, path_id, name_id, vendor_id"},
+      {"gpu_module_shapes", "api_id, op_id, kind_id, path_id, name_id, vendor_id"},
       {"kernel_name_rows", "kind_id, name_id, demangled_id, api_id, vendor_id"},
   };
   for (const auto& [table, columns] : kIdColumns) {
@@ -164,6 +164,12 @@ void add_reference_problems(Db& db, int max, std::vector<std::string>& problems)
     count(std::string(table) + " rows whose " + columns + " is not in strings",
           std::string("SELECT count(*) FROM ") + table + " r WHERE " + broken);
   }
+  // Calls stored as a time and a shape.
+  count("copy_rows whose shape_id is not in copy_shapes",
+        "SELECT count(*) FROM copy_rows r WHERE NOT EXISTS (SELECT 1 FROM copy_shapes s WHERE s.id = r.shape_id)");
+  count("gpu_module_rows whose shape_id is not in gpu_module_shapes",
+        "SELECT count(*) FROM gpu_module_rows r WHERE NOT EXISTS"
+        " (SELECT 1 FROM gpu_module_shapes s WHERE s.id = r.shape_id)");
 }
 
 }  // namespace

@@ -110,7 +110,13 @@ TEST(InternedCalls, TextIsStoredOnceAndTheViewsShowIt) {
   EXPECT_EQ(text(*db, "SELECT DISTINCT api || ' ' || target FROM syncs"), "cuStreamSynchronize stream");
   EXPECT_EQ(text(*db, "SELECT DISTINCT api || ' ' || op FROM stream_ops"), "cuEventRecord event_record");
   // The rows hold integers; each text is in strings once.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM copy_rows WHERE typeof(api_id) != 'integer'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM copy_shapes WHERE typeof(api_id) != 'integer'"), 0);
+  // A copy row is its time, duration and shape: a shape per distinct call.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM copy_rows"), 200);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM copy_shapes"),
+            scalar(*db,
+                   "SELECT count(*) FROM (SELECT DISTINCT process_id, tgid, tid, api, result, per_thread_stream, kind,"
+                   " direction, dst, src, bytes, value, stream, async, stack_id, vendor FROM copies)"));
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM strings"),
             10);  // 4 symbols, copy, memset, HtoD, stream, event_record, cuda
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM (SELECT text FROM strings GROUP BY text HAVING count(*) > 1)"), 0);
@@ -211,9 +217,10 @@ TEST(InternedCalls, ARolledBackBatchForgetsItsIdsAndWritesTheNameAgain) {
 // few streams, and lazy kernel lookups of 200 kernels with long mangled
 // names, each looked up 100 times, ten minutes into the capture. Measured
 // (docs/performance.md, "The compact capture"): a copy row with its index
-// took 109 bytes with its text in the row, 78 as ids; a lookup (its
-// gpu_modules row, and a kernel_names row with both names on every lookup)
-// 837, now 52. The bounds leave 5% for page fill.
+// took 109 bytes with its text in the row, 78 as ids, 19.9 as a time and a
+// shape; a lookup (its gpu_modules row, and a kernel_names row with both
+// names on every lookup) 837, 52 as ids, 21.5 as a time and a shape. The
+// bounds leave about 10% for page fill.
 TEST(InternedCalls, ACopyAndAKernelLookupStayUnderTheirBytesOnDisk) {
   TempDir dir;
   auto empty = dir.file("e.gpuobs"), copies = dir.file("c.gpuobs"), lookups = dir.file("l.gpuobs");
@@ -251,8 +258,8 @@ TEST(InternedCalls, ACopyAndAKernelLookupStayUnderTheirBytesOnDisk) {
   double per_copy = double(file_bytes(copies) - base) / kRows;
   double per_lookup = double(file_bytes(lookups) - base) / kRows;
   std::printf("bytes per copy row: %.1f, per kernel lookup: %.1f (%d rows each)\n", per_copy, per_lookup, kRows);
-  EXPECT_LE(per_copy, 82.0);
-  EXPECT_LE(per_lookup, 55.0);
+  EXPECT_LE(per_copy, 22.0);
+  EXPECT_LE(per_lookup, 24.0);
   auto db = open_capture_readonly(lookups);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_names"), 200);
@@ -344,9 +351,9 @@ TEST(InternedCalls, ASchema12CaptureReadsTheSameBeforeAndAfterUpgrade) {
   EXPECT_EQ(text(*db, "SELECT text FROM strings WHERE id = 3"), "old_kernel");
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM copy_rows"), 2);
   EXPECT_EQ(scalar(*db,
-                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'copies_process'"
-                   " AND tbl_name = 'copy_rows'"),
-            1);
+                   "SELECT count(*) FROM copy_rows r WHERE NOT EXISTS (SELECT 1 FROM copy_shapes s"
+                   " WHERE s.id = r.shape_id)"),
+            0);
   auto [krc, kout] = gpuobs_cli("check " + path);
   EXPECT_EQ(krc, 0) << kout;
   auto [rrc, rout] = gpuobs_cli("report copy_sum --format csv " + path);
@@ -368,15 +375,19 @@ TEST(InternedCalls, ABrokenTextIdIsReportedNotCrashedOn) {
   {
     auto db = Db::open(path, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->exec("UPDATE copy_rows SET direction_id = 999 WHERE id = (SELECT min(id) FROM copy_rows)").ok());
+    // The three identical copies share one shape: break it, and one row's shape id.
+    ASSERT_EQ(scalar(*db, "SELECT count(*) FROM copy_shapes"), 1);
+    ASSERT_TRUE(db->exec("UPDATE copy_shapes SET direction_id = 999").ok());
+    ASSERT_TRUE(db->exec("UPDATE copy_rows SET shape_id = 999 WHERE id = (SELECT max(id) FROM copy_rows)").ok());
   }
   auto [rc, out] = gpuobs_cli("check " + path);
   EXPECT_EQ(rc, 1) << out;
-  EXPECT_NE(out.find("1 copy_rows rows whose api_id, kind_id, direction_id, vendor_id is not in strings"),
+  EXPECT_NE(out.find("1 copy_shapes rows whose api_id, kind_id, direction_id, vendor_id is not in strings"),
             std::string::npos)
       << out;
-  auto [qrc, qout] =
-      gpuobs_cli("sql 'SELECT count(*) AS n, count(direction) AS known FROM copies' --format csv " + path);
+  EXPECT_NE(out.find("1 copy_rows whose shape_id is not in copy_shapes"), std::string::npos) << out;
+  auto [qrc, qout] = gpuobs_cli(
+      "sql 'SELECT count(*) AS n, count(direction) AS known, count(bytes) AS shaped FROM copies' --format csv " + path);
   EXPECT_EQ(qrc, 0) << qout;
-  EXPECT_EQ(qout, "n,known\n3,2\n");
+  EXPECT_EQ(qout, "n,known,shaped\n3,0,2\n");
 }
