@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/terminal_text.h"
 #include "store/schema.h"
 
 namespace gpuobs::cli {
@@ -37,7 +38,8 @@ int check_one(const std::string& file) {
   std::string state = "unknown (written before schema version 11)";
   if (Stmt st(db->get(), "SELECT state FROM capture WHERE id = 1"); st.valid() && st.step() == SQLITE_ROW)
     if (const unsigned char* t = sqlite3_column_text(st.get(), 0)) state = reinterpret_cast<const char*>(t);
-  std::printf("%s: ok (integrity_check), capture %s\n", file.c_str(), state.c_str());
+  // The state is the file's text: a capture from elsewhere could hold ESC or CR.
+  std::printf("%s: ok (integrity_check), capture %s\n", terminal_safe(file).c_str(), terminal_safe(state).c_str());
   return 0;
 }
 

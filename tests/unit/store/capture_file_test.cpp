@@ -170,6 +170,25 @@ TEST(CaptureState, KilledWriterLeavesAnIncompleteCaptureWithItsCounters) {
   EXPECT_NE(cout_.find("ok (integrity_check), capture incomplete"), std::string::npos) << cout_;
 }
 
+// A capture's state is its file's text: `gpuobs check` prints it escaped, so
+// a capture from elsewhere cannot clear or rewrite the terminal (the
+// issue-15 audit found it printed raw).
+TEST(CaptureIntegrity, CheckPrintsAHostileStateEscaped) {
+  TempDir dir;
+  std::string path = dir.file("hostile.gpuobs");
+  write_capture(path, 10);
+  {
+    auto db = Db::open(path, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->exec("UPDATE capture SET state = 'complete' || char(27) || '[2J' || char(13) || 'forged'").ok());
+  }
+  auto [rc, out] = gpuobs_cli("check " + path);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_NE(out.find("capture complete\\e[2J\\rforged"), std::string::npos) << out;
+}
+
 // Random bytes over b-tree pages (seeded, several pages): every reader says
 // the capture is corrupt and exits non-zero; check lists the damage.
 TEST(CaptureIntegrity, DamagedPagesAreReportedByEveryReader) {
