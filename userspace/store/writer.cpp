@@ -331,6 +331,55 @@ void CaptureWriter::write_batch(std::vector<Item>& all) {
   for (size_t from = 0; from < all.size();) from = write_transaction(std::span<Item>(all).subspan(from)) + from;
 }
 
+void CaptureWriter::write_event(Item& item, BatchTally& t) {
+  Event& ev = item.ev;
+  api_.set_stack(item.stack_id);
+  if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
+    int64_t pid = process_for(l->hdr.tgid);
+    note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
+    check(launches_.add(decode_launch(*l), l->hdr.ts_ns, pid, l->hdr.tgid, l->hdr.tid, item.stack_id));
+    ++t.launches;
+  } else if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
+    int64_t pid = process_for(c->hdr.tgid);
+    note_thread(pid, c->hdr.tid, c->hdr.ts_ns);
+    const ApiSpec* spec = api_by_id(c->api);
+    if (spec && spec->family == Family::launch) {
+      check(launches_.add(decode_launch(*c, *spec), c->hdr.ts_ns, pid, c->hdr.tgid, c->hdr.tid, item.stack_id));
+      ++t.launches;
+    } else {
+      check(api_.write_call(*c, pid));
+      // A lookup that named a function handle anew: launches ask again.
+      if (api_.learned_name()) launches_.forget_names(pid);
+      ++t.calls;
+    }
+  } else if (auto* i = std::get_if<IoctlEvent>(&ev)) {
+    int64_t pid = process_for(i->hdr.tgid);
+    note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
+    check(driver_.write(*i, pid, item.stack_id));
+    ++t.ioctls;
+  } else if (auto* p = std::get_if<ProcEvent>(&ev)) {
+    on_proc(*p);
+    ++t.procs;
+  } else if (auto* m = std::get_if<ModuleDef>(&ev)) {
+    check(stacks_.write_module(*m));
+  } else if (auto* f = std::get_if<FrameDef>(&ev)) {
+    check(stacks_.write_frame(*f));
+  } else if (auto* st = std::get_if<StackDef>(&ev)) {
+    check(stacks_.write_stack(*st));
+  }
+}
+
+void CaptureWriter::add_tally(WriterStats& s, const BatchTally& t) {
+  s.launches += t.launches;
+  s.ioctls += t.ioctls;
+  s.process_events += t.procs;
+  s.api_calls += t.calls;
+  s.backlog_dropped += t.behind;
+  s.failed_rows += t.launch_rows_failed;
+  s.unreadable_names = api_.unreadable_names();
+  s.symbols = stacks_.stats();
+}
+
 size_t CaptureWriter::write_transaction(std::span<Item> items) {
   // Bounded by time as well as count: a backlog is written as a series of
   // commits at most kMaxTransaction apart, never as one long transaction
@@ -352,7 +401,7 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     ++stats_.failed_batches;
     return batch.size();
   }
-  uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0, behind = 0;
+  BatchTally tally;
   created_in_batch_.clear();
   batch_rolled_back_ = false;
   size_t written = 0;
@@ -364,50 +413,12 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
       break;
     }
     ++written;
-    Event& ev = item.ev;
-    if (overloaded && item.queued < too_old && droppable(ev)) {
-      ++behind;
-      continue;
-    }
-    api_.set_stack(item.stack_id);
-    if (auto* l = std::get_if<gpuobs_launch>(&ev)) {
-      int64_t pid = process_for(l->hdr.tgid);
-      note_thread(pid, l->hdr.tid, l->hdr.ts_ns);
-      check(launches_.add(decode_launch(*l), l->hdr.ts_ns, pid, l->hdr.tgid, l->hdr.tid, item.stack_id));
-      ++launches;
-    } else if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
-      int64_t pid = process_for(c->hdr.tgid);
-      note_thread(pid, c->hdr.tid, c->hdr.ts_ns);
-      const ApiSpec* spec = api_by_id(c->api);
-      if (spec && spec->family == Family::launch) {
-        check(launches_.add(decode_launch(*c, *spec), c->hdr.ts_ns, pid, c->hdr.tgid, c->hdr.tid, item.stack_id));
-        ++launches;
-      } else {
-        check(api_.write_call(*c, pid));
-        // A lookup that named a function handle anew: launches ask again.
-        if (api_.learned_name()) launches_.forget_names(pid);
-        ++calls;
-      }
-    } else if (auto* i = std::get_if<IoctlEvent>(&ev)) {
-      int64_t pid = process_for(i->hdr.tgid);
-      note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
-      check(driver_.write(*i, pid, item.stack_id));
-      ++ioctls;
-    } else if (auto* p = std::get_if<ProcEvent>(&ev)) {
-      on_proc(*p);
-      ++procs;
-    } else if (auto* m = std::get_if<ModuleDef>(&ev)) {
-      check(stacks_.write_module(*m));
-    } else if (auto* f = std::get_if<FrameDef>(&ev)) {
-      check(stacks_.write_frame(*f));
-    } else if (auto* st = std::get_if<StackDef>(&ev)) {
-      check(stacks_.write_stack(*st));
-    }
+    if (overloaded && item.queued < too_old && droppable(item.ev)) ++tally.behind;
+    else write_event(item, tally);
   }
   // The launches, in time order, with their counts: a batch whose counts
   // cannot be stored is rolled back whole.
-  uint64_t launch_rows_failed = 0;
-  if (!batch_rolled_back_ && launches_.flush(&launch_rows_failed) != SQLITE_DONE) {
+  if (!batch_rolled_back_ && launches_.flush(&tally.launch_rows_failed) != SQLITE_DONE) {
     (void)db_.exec("ROLLBACK");
     batch_rolled_back_ = true;
   }
@@ -419,14 +430,7 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
       std::lock_guard lk(mu_);
       now = stats_;
     }
-    now.launches += launches;
-    now.ioctls += ioctls;
-    now.process_events += procs;
-    now.api_calls += calls;
-    now.backlog_dropped += behind;
-    now.failed_rows += launch_rows_failed;
-    now.unreadable_names = api_.unreadable_names();
-    now.symbols = stacks_.stats();
+    add_tally(now, tally);
     write_progress(now);
   }
   if (!batch_rolled_back_) {
@@ -450,20 +454,13 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
     counters_dirty_ = true;  // its counter rows went with it
     return batch.size();
   }
-  if (behind)
+  if (tally.behind)
     spdlog::warn(
         "store: the writer is more than {} ms and {} events behind: {} events dropped "
         "(dropped_store_backlog)",
-        max_backlog_.count(), max_backlog_events_, behind);
+        max_backlog_.count(), max_backlog_events_, tally.behind);
   std::lock_guard lk(mu_);
-  stats_.failed_rows += launch_rows_failed;
-  stats_.backlog_dropped += behind;
-  stats_.launches += launches;
-  stats_.ioctls += ioctls;
-  stats_.process_events += procs;
-  stats_.api_calls += calls;
-  stats_.unreadable_names = api_.unreadable_names();
-  stats_.symbols = stacks_.stats();
+  add_tally(stats_, tally);
   ++stats_.batches;
   return batch.size();
 }

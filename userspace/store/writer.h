@@ -163,6 +163,13 @@ class CaptureWriter {
   // One transaction over the first items, cut at kMaxTransaction; returns how
   // many it took (written, or lost with a rolled-back transaction).
   size_t write_transaction(std::span<Item> items);
+  // What one transaction wrote and dropped, added to the stats on commit.
+  struct BatchTally {
+    uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0, behind = 0, launch_rows_failed = 0;
+  };
+  // One event into its rows (launch, call, ioctl, process, stack definition).
+  void write_event(Item& item, BatchTally& t);
+  void add_tally(WriterStats& s, const BatchTally& t);
   struct Detach {
     uint64_t dev, inode;
     int64_t mono_ns;
