@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string_view>
 
 namespace gpuobs {
 namespace {
@@ -279,7 +278,8 @@ Status LaunchRowWriter::rolled_back() {
     for (int i = 0; i < 3; ++i) k.cluster[i] = u32(20 + i);
     k.per_thread = col(23) != 0, k.attributes = u32(24), k.stack_id = col(25), k.vendor_sid = col(26);
     int64_t id = col(0);
-    if (!shapes_.find(k, InternTable<ShapeKey>::hash(k))) shapes_.insert(k, InternTable<ShapeKey>::hash(k), id);
+    const uint64_t h = InternTable<ShapeKey>::hash(k);
+    if (!shapes_.find(k, h)) shapes_.insert(k, h, id);
     next_shape_id_ = std::max(next_shape_id_, id + 1);
   }
   return {};
