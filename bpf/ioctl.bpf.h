@@ -72,24 +72,32 @@ static __always_inline int dev__watched(__u32 major, __u32 minor)
 /* Copies up to GPUOBS_IOCTL_HEAD_MAX bytes from user memory. A struct that
  * ends just before an unmapped page fails as one read, so then only the part
  * in the first page is kept. Returns the bytes copied. */
-static __always_inline __u32 user__copy(__u8 *dst, __u32 len, __u64 src)
+/* len clamped to GPUOBS_IOCTL_HEAD_MAX in the register that is then used:
+ * the compiler may clamp a copy of len and pass the original, which the
+ * verifier then sees unbounded. A mask (& 511) is not enough: aux ends 256
+ * bytes before the end of a record without stack frames (--stack-depth 0),
+ * so the verifier must know len <= 256 (issue 20). */
+static __always_inline __u64 ioctl__clamp_len(__u64 len)
 {
-	if (len > GPUOBS_IOCTL_HEAD_MAX)
-		len = GPUOBS_IOCTL_HEAD_MAX;
-	/* The compiler may clamp a copy of len and pass the original; the mask
-	 * bounds the register the call uses (head and aux are 256 bytes each,
-	 * the record has room for 511). */
-	barrier_var(len);
-	len &= 2 * GPUOBS_IOCTL_HEAD_MAX - 1;
+	asm volatile("if %[len] <= %[max] goto +1; %[len] = %[max]"
+		     : [len] "+r"(len)
+		     : [max] "i"(GPUOBS_IOCTL_HEAD_MAX));
+	return len;
+}
+
+/* Up to len (<= GPUOBS_IOCTL_HEAD_MAX) bytes of user memory at src into dst;
+ * the bytes copied: all, or what the first page held, or 0. */
+static __always_inline __u32 user__copy(__u8 *dst, __u32 want, __u64 src)
+{
+	__u64 len = ioctl__clamp_len(want);
 	if (!len || !src)
 		return 0;
 	if (bpf_probe_read_user(dst, len, (void *)src) == 0)
 		return len;
-	__u32 first = GPUOBS_PAGE - (src & (GPUOBS_PAGE - 1));
-	if (first >= len || first > GPUOBS_IOCTL_HEAD_MAX)
+	__u64 first = GPUOBS_PAGE - (src & (GPUOBS_PAGE - 1));
+	if (first >= len)
 		return 0;
-	barrier_var(first);
-	first &= 2 * GPUOBS_IOCTL_HEAD_MAX - 1;
+	first = ioctl__clamp_len(first);
 	if (bpf_probe_read_user(dst, first, (void *)src))
 		return 0;
 	return first;

@@ -73,6 +73,7 @@ struct StackArgs {
   size_t top = 10;
   std::string format = "table";
   std::string output;  // export: file to write (default stdout)
+  bool force = false;  // export: replace an existing output file
 };
 int run_stacks(const StackArgs& args);
 int run_export_folded(const StackArgs& args);
@@ -89,6 +90,7 @@ struct TimelineExportArgs {
   std::string file;
   std::string output;   // required
   bool chrome = false;  // Chrome JSON instead of Perfetto protobuf
+  bool force = false;   // replace an existing output file
 };
 int run_export_timeline(const TimelineExportArgs& args);
 int run_export_pprof(const StackArgs& args);  // output: required; by: default_sample_type

@@ -5,9 +5,11 @@
 // as a pprof profile. (export folded is in stacks.cpp, next to the stacks
 // command it shares its loading with.)
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "common/log.h"
 #include "export/chrome_writer.h"
 #include "export/perfetto_writer.h"
@@ -35,23 +37,10 @@ int fail(const char* program, const Error& e) {
   return e.exit_code;
 }
 
-// Writes to OUT through a temporary name, renamed when complete: a failed or
-// interrupted export leaves no truncated file behind.
-template <class Write>
-int write_file(const char* program, const std::string& path, Write write) {
-  std::string tmp = path + ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return fail(program, make_error("cannot write " + tmp, "is the directory writable?", 1));
-  Status s = write(out);
-  out.close();
-  if (!s || !out) {
-    std::remove(tmp.c_str());
-    return fail(program, s ? make_error("cannot write " + path + " (disk full?)") : s.error());
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail(program, make_error("cannot rename " + tmp + " to " + path));
-  }
+// Every export writes through cli/output_file.h.
+int write_file(const char* program, const std::string& path, bool force,
+               const std::function<Status(std::ostream&)>& write) {
+  if (Status s = write_output(path, force, write); !s) return fail(program, s.error());
   return 0;
 }
 
@@ -61,7 +50,7 @@ int run_export_timeline(const TimelineExportArgs& a) {
   const char* program = a.chrome ? "gpuobs export chrome" : "gpuobs export perfetto";
   auto layout = timeline_layout(a.file);
   if (!layout) return fail(program, layout.error());
-  return write_file(program, a.output, [&](std::ostream& out) {
+  return write_file(program, a.output, a.force, [&](std::ostream& out) {
     return a.chrome ? exporter::write_chrome_json(*layout, out) : exporter::write_perfetto(*layout, out);
   });
 }
@@ -77,7 +66,7 @@ int run_export_pprof(const StackArgs& a) {
   if (!profile) return fail(program, profile.error());
   auto gz = exporter::gzip(*profile);
   if (!gz) return fail(program, gz.error());
-  return write_file(program, a.output, [&](std::ostream& out) -> Status {
+  return write_file(program, a.output, a.force, [&](std::ostream& out) -> Status {
     out.write(gz->data(), static_cast<std::streamsize>(gz->size()));
     if (!out) return make_error("cannot write " + a.output + " (disk full?)");
     return {};

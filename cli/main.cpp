@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "report/query.h"
 #include "version.h"
 
 namespace {
@@ -114,8 +115,10 @@ const char* add_capture_options(CLI::App* cmd, Args& a, const char* files_help) 
 // report and sql: queries over one capture or several.
 void add_queries(CLI::App& app, Args& a, Commands& c) {
   auto* report = c.report = app.add_subcommand("report", "print a report over a capture");
-  report->add_flag("--list", a.rep.list, "list the reports");
-  report->add_option("name", a.rep.name, "report: launches, ioctls, capture, probes");
+  report->add_flag("--list", a.rep.list, "list the reports: description, columns, filters");
+  std::string names;
+  for (const auto& n : report_names()) names += (names.empty() ? "" : ", ") + n;
+  report->add_option("name", a.rep.name, "report, or several separated by commas (kern_sum,api_sum): " + names);
   report->add_option(
       "files", a.files,
       add_capture_options(
@@ -157,7 +160,7 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
   stacks->add_option("--top", a.stk.top, "how many stacks (at least 1)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  stacks->add_option("--format", a.stk.format, "table, json")->capture_default_str();
+  stacks->add_option("--format", a.stk.format, "table, json or csv (a row per frame)")->capture_default_str();
 
   auto* exp = app.add_subcommand("export", "write a capture in another format");
   exp->require_subcommand(1);
@@ -165,6 +168,7 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
       exp->add_subcommand("folded", "folded stacks (flamegraph.pl, speedscope): root;...;leaf weight");
   add_stack_options(folded, a.fold);
   folded->add_option("-o,--output", a.fold.output, "file to write (default: standard output)");
+  folded->add_flag("-f,--force", a.fold.force, "replace an existing output file");
 
   auto* perfetto = c.perfetto = exp->add_subcommand("perfetto",
                                                     "Perfetto trace (ui.perfetto.dev): host calls per thread, replayed "
@@ -172,9 +176,11 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
   perfetto->add_option("file", a.pft.file,
                        std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
   perfetto->add_option("-o,--output", a.pft.output, "trace file to write (.pftrace)")->required();
+  perfetto->add_flag("-f,--force", a.pft.force, "replace an existing output file");
   auto* chrome = c.chrome = exp->add_subcommand("chrome", "the same timeline as Chrome JSON trace events");
   chrome->add_option("file", a.chr.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
   chrome->add_option("-o,--output", a.chr.output, "JSON file to write")->required();
+  chrome->add_flag("-f,--force", a.chr.force, "replace an existing output file");
   a.chr.chrome = true;
   auto* pprof = c.pprof =
       exp->add_subcommand("pprof",
@@ -182,6 +188,7 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
                           "(--by picks the default)");
   add_stack_options(pprof, a.ppf);
   pprof->add_option("-o,--output", a.ppf.output, "profile file to write (.pb.gz)")->required();
+  pprof->add_flag("-f,--force", a.ppf.force, "replace an existing output file");
 }
 
 // replay, and what reads gpuobsd's state: status, segments; check.
@@ -201,7 +208,7 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
 
   auto* segs = c.segs = app.add_subcommand("segments", "list gpuobsd's segment files: start, end, size, launches");
   segs->add_option("--state-dir", a.seg_args.state_dir, "gpuobsd's state directory")->capture_default_str();
-  segs->add_option("--format", a.seg_args.format, "table or json")->capture_default_str();
+  segs->add_option("--format", a.seg_args.format, "table, json or csv")->capture_default_str();
 
   auto* check = c.check = app.add_subcommand("check",
                                              "PRAGMA integrity_check over captures: exit status 0 intact, 1 corrupt, "

@@ -1,9 +1,13 @@
 // gpuobs report NAME FILE: the SQL in schema/reports/NAME.sql over a capture.
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/split.h"
 #include "report/query.h"
+#include "report/report_catalogue.h"
 #include "store/schema.h"
 
 namespace gpuobs::cli {
@@ -12,21 +16,56 @@ namespace gpuobs::cli {
 // the compact launch tables still reports).
 constexpr int kOldestReportedSchema = 10;
 
-int run_report(const ReportArgs& a) {
-  if (a.list) {
-    for (const auto& n : report_names()) std::cout << n << "\n";
-    return 0;
+namespace {
+
+// --list: name, description, columns and filters of every report.
+int list_reports(OutputFormat fmt) {
+  auto all = report_catalogue();
+  if (!all) {
+    print_error("gpuobs report", all.error());
+    return 1;
   }
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  };
+  QueryResult r;
+  r.columns = {"report", "description", "columns", "filters"};
+  for (const auto& info : *all)
+    r.rows.push_back({info.name, info.description, joined(info.columns), joined(info.filters)});
+  print_result(r, fmt, std::cout);
+  return 0;
+}
+
+// One report over one open capture.
+Result<QueryResult> one_report(Db& db, const std::string& name, const Params& params) {
+  auto sql = report_sql(name);
+  if (!sql) return sql.error();
+  // Each report says which filters it takes (schema/reports/NAME.sql header).
+  for (const auto& f : kReportFilters)
+    if (params.count(f.param) && sql->find(std::string(":") + f.param) == std::string_view::npos)
+      return make_error("report " + name + " does not take " + f.flag,
+                        "gpuobs report --list shows the filters each report takes", 2);
+  return run_query(db, *sql, params);
+}
+
+}  // namespace
+
+int run_report(const ReportArgs& a) {
   auto fmt = parse_format(a.format);
   if (!fmt) {
     print_error("gpuobs report", fmt.error());
     return 2;
   }
-  auto sql = report_sql(a.name);
-  if (!sql) {
-    print_error("gpuobs report", sql.error());
-    return 2;
-  }
+  if (a.list) return list_reports(*fmt);
+  // "a,b,c" runs several, like nsys stats -r: every name checked first.
+  std::vector<std::string> names = split_list(a.name, ',');
+  for (const auto& n : names)
+    if (auto sql = report_sql(n); !sql) {
+      print_error("gpuobs report", sql.error());
+      return 2;
+    }
   std::string file = a.file.empty() ? kDaemonCapture : a.file;
   auto db = open_capture_readonly(file);
   if (!db) {
@@ -53,20 +92,37 @@ int run_report(const ReportArgs& a) {
   if (!a.process.empty()) params["process"] = a.process;
   if (a.since_s >= 0) params["since_s"] = a.since_s;
   if (a.until_s >= 0) params["until_s"] = a.until_s;
-  // Each report says which filters it takes (schema/reports/NAME.sql header).
-  const std::pair<const char*, const char*> flags[] = {
-      {"pid", "--pid"}, {"process", "--process"}, {"since_s", "--since"}, {"until_s", "--until"}};
-  for (auto [param, flag] : flags)
-    if (params.count(param) && sql->find(std::string(":") + param) == std::string_view::npos) {
-      print_error("gpuobs report", make_error("report " + a.name + " does not take " + flag, "", 2));
-      return 2;
+  std::vector<QueryResult> results;
+  for (const auto& n : names) {
+    auto res = one_report(*db, n, params);
+    if (!res) {
+      print_error("gpuobs report", res.error());
+      return res.error().exit_code;
     }
-  auto res = run_query(*db, *sql, params);
-  if (!res) {
-    print_error("gpuobs report", res.error());
-    return res.error().exit_code;
+    results.push_back(std::move(*res));
   }
-  print_result(*res, *fmt, std::cout);
+  if (names.size() == 1) {
+    print_result(results[0], *fmt, std::cout);
+    return 0;
+  }
+  // Several: JSON is one object keyed by report; tables and CSV are headed
+  // "== name ==", each CSV block with its own header row.
+  if (*fmt == OutputFormat::json) {
+    std::cout << "{";
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::ostringstream one;
+      print_result(results[i], OutputFormat::json, one);
+      std::string body = one.str();
+      while (!body.empty() && body.back() == '\n') body.pop_back();
+      std::cout << (i ? ",\n" : "\n") << nlohmann::json(names[i]).dump() << ": " << body;
+    }
+    std::cout << "\n}\n";
+    return 0;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::cout << (i ? "\n" : "") << "== " << names[i] << " ==\n";
+    print_result(results[i], *fmt, std::cout);
+  }
   return 0;
 }
 

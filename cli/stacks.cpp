@@ -2,13 +2,13 @@
 // blocked the most, innermost frame first. gpuobs export folded FILE: the
 // same weights as flame-graph input (flamegraph.pl, speedscope, inferno).
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "common/log.h"
 #include "common/terminal_text.h"
 #include "report/query.h"
@@ -50,6 +50,30 @@ std::string location(const StackFrame& f) {
   return s;
 }
 
+// One row per frame of each ranked stack (innermost first, frame 0), the
+// stack's weight on every row, as perf script or a spreadsheet expects: the
+// same numbers as --format json, flat.
+QueryResult csv_rows(const Loaded& L, const std::vector<std::pair<int64_t, int64_t>>& ranked, int64_t total,
+                     const char* unit) {
+  QueryResult r;
+  r.columns = {"rank",   "stack_id", "weight",        "unit", "share", "end_reason", "frame",
+               "module", "symbol",   "symbol_offset", "file", "line",  "offset"};
+  int64_t rank = 0;
+  for (auto& [w, id] : ranked) {
+    ++rank;
+    const StackInfo& s = L.stacks.at(id);
+    double share = total ? double(w) / double(total) : 0.0;
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      const StackFrame& f = s.frames[i];
+      auto text_or_null = [](const std::string& t) { return t.empty() ? Cell{} : Cell{t}; };
+      r.rows.push_back({rank, id, w, std::string(unit), share, s.end_reason, static_cast<int64_t>(i), f.module,
+                        text_or_null(f.symbol), f.symbol_offset, text_or_null(f.file), f.line ? Cell{f.line} : Cell{},
+                        f.offset});
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 int run_stacks(const StackArgs& a) {
@@ -78,7 +102,11 @@ int run_stacks(const StackArgs& a) {
             [](auto& x, auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
   const char* unit = measure_unit(L.measure);
 
-  if (*fmt != OutputFormat::table) {
+  if (*fmt == OutputFormat::csv) {
+    print_result(csv_rows(L, ranked, total, unit), OutputFormat::csv, std::cout);
+    return 0;
+  }
+  if (*fmt == OutputFormat::json) {
     nlohmann::json out = nlohmann::json::array();
     for (auto& [w, id] : ranked) {
       const StackInfo& s = L.stacks.at(id);
@@ -130,28 +158,32 @@ int run_export_folded(const StackArgs& a) {
     print_error("gpuobs export folded", loaded.error());
     return loaded.error().exit_code;
   }
-  std::ofstream file;
-  if (!a.output.empty()) {
-    file.open(a.output);
-    if (!file) {
-      print_error("gpuobs export folded", make_error("cannot write " + a.output, "", 1));
-      return 1;
+  auto write = [&](std::ostream& out) -> Status {
+    auto clean = [](std::string s) {  // ';' separates frames, newlines end lines
+      for (char& c : s)
+        if (c == ';' || c == '\n') c = ':';
+      return s;
+    };
+    // root first, the leaf (kernel, API, ioctl) on top
+    for (auto& l : loaded->leaves) {
+      const StackInfo& s = loaded->stacks.at(l.stack_id);
+      std::string line;
+      for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) line += clean(frame_label(*it)) + ";";
+      out << line << clean("[" + l.leaf + "]") << " " << l.weight << "\n";
     }
-  }
-  std::ostream& out = a.output.empty() ? std::cout : file;
-  auto clean = [](std::string s) {  // ';' separates frames, newlines end lines
-    for (char& c : s)
-      if (c == ';' || c == '\n') c = ':';
-    return s;
+    if (!out) return make_error("cannot write " + (a.output.empty() ? std::string("the output") : a.output));
+    return {};
   };
-  // root first, the leaf (kernel, API, ioctl) on top
-  for (auto& l : loaded->leaves) {
-    const StackInfo& s = loaded->stacks.at(l.stack_id);
-    std::string line;
-    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) line += clean(frame_label(*it)) + ";";
-    out << line << clean("[" + l.leaf + "]") << " " << l.weight << "\n";
+  if (a.output.empty()) {
+    Status s = write(std::cout);
+    std::cout.flush();
+    return s ? 0 : 1;
   }
-  return out.good() ? 0 : 1;
+  if (Status s = write_output(a.output, a.force, write); !s) {
+    print_error("gpuobs export folded", s.error());
+    return s.error().exit_code;
+  }
+  return 0;
 }
 
 }  // namespace gpuobs::cli

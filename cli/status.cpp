@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -17,6 +18,7 @@
 #include "common/terminal_text.h"
 #include "daemon_state/health_json.h"
 #include "daemon_state/segments.h"
+#include "report/query.h"
 #include "store/schema.h"
 
 namespace gpuobs::cli {
@@ -123,6 +125,11 @@ int run_status(const StatusArgs& a) {
 }
 
 int run_segments(const SegmentsArgs& a) {
+  auto fmt = parse_format(a.format);
+  if (!fmt) {
+    print_error("gpuobs segments", fmt.error());
+    return 2;
+  }
   auto all = segments::list(a.state_dir);
   std::string current;
   if (auto c = segments::current(a.state_dir)) current = *c;
@@ -143,8 +150,25 @@ int run_segments(const SegmentsArgs& a) {
     }
     rows.push_back(r);
   }
-  if (a.format == "json") {
+  if (*fmt == OutputFormat::json) {
     std::printf("%s\n", rows.dump(2).c_str());
+    return 0;
+  }
+  if (*fmt == OutputFormat::csv) {
+    // The JSON's fields as columns; what a segment lacks (no end yet, an
+    // unreadable file's launches) is an empty cell.
+    QueryResult r;
+    r.columns = {"segment", "path", "bytes", "current", "start", "end", "launches", "error"};
+    auto text = [](const nlohmann::json& row, const char* k) {
+      return row.contains(k) ? Cell{row[k].get<std::string>()} : Cell{};
+    };
+    for (const auto& row : rows)
+      r.rows.push_back({row["segment"].get<int64_t>(), row["path"].get<std::string>(),
+                        static_cast<int64_t>(row["bytes"].get<uint64_t>()), int64_t{row["current"].get<bool>()},
+                        text(row, "start"), text(row, "end"),
+                        row.contains("launches") ? Cell{row["launches"].get<int64_t>()} : Cell{}, text(row, "error")});
+    std::fflush(stdout);
+    print_result(r, OutputFormat::csv, std::cout);
     return 0;
   }
   std::printf("%-4s %-21s %-21s %10s %10s  %s\n", "seq", "start", "end", "size", "launches", "path");

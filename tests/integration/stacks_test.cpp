@@ -244,7 +244,7 @@ TEST(Stacks, StacksCommandAndFoldedExportWeighTheChain) {
   EXPECT_EQ(read_file(folded), "__libc_start_call_main;main;level_one;level_two;ioctl;[ioctl 1:3 0x5401] " +
                                    std::to_string(kCalls) + "\n");
   // Filters: a pid with nothing, an unknown measure.
-  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export folded " + cap + " --pid 1 -o " + folded), 0);
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export folded " + cap + " --pid 1 -f -o " + folded), 0);
   EXPECT_EQ(read_file(folded), "");
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " stacks " + cap + " --by nothing 2>/dev/null"), 2);
 }

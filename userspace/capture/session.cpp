@@ -80,7 +80,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   eo.only_tracked = opts.only_tracked;
   eo.ring_bytes = opts.ring_bytes;
   eo.stack_depth = opts.stack_depth;
-  eo.stack_copy_bytes = opts.unwind == UnwindMode::dwarf ? opts.stack_copy_bytes : 0;
+  // --stack-depth 0 means no stacks in every mode: no copy to unwind either.
+  eo.stack_copy_bytes = opts.unwind == UnwindMode::dwarf && opts.stack_depth > 0 ? opts.stack_copy_bytes : 0;
   eo.unwind_in_bpf = opts.unwind == UnwindMode::bpf;
   eo.attach_lib_map = opts.watch_libraries || opts.mode == CaptureMode::daemon;
   auto engine = Engine::create(eo);
@@ -117,6 +118,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
         self->out_.push_back({st, 0});
       },
   });
+  s->stacks_->set_max_frames(opts.stack_depth);
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
                                   [eng](uint32_t tgid, const gpuobs_unwind_proc* proc) {

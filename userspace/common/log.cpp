@@ -45,15 +45,25 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
   std::string msg(static_cast<size_t>(n), '\0');
   std::vsnprintf(msg.data(), msg.size() + 1, fmt, args);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-  switch (level) {
-    case LIBBPF_WARN: spdlog::warn("libbpf: {}", msg); break;
-    case LIBBPF_INFO: spdlog::debug("libbpf: {}", msg); break;
-    case LIBBPF_DEBUG: spdlog::trace("libbpf: {}", msg); break;
-  }
+  if (msg.starts_with("libbpf: ")) msg.erase(0, 8);  // libbpf names itself; so does our prefix
+  spdlog::log(libbpf_message_level(level, msg), "libbpf: {}", msg);
   return n;
 }
 
 }  // namespace
+
+spdlog::level::level_enum libbpf_message_level(enum libbpf_print_level level, std::string_view msg) {
+  switch (level) {
+    case LIBBPF_WARN:
+      // The verifier's log of a rejected program (hundreds of lines) is for
+      // whoever asked for it: the load error and its hint say -v debug.
+      return msg.find("-- BEGIN PROG LOAD LOG --") != std::string_view::npos ? spdlog::level::debug
+                                                                             : spdlog::level::warn;
+    case LIBBPF_INFO: return spdlog::level::debug;
+    case LIBBPF_DEBUG: return spdlog::level::trace;
+  }
+  return spdlog::level::trace;
+}
 
 void log_init(std::string_view level) {
   auto logger = spdlog::stderr_color_mt("gpuobs");

@@ -6,8 +6,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <iomanip>
 #include <sstream>
 
 #include "common/terminal_text.h"
@@ -17,14 +17,28 @@
 namespace gpuobs {
 namespace {
 
+// A real as plain decimal digits, 12 significant, trailing zeros cut: never
+// scientific notation, which spreadsheets and awk read as text or as 1
+// (issue 20). NaN and infinities (SQLite has none) would print as words.
+std::string decimal_text(double d) {
+  if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
+  if (d == 0) return "0";
+  int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(d))));
+  int decimals = std::clamp(11 - magnitude, 0, 30);
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, d);
+  std::string t(buf);
+  if (t.find('.') != std::string::npos) {
+    while (t.back() == '0') t.pop_back();
+    if (t.back() == '.') t.pop_back();
+  }
+  return t == "-0" ? "0" : t;
+}
+
 std::string cell_text(const Cell& c) {
   if (std::holds_alternative<std::monostate>(c)) return "";
   if (auto* i = std::get_if<int64_t>(&c)) return std::to_string(*i);
-  if (auto* d = std::get_if<double>(&c)) {
-    std::ostringstream o;
-    o << std::setprecision(12) << *d;
-    return o.str();
-  }
+  if (auto* d = std::get_if<double>(&c)) return decimal_text(*d);
   return std::get<std::string>(c);
 }
 

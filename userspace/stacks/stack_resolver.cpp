@@ -254,11 +254,12 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
           if (const Range* r = lookup(ip)) return CfiUnwinder::Location{r->module, ip - r->start + r->offset};
           return std::nullopt;
         },
-        GPUOBS_STACK_MAX + 2, copy_end);
+        max_frames_ + 2, copy_end);
     // At a function's first instruction frame 0 is the probed function itself.
     if ((raw.flags & GPUOBS_STACK_F_AT_ENTRY) && !chain.empty()) chain.erase(chain.begin());
-    dwarf_deeper = chain.size() > GPUOBS_STACK_MAX;
-    if (dwarf_deeper) chain.resize(GPUOBS_STACK_MAX);
+    // --stack-depth applies as to the walks in BPF (issue 20: depth 1 kept 4).
+    dwarf_deeper = chain.size() > max_frames_;
+    if (dwarf_deeper) chain.resize(max_frames_);
   } else {
     chain = call_chain(
         raw, [&](uint64_t ip) { return lookup(ip) != nullptr; }, sp_dropped);

@@ -62,6 +62,9 @@ class StackResolver {
   void on_fork(uint32_t parent, uint32_t child);
   void on_exec(uint32_t tgid);
   void on_exit(uint32_t tgid);
+  // --unwind dwarf: frames kept per stack (--stack-depth; BPF's walks stop
+  // there by themselves).
+  void set_max_frames(size_t n) { max_frames_ = n; }
   // The writer lost definitions (a rolled-back batch): send them all again.
   void redefine_all();
   // --unwind bpf: unwind tables go into rows[0 .. capacity) and each
@@ -113,6 +116,7 @@ class StackResolver {
   std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish_;
   std::map<int64_t, FileTable> tables_;  // by module id
   std::string proc_root_;
+  size_t max_frames_ = GPUOBS_STACK_MAX;
   StackStats stats_;
   std::unordered_map<uint32_t, Process> procs_;
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<ModuleDef>> files_;  // (dev, inode)

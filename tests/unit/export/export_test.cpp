@@ -4,9 +4,11 @@
 // decoded back (the generated protobuf classes, zlib, nlohmann) and its
 // tracks, slices, flows, counters and samples compared exactly.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -609,6 +611,29 @@ TEST_F(Export, CliWritesFilesThatDecode) {
   EXPECT_FALSE(std::filesystem::exists(bad + ".tmp"));
   EXPECT_EQ(run(bin + " export pprof " + path_ + " --by nonsense -o " + bad), 2);
   EXPECT_FALSE(std::filesystem::exists(bad));
+}
+
+// An existing output is replaced only with --force, like `record -o`; a device
+// is written in place, never replaced by a file; a directory is refused
+// (issue 20, and the -o /dev/null defect of issue 15 in the exports).
+TEST_F(Export, AnExistingOutputIsReplacedOnlyWithForceAndADeviceNever) {
+  std::string bin = GPUOBS_BIN;
+  for (std::string kind : {"perfetto", "chrome", "pprof", "folded"}) {
+    SCOPED_TRACE(kind);
+    std::string out = dir_.file("existing." + kind);
+    { std::ofstream(out) << "keep me"; }
+    EXPECT_EQ(run(bin + " export " + kind + " " + path_ + " -o " + out), 2);
+    EXPECT_EQ(gpuobs::testing::file_bytes(out), "keep me");
+    EXPECT_EQ(run(bin + " export " + kind + " " + path_ + " --force -o " + out), 0);
+    EXPECT_NE(gpuobs::testing::file_bytes(out), "keep me");
+    EXPECT_GT(std::filesystem::file_size(out), 10u);
+    EXPECT_EQ(run(bin + " export " + kind + " " + path_ + " -f -o /dev/null"), 0);
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/null", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null was replaced";
+    EXPECT_EQ(run(bin + " export " + kind + " " + path_ + " -f -o " + dir_.path()), 2);
+    EXPECT_TRUE(std::filesystem::is_directory(dir_.path()));
+  }
 }
 
 }  // namespace

@@ -40,6 +40,19 @@ TEST(Query, CsvQuotesWhatNeedsIt) {
   EXPECT_EQ(out.str(), "n,x,s,z,big\n1,2.5,\"a,\"\"b\",,12345678901234\n");
 }
 
+// Reals in CSV and tables are plain decimals: 1e+20 reads as text in a
+// spreadsheet and as 1 in awk (issue 20). 12 significant digits, as before.
+TEST(Query, RealsAreNeverInScientificNotation) {
+  QueryResult r;
+  r.columns = {"x"};
+  for (double d : {1e20, 1.5e-7, 0.1, -2.5, 123456789.123456789, 0.0, -0.0, 3.0, 2.5e15}) r.rows.push_back({d});
+  std::ostringstream csv, table;
+  print_result(r, OutputFormat::csv, csv);
+  EXPECT_EQ(csv.str(), "x\n100000000000000000000\n0.00000015\n0.1\n-2.5\n123456789.123\n0\n0\n3\n2500000000000000\n");
+  print_result(r, OutputFormat::table, table);
+  EXPECT_EQ(table.str().find('e'), std::string::npos) << table.str();
+}
+
 TEST(Query, EveryReportRunsAgainstTheSchema) {
   gpuobs::testing::TempDir dir;
   auto path = dir.file("r.gpuobs");
