@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -205,6 +206,20 @@ TEST(OptionValidation, NumericOptionsAreCheckedNotWrappedOrClamped) {
   refused("report api_sum " + cap + " --since 10 --until 1", "--until 1.000000 is not after --since 10.000000");
   refused("report api_sum " + cap + " --pid -3", "--pid");
   EXPECT_EQ(run(kGpuobs + " report api_sum " + cap + " --since 0.5 --until 2 >/dev/null"), 0);
+  // --format: every command that takes it refuses a word it does not know
+  // (segments printed a table and exited 0), and CSV is CSV (issue 20).
+  std::string state = dir.file("state");
+  std::filesystem::create_directory(state);
+  std::filesystem::copy_file(cap, state + "/capture-20261126T120000-7.gpuobs");
+  refused("segments --state-dir " + state + " --format bogus", "unknown format 'bogus'");
+  refused("stacks " + cap + " --format bogus", "unknown format 'bogus'");
+  refused("report api_sum " + cap + " --format bogus", "unknown format 'bogus'");
+  std::string csv = dir.file("segments.csv");
+  ASSERT_EQ(run(kGpuobs + " segments --state-dir " + state + " --format csv >" + csv), 0);
+  std::string text = read_file(csv);
+  EXPECT_EQ(text.substr(0, text.find('\n')), "segment,path,bytes,current,start,end,launches,error");
+  EXPECT_NE(text.find("\n7," + state + "/capture-20261126T120000-7.gpuobs,"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
   EXPECT_EQ(run(kGpuobs + " record --ring-mb 1024 -o " + dir.file("big.gpuobs") + " -- true 2>/dev/null"), 0);
   auto db = open_capture_readonly(dir.file("big.gpuobs"));
   ASSERT_TRUE(db.ok());

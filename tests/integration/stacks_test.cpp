@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,27 @@ TEST(Stacks, StacksCommandAndFoldedExportWeighTheChain) {
     for (size_t i = 0; i < kMainChain.size(); ++i) EXPECT_EQ(s["frames"][i]["symbol"], kMainChain[i]);
     EXPECT_EQ(s["frames"][0]["file"], STACK_WORKLOAD_SOURCE);
   }
+  // --format csv: the same stacks, a row per frame (it printed JSON; issue 20).
+  std::string csv = dir.file("stacks.csv");
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " stacks " + cap + " --by calls --format csv > " + csv), 0);
+  std::istringstream lines(read_file(csv));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "rank,stack_id,weight,unit,share,end_reason,frame,module,symbol,symbol_offset,file,line,offset");
+  size_t rows = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream cols(line);
+    for (std::string c; std::getline(cols, c, ',');) cells.push_back(c);
+    ASSERT_GE(cells.size(), 9u) << line;
+    EXPECT_EQ(cells[2], std::to_string(kCalls)) << line;
+    EXPECT_EQ(cells[3], "calls") << line;
+    size_t frame = std::stoul(cells[6]);
+    ASSERT_LT(frame, kMainChain.size()) << line;
+    EXPECT_EQ(cells[8], kMainChain[frame]) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 3 * kMainChain.size());
   std::set<std::string> leaves;
   for (auto& s : top) leaves.insert(s["leaves"][0]["name"].get<std::string>());
   EXPECT_EQ(leaves, (std::set<std::string>{"cuLaunchKernel", "cuGraphLaunch", "cuStreamSynchronize"}));
