@@ -73,7 +73,8 @@ struct Commands {
 void add_record(CLI::App& app, Args& a, Commands& c) {
   auto* record = c.record =
       app.add_subcommand("record", "run a command and record its GPU activity and that of its children");
-  record->add_option("-o,--output", a.rec.session.output, "capture file to write (SQLite)")->required();
+  record->add_option("-o,--output", a.rec.session.output,
+                     "capture file to write (SQLite; default: gpuobs-COMMAND-YYYYMMDD-HHMMSS.gpuobs here)");
   record->add_flag("-f,--force", a.rec.session.force, "overwrite an existing output file");
   record->add_option("--libcuda", a.rec.session.libcuda_paths,
                      "libcuda file to probe (repeatable; default: the system's libcuda.so.1)");

@@ -6,15 +6,18 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <set>
 
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/split.h"
+#include "common/terminal_text.h"
 
 namespace gpuobs::cli {
 namespace {
@@ -174,6 +177,26 @@ void print_summary(const RecordArgs& a, int status, const SessionSummary& sum) {
       sum.probes_attached, sum.probes_planned, a.session.output.c_str(), sum.state.c_str());
 }
 
+// Without -o: gpuobs-<command>-<YYYYMMDD-HHMMSS>.gpuobs in the current
+// directory (local time), -2, -3, ... when that name is taken, as nsys names
+// report files; the command's base name keeps only [A-Za-z0-9._-] so no name a
+// program chose reaches the file system or the terminal as it is.
+std::string default_output(const std::string& command) {
+  std::string base = command.substr(command.rfind('/') + 1), clean;
+  for (char c : base.substr(0, 40))
+    clean += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  if (clean.empty() || clean[0] == '.') clean = "cmd" + clean;
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  std::string stem = "gpuobs-" + clean + "-" + stamp;
+  std::string name = stem + ".gpuobs";
+  for (int n = 2; n < 1000 && ::access(name.c_str(), F_OK) == 0; ++n) name = stem + "-" + std::to_string(n) + ".gpuobs";
+  return name;
+}
+
 }  // namespace
 
 int run_record(RecordArgs& a) {
@@ -184,6 +207,10 @@ int run_record(RecordArgs& a) {
   if (!command_exists(a.command[0])) {
     print_error("gpuobs record", make_error("command not found: " + a.command[0]));
     return 127;
+  }
+  if (a.session.output.empty()) {
+    a.session.output = default_output(a.command[0]);
+    std::fprintf(stderr, "gpuobs: recording into %s\n", terminal_safe(a.session.output).c_str());
   }
   // An inherited "ignore SIGCHLD" would make the kernel reap the child and
   // lose its exit status.

@@ -1,11 +1,17 @@
 // Every documented --stack-depth and --unwind combination loads the BPF
 // programs and records launches with the stacks it promises (issue 20: depth
 // 0 to 31 failed to load, the verifier rejected ioctl_exit's argument copy
-// once the record had no stack area behind it). Root and real BPF.
+// once the record had no stack area behind it); and record without -o names
+// its capture itself. Root and real BPF.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <regex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "run_util.h"
 #include "store/schema.h"
@@ -58,5 +64,38 @@ INSTANTIATE_TEST_SUITE_P(DocumentedValues, RecordStackOptions,
                          ::testing::Combine(::testing::Values(0, 1, 8, 31, 32, 64, 127),
                                             ::testing::Values("fp", "dwarf", "bpf")),
                          name_of);
+
+}  // namespace
+
+namespace {
+
+// Without -o, record names the capture after the command and the local time
+// in the current directory, never over an existing file, and says where it
+// writes (issue 20). The command's base name is cleaned for the file system.
+TEST(RecordOutput, WithoutOItIsNamedAfterTheCommandAndTheTime) {
+  TempDir dir;
+  std::string link = dir.file("my launcher");  // a space: cleaned to '_'
+  ASSERT_EQ(::symlink(LAUNCH_WORKLOAD, link.c_str()), 0);
+  std::string cmd = "cd " + dir.path() + " && " + GPUOBS_BIN + " record --libcuda " + FAKE_LIBCUDA +
+                    " -- './my launcher' --lib " + FAKE_LIBCUDA + " --threads 1 --launches 7 --truth " +
+                    dir.file("t.json");
+  ASSERT_EQ(run(cmd + " 2> " + dir.file("log1")), 0) << read_file(dir.file("log1"));
+  ASSERT_EQ(run(cmd + " 2> " + dir.file("log2")), 0) << read_file(dir.file("log2"));
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().extension() == ".gpuobs") names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), 2u);
+  const std::regex pattern(R"(gpuobs-my_launcher-[0-9]{8}-[0-9]{6}(-[0-9]+)?\.gpuobs)");
+  for (const auto& n : names) {
+    EXPECT_TRUE(std::regex_match(n, pattern)) << n;
+    auto db = open_capture_readonly(dir.file(n));
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 7);
+  }
+  // Each run said which file it wrote, and they are the two files.
+  std::string logs = read_file(dir.file("log1")) + read_file(dir.file("log2"));
+  for (const auto& n : names) EXPECT_NE(logs.find("recording into " + n), std::string::npos) << logs;
+}
 
 }  // namespace
