@@ -16,6 +16,9 @@ UNION ALL SELECT 'duration_s', round((end_mono_ns - start_mono_ns) / 1e9, 3) FRO
 UNION ALL SELECT 'last_commit_s', round((committed_mono_ns - start_mono_ns) / 1e9, 3) FROM capture
 UNION ALL SELECT 'exit_status', exit_status FROM capture
 UNION ALL SELECT 'ring_buffer_bytes', ring_buffer_bytes FROM capture
+UNION ALL SELECT 'stack_depth', coalesce(stack_depth, 'unknown (written before schema version 15)') FROM capture
+UNION ALL SELECT 'unwind', coalesce(unwind, 'unknown (written before schema version 15)') FROM capture
+UNION ALL SELECT 'stack_copy_bytes', coalesce(stack_copy_bytes, 'unknown (written before schema version 15)') FROM capture
 UNION ALL SELECT 'processes', count(*) FROM processes
 UNION ALL SELECT 'kernel_launches', coalesce(sum(launches), 0) FROM launch_agg
 UNION ALL SELECT 'ioctls', count(*) FROM ioctls

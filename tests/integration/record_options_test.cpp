@@ -38,6 +38,11 @@ TEST_P(RecordStackOptions, LoadsAndRecordsEveryLaunchWithItsStack) {
   auto db = open_capture_readonly(cap);
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 25);
+  // The capture says how it was made (schema 15; report capture shows it).
+  EXPECT_EQ(scalar(*db, "SELECT stack_depth FROM capture"), depth);
+  EXPECT_EQ(text(*db, "SELECT unwind FROM capture"), unwind);
+  EXPECT_EQ(scalar(*db, "SELECT stack_copy_bytes FROM capture"),
+            std::string(unwind) == "dwarf" && depth > 0 ? 16384 : 0);
   int64_t with_stack = scalar(*db, "SELECT count(*) FROM kernel_launches WHERE stack_id > 0");
   if (depth == 0) {
     EXPECT_EQ(with_stack, 0);

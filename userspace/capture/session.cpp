@@ -98,6 +98,9 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
                    mono_now_ns(),
                    realtime_offset_ns(),
                    s->engine_->ring_bytes()};
+  meta.stack_depth = opts.stack_depth;
+  meta.unwind = opts.unwind;
+  meta.stack_copy_bytes = eo.stack_copy_bytes;
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   s->create_library_watch(opts);

@@ -199,7 +199,7 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
 
 namespace {
 
-// A capture of schema 10 read by this build: the columns later migrations
+// A capture of schema 10 to 14 read by this build: the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -208,7 +208,8 @@ namespace {
 void present_as_current(Db& db, int64_t version) {
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";
-  extra += ", NULL AS state, NULL AS committed_mono_ns";
+  if (version < 11) extra += ", NULL AS state, NULL AS committed_mono_ns";
+  extra += ", NULL AS stack_depth, NULL AS unwind, NULL AS stack_copy_bytes";  // 15
   (void)db.exec("PRAGMA query_only = 0");
   if (auto s = db.exec("CREATE TEMP VIEW capture AS SELECT *" + extra + " FROM main.capture"); !s)
     spdlog::warn("cannot present the schema-{} capture's metadata as schema {}: {}", version, schema_version(),
@@ -261,7 +262,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 11) present_as_current(*db, *ver);
+  if (*ver < 15) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

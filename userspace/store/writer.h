@@ -41,6 +41,10 @@ struct CaptureMeta {
   int64_t start_mono_ns = 0;
   int64_t clock_offset_ns = 0;
   uint32_t ring_buffer_bytes = 0;
+  // The stack options it was made with (migration 015).
+  uint32_t stack_depth = 0;
+  UnwindMode unwind = UnwindMode::fp;
+  uint32_t stack_copy_bytes = 0;  // 0 unless --unwind dwarf
 };
 
 struct ProbeRow {

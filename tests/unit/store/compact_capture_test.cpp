@@ -386,6 +386,8 @@ TEST_P(OlderCapture, OpensInEveryCommandAndUpgradesOnRequest) {
   EXPECT_EQ(crc, 0) << cout_;
   EXPECT_NE(cout_.find("kernel_launches,2"), std::string::npos) << cout_;
   EXPECT_NE(cout_.find("state,unknown (written before schema version 11)"), std::string::npos) << cout_;
+  EXPECT_NE(cout_.find("stack_depth,unknown (written before schema version 15)"), std::string::npos) << cout_;
+  EXPECT_NE(cout_.find("unwind,unknown (written before schema version 15)"), std::string::npos) << cout_;
   auto [src, sout] = gpuobs_cli("sql 'SELECT count(*) AS n FROM kernel_launches' --format csv " + path);
   EXPECT_EQ(src, 0);
   EXPECT_EQ(sout, "n\n2\n");
