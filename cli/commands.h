@@ -72,8 +72,9 @@ struct StackArgs {
   int64_t pid = 0;
   size_t top = 10;
   std::string format = "table";
-  std::string output;  // export: file to write (default stdout)
-  bool force = false;  // export: replace an existing output file
+  std::string output;       // export: file to write (default stdout)
+  bool force = false;       // export: replace an existing output file
+  bool by_process = false;  // export folded, pprof: root every stack at its process (comm;pid N)
 };
 int run_stacks(const StackArgs& args);
 int run_export_folded(const StackArgs& args);

@@ -61,7 +61,7 @@ int run_export_pprof(const StackArgs& a) {
   if (!m) return fail(program, m.error());
   auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return fail(program, db.error());
-  StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api};
+  StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api, a.by_process};
   auto profile = exporter::pprof_profile(*db, *m, f);
   if (!profile) return fail(program, profile.error());
   auto gz = exporter::gzip(*profile);

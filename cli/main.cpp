@@ -170,6 +170,8 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
   add_stack_options(folded, a.fold);
   folded->add_option("-o,--output", a.fold.output, "file to write (default: standard output)");
   folded->add_flag("-f,--force", a.fold.force, "replace an existing output file");
+  folded->add_flag("--by-process", a.fold.by_process,
+                   "root each stack at its process (COMM;pid N), so stacks of different processes never merge");
 
   auto* perfetto = c.perfetto = exp->add_subcommand("perfetto",
                                                     "Perfetto trace (ui.perfetto.dev): host calls per thread, replayed "
@@ -190,6 +192,8 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
   add_stack_options(pprof, a.ppf);
   pprof->add_option("-o,--output", a.ppf.output, "profile file to write (.pb.gz)")->required();
   pprof->add_flag("-f,--force", a.ppf.force, "replace an existing output file");
+  pprof->add_flag("--by-process", a.ppf.by_process,
+                  "root each stack at its process (COMM, pid N frames; pid and comm labels)");
 }
 
 // replay, and what reads gpuobsd's state: status, segments; check.

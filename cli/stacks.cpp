@@ -29,7 +29,7 @@ Result<Loaded> load(const StackArgs& a, bool all_stacks, size_t top) {
   if (!m) return m.error();
   auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return db.error();
-  StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api};
+  StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api, a.by_process};
   auto leaves = weigh_stacks(*db, *m, f);
   if (!leaves) return leaves.error();
   std::map<int64_t, int64_t> per_stack;
@@ -167,7 +167,9 @@ int run_export_folded(const StackArgs& a) {
     // root first, the leaf (kernel, API, ioctl) on top
     for (auto& l : loaded->leaves) {
       const StackInfo& s = loaded->stacks.at(l.stack_id);
-      std::string line;
+      // --by-process: two root frames, the command then its pid, so one
+      // program's processes sit side by side and never merge with another's.
+      std::string line = a.by_process ? clean(l.comm) + ";pid " + std::to_string(l.pid) + ";" : "";
       for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) line += clean(frame_label(*it)) + ";";
       out << line << clean("[" + l.leaf + "]") << " " << l.weight << "\n";
     }

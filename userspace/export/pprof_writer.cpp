@@ -94,7 +94,8 @@ class ProfileBuilder {
 
 Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& filter) {
   constexpr size_t n = std::size(kMeasures);
-  std::map<std::pair<int64_t, std::string>, std::array<int64_t, n>> samples;  // (stack, leaf) -> values
+  // (stack, leaf, pid, comm) -> values; pid 0 and comm "" unless filter.by_process.
+  std::map<std::tuple<int64_t, std::string, int64_t, std::string>, std::array<int64_t, n>> samples;
   std::set<int64_t> ids;
   for (size_t i = 0; i < n; ++i) {
     StackFilter f = filter;
@@ -105,7 +106,7 @@ Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& fi
     auto leaves = weigh_stacks(db, kMeasures[i], f);
     if (!leaves) return leaves.error();
     for (const StackLeaf& l : *leaves) {
-      samples[{l.stack_id, l.leaf}][i] += l.weight;
+      samples[{l.stack_id, l.leaf, l.pid, l.comm}][i] += l.weight;
       ids.insert(l.stack_id);
     }
   }
@@ -120,15 +121,28 @@ Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& fi
     if (kMeasures[i] == by) b.p.set_default_sample_type(t->type());
   }
   for (auto& [key, values] : samples) {
+    const auto& [stack_id, leaf, pid, comm] = key;
     auto* s = b.p.add_sample();
-    s->add_location_id(b.leaf(key.second));  // leaf first
-    auto st = stacks->find(key.first);
+    s->add_location_id(b.leaf(leaf));  // leaf first
+    auto st = stacks->find(stack_id);
     if (st != stacks->end())
       for (const StackFrame& f : st->second.frames) s->add_location_id(b.frame(f));  // innermost first
+    if (filter.by_process) {  // the process as the two outermost frames: pid, then its command at the root
+      s->add_location_id(b.leaf("pid " + std::to_string(pid)));
+      s->add_location_id(b.leaf(comm));
+    }
     for (int64_t v : values) s->add_value(v);
     auto* label = s->add_label();
     label->set_key(b.str("stack_id"));
-    label->set_num(key.first);
+    label->set_num(stack_id);
+    if (filter.by_process) {
+      auto* pl = s->add_label();
+      pl->set_key(b.str("pid"));
+      pl->set_num(pid);
+      auto* cl = s->add_label();
+      cl->set_key(b.str("comm"));
+      cl->set_str(b.str(comm));
+    }
   }
   {
     Stmt st(db.get(), "SELECT start_mono_ns + clock_offset_ns, coalesce(end_mono_ns - start_mono_ns, 0) FROM capture");

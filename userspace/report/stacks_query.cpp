@@ -1,6 +1,7 @@
 #include "report/stacks_query.h"
 
 #include <cstdio>
+#include <map>
 
 #include "store/schema.h"
 
@@ -8,32 +9,35 @@ namespace gpuobs {
 namespace {
 
 // Every query takes ?1 = pid, ?2 = kernel LIKE pattern, ?3 = api (NULL: any).
+// {P} is the fourth column (the row's process_id, or 0) and {G} what groups
+// by it: weigh_stacks() fills them in for StackFilter.by_process.
 std::string_view measure_sql(StackMeasure m) {
   switch (m) {
     case StackMeasure::launches:
       // From the writer's launch counts (launch_agg), not every launch row.
       return "SELECT a.stack_id, CASE a.kernel_name WHEN '' THEN printf('function 0x%x', a.function)"
-             " ELSE a.kernel_name END, sum(a.launches) FROM launch_agg a JOIN processes p ON p.id = a.process_id"
+             " ELSE a.kernel_name END, sum(a.launches), {P} FROM launch_agg a JOIN processes p ON p.id = a.process_id"
              " WHERE a.stack_id != 0 AND (?1 IS NULL OR p.tgid = ?1) AND (?2 IS NULL OR instr(a.kernel_name, ?2) > 0)"
-             " AND (?3 IS NULL OR a.api = ?3) GROUP BY 1, 2";
+             " AND (?3 IS NULL OR a.api = ?3) GROUP BY 1, 2{G}";
     case StackMeasure::calls:
-      return "SELECT stack_id, api, count(*) FROM api_calls WHERE stack_id IS NOT NULL"
-             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+      return "SELECT stack_id, api, count(*), {P} FROM api_calls WHERE stack_id IS NOT NULL"
+             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2{G}";
     case StackMeasure::copied:
-      return "SELECT stack_id, api || ' ' || coalesce(direction, ''), sum(bytes) FROM copies"
+      return "SELECT stack_id, api || ' ' || coalesce(direction, ''), sum(bytes), {P} FROM copies"
              " WHERE kind = 'copy' AND (result IS NULL OR result = 0) AND stack_id IS NOT NULL"
-             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2{G}";
     case StackMeasure::allocated:
-      return "SELECT stack_id, api || ' ' || kind, sum(bytes) FROM memory_ops"
+      return "SELECT stack_id, api || ' ' || kind, sum(bytes), {P} FROM memory_ops"
              " WHERE op IN ('alloc', 'create') AND (result IS NULL OR result = 0) AND bytes IS NOT NULL"
              " AND stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3)"
-             " GROUP BY 1, 2";
+             " GROUP BY 1, 2{G}";
     case StackMeasure::blocked:
-      return "SELECT stack_id, api, sum(coalesce(blocked_ns, duration_ns, 0)) FROM syncs WHERE stack_id IS NOT NULL"
-             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2";
+      return "SELECT stack_id, api, sum(coalesce(blocked_ns, duration_ns, 0)), {P} FROM syncs WHERE stack_id IS NOT "
+             "NULL"
+             " AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND (?3 IS NULL OR api = ?3) GROUP BY 1, 2{G}";
     case StackMeasure::ioctls:
-      return "SELECT stack_id, printf('ioctl %d:%d 0x%x', dev_major, dev_minor, cmd), count(*) FROM ioctls"
-             " WHERE stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND ?3 IS NULL GROUP BY 1, 2";
+      return "SELECT stack_id, printf('ioctl %d:%d 0x%x', dev_major, dev_minor, cmd), count(*), {P} FROM ioctls"
+             " WHERE stack_id IS NOT NULL AND (?1 IS NULL OR tgid = ?1) AND ?2 IS NULL AND ?3 IS NULL GROUP BY 1, 2{G}";
   }
   return "";
 }
@@ -66,7 +70,11 @@ const char* measure_unit(StackMeasure m) {
 Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackFilter& f) {
   if (!f.kernel.empty() && m != StackMeasure::launches)
     return make_error("--kernel filters launches only", "use --by launches with --kernel", 2);
-  Stmt st(db.get(), measure_sql(m));
+  std::string sql(measure_sql(m));
+  auto fill = [&](const std::string& hole, const std::string& with) { sql.replace(sql.find(hole), hole.size(), with); };
+  fill("{P}", f.by_process ? (m == StackMeasure::launches ? "a.process_id" : "process_id") : "0");
+  fill("{G}", f.by_process ? ", 4" : "");
+  Stmt st(db.get(), sql);
   if (!st.valid())
     return make_error("cannot query stacks: " + db.errmsg(), "is this a capture from gpuobs >= 0.1 with stacks?", 2);
   if (f.pid) st.bind(1, *f.pid);
@@ -77,12 +85,34 @@ Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackF
   else st.bind_null(3);
   std::vector<StackLeaf> out;
   int rc;
+  std::vector<int64_t> process_ids;
   while ((rc = st.step()) == SQLITE_ROW) {
     const unsigned char* leaf = sqlite3_column_text(st.get(), 1);
     out.push_back(StackLeaf{sqlite3_column_int64(st.get(), 0), leaf ? reinterpret_cast<const char*>(leaf) : "",
-                            sqlite3_column_int64(st.get(), 2)});
+                            sqlite3_column_int64(st.get(), 2), 0, ""});
+    process_ids.push_back(sqlite3_column_int64(st.get(), 3));
   }
   if (rc != SQLITE_DONE) return capture_error(db.get(), "cannot query stacks");
+  if (f.by_process) {
+    Stmt proc(db.get(), "SELECT tgid, comm FROM processes WHERE id = ?");
+    if (!proc.valid()) return capture_error(db.get(), "cannot read processes");
+    std::map<int64_t, std::pair<int64_t, std::string>> known;
+    for (size_t i = 0; i < out.size(); ++i) {
+      auto it = known.find(process_ids[i]);
+      if (it == known.end()) {
+        std::pair<int64_t, std::string> who{0, "?"};
+        proc.bind(1, process_ids[i]);
+        if (proc.step() == SQLITE_ROW) {
+          const unsigned char* comm = sqlite3_column_text(proc.get(), 1);
+          who = {sqlite3_column_int64(proc.get(), 0), comm ? reinterpret_cast<const char*>(comm) : "?"};
+        }
+        proc.reset();
+        it = known.emplace(process_ids[i], who).first;
+      }
+      out[i].pid = it->second.first;
+      out[i].comm = it->second.second;
+    }
+  }
   return out;
 }
 

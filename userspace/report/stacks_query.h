@@ -24,6 +24,7 @@ struct StackFilter {
   std::optional<int64_t> pid;  // tgid
   std::string kernel;          // substring of the kernel name (launches only)
   std::string api;             // exact API name
+  bool by_process = false;     // weigh (process, stack, leaf): StackLeaf.pid and comm set
 };
 
 // Weight of each (stack, leaf): the leaf is what happened at the top of the
@@ -32,6 +33,9 @@ struct StackLeaf {
   int64_t stack_id;
   std::string leaf;
   int64_t weight;
+  // StackFilter.by_process: the process the weight belongs to (else 0, "").
+  int64_t pid = 0;
+  std::string comm;
 };
 Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackFilter& f);
 

@@ -523,6 +523,76 @@ TEST_F(Export, PprofKernelFilterFitsLaunchesOnly) {
   EXPECT_EQ(bad.error().exit_code, 2);
 }
 
+// --by-process: the same stack in two processes stays two samples (two
+// folded lines), each rooted at its command and pid (issue 20).
+TEST(ExportByProcess, TheSameStackInTwoProcessesNeverMerges) {
+  gpuobs::testing::TempDir dir;
+  std::string path = dir.file("two.gpuobs");
+  {
+    auto w = CaptureWriter::create(path, false, nullptr);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", kT, 0, 4096}).ok());
+    (*w)->start();
+    auto push = [&](Event e, int64_t stack = 0) { (*w)->push(std::move(e), stack); };
+    push(ProcEvent{GPUOBS_EV_PROC_FORK, hdr(GPUOBS_EV_PROC_FORK, 100, 100, kT), 1, 1, 0, "trainer", ""});
+    push(ProcEvent{GPUOBS_EV_PROC_FORK, hdr(GPUOBS_EV_PROC_FORK, 200, 200, kT), 2, 1, 0, "trainer", ""});
+    push(ModuleDef{1, "[anon]", 0, 0, nullptr});
+    push(FrameDef{1, 1, 0x1234});
+    push(StackDef{1, 0, {1}});
+    push(launch(100, kT + 1000, 0xF1, 0), 1);
+    push(launch(100, kT + 1010, 0xF1, 0), 1);
+    push(launch(200, kT + 2000, 0xF1, 0), 1);
+    (*w)->stop();
+    ASSERT_TRUE((*w)->write_end(kEnd, 0, {}).ok());
+  }
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  StackFilter by_process;
+  by_process.by_process = true;
+  auto bytes = exporter::pprof_profile(*db, StackMeasure::launches, by_process);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  gpuobs::pprof::Profile p;
+  ASSERT_TRUE(p.ParseFromString(*bytes));
+  auto s = [&](int64_t i) { return p.string_table(static_cast<int>(i)); };
+  std::map<uint64_t, std::string> fn;
+  for (auto& f : p.function()) fn[f.id()] = s(f.name());
+  std::map<uint64_t, std::string> loc;
+  for (auto& l : p.location()) loc[l.id()] = fn[l.line(0).function_id()];
+  std::map<std::vector<std::string>, int64_t> launches;  // frames, leaf first -> launches
+  for (auto& smp : p.sample()) {
+    std::vector<std::string> names;
+    for (uint64_t id : smp.location_id()) names.push_back(loc.at(id));
+    launches[names] += smp.value(0);
+    std::map<std::string, std::string> labels;
+    for (auto& l : smp.label()) labels[s(l.key())] = l.str() ? s(l.str()) : std::to_string(l.num());
+    EXPECT_EQ(labels["comm"], "trainer");
+    EXPECT_EQ("pid " + labels["pid"], names[names.size() - 2]);
+  }
+  // The kernel has no name in this capture: its leaf is the function handle.
+  // (The calls measure adds cuLaunchKernel samples: 0 launches each.)
+  std::map<std::vector<std::string>, int64_t> want{{{"function 0xf1", "[anon]+0x1234", "pid 100", "trainer"}, 2},
+                                                   {{"function 0xf1", "[anon]+0x1234", "pid 200", "trainer"}, 1},
+                                                   {{"cuLaunchKernel", "[anon]+0x1234", "pid 100", "trainer"}, 0},
+                                                   {{"cuLaunchKernel", "[anon]+0x1234", "pid 200", "trainer"}, 0}};
+  EXPECT_EQ(launches, want);
+  // Without it, the processes merge: one launch sample of 3.
+  auto merged = exporter::pprof_profile(*db, StackMeasure::launches, {});
+  ASSERT_TRUE(merged.ok());
+  gpuobs::pprof::Profile m;
+  ASSERT_TRUE(m.ParseFromString(*merged));
+  std::vector<int64_t> launch_values;
+  for (auto& smp : m.sample())
+    if (smp.value(0)) launch_values.push_back(smp.value(0));
+  EXPECT_EQ(launch_values, std::vector<int64_t>{3});
+  // The folded export, through the CLI.
+  std::string folded = dir.file("f.folded");
+  ASSERT_EQ(std::system((std::string(GPUOBS_BIN) + " export folded --by-process " + path + " -o " + folded).c_str()),
+            0);
+  std::string text = gpuobs::testing::file_bytes(folded);
+  EXPECT_NE(text.find("trainer;pid 100;[anon]+0x1234;[function 0xf1] 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("trainer;pid 200;[anon]+0x1234;[function 0xf1] 1\n"), std::string::npos) << text;
+}
+
 TEST(ExportErrors, NotACaptureIsAnError) {
   gpuobs::testing::TempDir dir;
   auto db = Db::open(dir.file("empty.db"), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
