@@ -1,8 +1,11 @@
 // gpuobs: record a command's GPU activity, and query captures.
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,9 +45,20 @@ const CLI::Validator kStackCopy(
     },
     "BYTES");
 
+// The terminal's width when standard output is one (its size, else
+// $COLUMNS), or 0: output to a pipe or a file is never narrowed.
+size_t terminal_columns() {
+  if (!::isatty(STDOUT_FILENO)) return 0;
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* cols = std::getenv("COLUMNS")) return std::strtoul(cols, nullptr, 10);
+  return 0;
+}
+
 // Every subcommand's arguments, as CLI11 fills them.
 struct Args {
   std::string log_level = "warn";
+  bool wide = false;  // report, sql: tables never cut
   cli::RecordArgs rec;
   uint32_t ring_mb = 16;
   std::string unwind = "fp";  // --unwind's word; rec.session.unwind once parsed
@@ -127,6 +141,7 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
           "capture files (default: gpuobsd's current segment); with several, the report runs once per file, "
           "each headed by its path: sums are per segment"));
   report->add_option("--format", a.rep.format, "table, json or csv")->capture_default_str();
+  report->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
   report->add_option("--pid", a.rep.pid, "only this process id")->check(CLI::PositiveNumber);
   report->add_option("--process", a.rep.process, "only processes with this name (comm)");
   report->add_option("--since", a.rep.since_s, "only activity from this many seconds after the capture started")
@@ -143,6 +158,7 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
                       "each result headed by its path"));
   sql->add_option("-p,--param", a.sq.params, "parameter name=value (repeatable)");
   sql->add_option("--format", a.sq.format, "table, json or csv")->capture_default_str();
+  sql->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
 }
 
 // stacks and export: stacks weighted by a measure, and the timeline formats.
@@ -327,5 +343,6 @@ int main(int argc, char** argv) {
   log_init(a.log_level);
   a.rec.session.unwind = parse<UnwindMode>(a.unwind).value_or(UnwindMode::fp);  // IsMember admitted only its words
   if (auto rc = check_option_pairs(a, c)) return *rc;
+  set_table_layout(TableLayout{a.wide ? 0 : terminal_columns(), !a.wide});
   return dispatch(a, c);
 }

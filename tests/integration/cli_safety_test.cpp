@@ -12,9 +12,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "catalogue/api_spec.h"
 #include "run_util.h"
+#include "store/db.h"
 #include "store/schema.h"
 #include "store/writer.h"
 #include "unit/test_util.h"
@@ -294,4 +297,74 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
   EXPECT_NE(read_file(o).find("\\e[31mlib.so"), std::string::npos) << read_file(o);
   ASSERT_EQ(run(kGpuobs + " sql 'SELECT comm FROM processes' " + cap + " --format json >" + o), 0);
   EXPECT_EQ(nlohmann::json::parse(read_file(o))[0]["comm"], comm);
+}
+
+namespace {
+
+// Runs cmd under a pseudo-terminal of `cols` columns (util-linux script(1)):
+// what a user at a terminal sees, output and diagnostics together.
+std::string on_terminal(const std::string& cmd, int cols, const std::string& env = "") {
+  TempDir dir;
+  std::string inner = dir.file("inner.sh"), out = dir.file("out");
+  {
+    std::ofstream sh(inner);
+    sh << "stty cols " << cols << " rows 50\n" << env << " " << cmd << "\n";
+  }
+  (void)run("script -qec 'sh " + inner + "' /dev/null > " + out + " 2>&1 </dev/null");
+  return read_file(out);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Tables fit the terminal: the widest text columns are cut with "...",
+// numbers never; --wide cuts nothing; a pipe gets the whole text (issue 20).
+TEST(TerminalOutput, TablesFitTheTerminalUnlessWide) {
+  TempDir dir;
+  std::string listed = on_terminal(kGpuobs + " report --list", 70);
+  auto lines = lines_of(listed);
+  ASSERT_GT(lines.size(), 20u) << listed;
+  for (const auto& l : lines) EXPECT_LE(l.size(), 70u) << l;
+  EXPECT_NE(listed.find("..."), std::string::npos) << listed;
+  EXPECT_NE(listed.find("api_sum "), std::string::npos) << listed;  // the names are whole
+  size_t widest = 0;
+  for (const auto& l : lines_of(on_terminal(kGpuobs + " report --list --wide", 70)))
+    widest = std::max(widest, l.size());
+  EXPECT_GT(widest, 150u);
+  std::string piped = dir.file("piped");
+  ASSERT_EQ(run(kGpuobs + " report --list > " + piped), 0);
+  EXPECT_NE(read_file(piped).find("per CUDA driver API, the calls and the host time spent inside them"),
+            std::string::npos);
+}
+
+// Colour on a terminal only, and never with NO_COLOR (issue 20).
+TEST(TerminalOutput, NoColorTurnsColourOff) {
+  TempDir dir;
+  std::string cap = dir.file("new.gpuobs");
+  ASSERT_EQ(run(kGpuobs + " record -o " + cap + " -- true 2>/dev/null"), 0);
+  {
+    auto db = Db::open(cap, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->exec("PRAGMA user_version = 999").ok());  // a newer gpuobs's capture: a warning
+  }
+  std::string sql = kGpuobs + " sql 'SELECT 1 AS one' " + cap;
+  // spdlog colours a terminal whose TERM it knows: CI may run with none.
+  std::string coloured = on_terminal(sql, 100, "TERM=xterm");
+  EXPECT_NE(coloured.find("newer gpuobs"), std::string::npos) << coloured;
+  EXPECT_NE(coloured.find("\x1b["), std::string::npos) << "no colour on a terminal: " << coloured;
+  std::string plain = on_terminal(sql, 100, "TERM=xterm NO_COLOR=1");
+  EXPECT_NE(plain.find("newer gpuobs"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find('\x1b'), std::string::npos) << plain;
+  std::string err = dir.file("err");
+  ASSERT_EQ(run(sql + " >/dev/null 2>" + err), 0);
+  EXPECT_EQ(read_file(err).find('\x1b'), std::string::npos) << "colour into a pipe";
 }

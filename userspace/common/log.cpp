@@ -7,6 +7,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "common/terminal_text.h"
@@ -66,7 +67,11 @@ spdlog::level::level_enum libbpf_message_level(enum libbpf_print_level level, st
 }
 
 void log_init(std::string_view level) {
-  auto logger = spdlog::stderr_color_mt("gpuobs");
+  // Colour only on a terminal (the sink's automatic mode), and never with
+  // NO_COLOR set to anything (https://no-color.org).
+  const char* no_color = std::getenv("NO_COLOR");
+  auto logger = spdlog::stderr_color_mt(
+      "gpuobs", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic);
   auto f = make_safe_formatter();
   f->set_pattern("%^%l%$: %v");
   logger->set_formatter(std::move(f));

@@ -52,17 +52,41 @@ std::string csv_escape(const std::string& s) {
 // Tables cut long text (demangled C++ kernel names run past 1,000 characters);
 // json and csv keep every character.
 constexpr size_t kTableCellMax = 96;
+// A column shrunk to fit the terminal keeps at least this much.
+constexpr size_t kTableColumnMin = 8;
+
+TableLayout g_table_layout;
+
+// Text cut to at most w bytes, "..." marking the cut, never inside a UTF-8
+// sequence.
+std::string cut_to(std::string t, size_t w) {
+  if (t.size() <= w) return t;
+  if (w <= 3) return t.substr(0, w);
+  size_t cut = w - 3;
+  while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
+  return t.substr(0, cut) + "...";
+}
 
 // Tables go to terminals: control characters in traced names are escaped
-// (common/terminal_text.h), and a cut never splits a UTF-8 sequence.
+// (common/terminal_text.h).
 std::string table_text(const Cell& c) {
   std::string t = terminal_safe(cell_text(c));
-  if (t.size() > kTableCellMax) {
-    size_t cut = kTableCellMax - 3;
-    while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
-    t = t.substr(0, cut) + "...";
+  return g_table_layout.cut_cells ? cut_to(std::move(t), kTableCellMax) : t;
+}
+
+// Narrows the widest text columns, one byte at a time, until the row fits in
+// max_width (numbers are never cut: a cut number would be a wrong number).
+void fit_widths(std::vector<size_t>& width, const std::vector<bool>& numeric, size_t max_width) {
+  size_t total = 2 * (width.empty() ? 0 : width.size() - 1);
+  for (size_t w : width) total += w;
+  while (total > max_width) {
+    size_t widest = width.size();
+    for (size_t i = 0; i < width.size(); ++i)
+      if (!numeric[i] && width[i] > kTableColumnMin && (widest == width.size() || width[i] > width[widest])) widest = i;
+    if (widest == width.size()) return;  // nothing left to narrow: the row stays wider
+    --width[widest];
+    --total;
   }
-  return t;
 }
 
 }  // namespace
@@ -201,9 +225,10 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   for (size_t i = 0; i < r.columns.size(); ++i) width[i] = heads[i].size();
   for (const auto& row : r.rows)
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i]).size());
+  if (g_table_layout.max_width) fit_widths(width, numeric, g_table_layout.max_width);
   auto line = [&](auto get, auto right) {
     for (size_t i = 0; i < r.columns.size(); ++i) {
-      std::string t = get(i);
+      std::string t = cut_to(get(i), width[i]);
       if (i) out << "  ";
       if (right(i)) out << std::string(width[i] - t.size(), ' ') << t;
       else out << t << (i + 1 < r.columns.size() ? std::string(width[i] - t.size(), ' ') : "");
@@ -216,6 +241,8 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
     line([&](size_t i) { return table_text(row[i]); }, [&](size_t i) { return static_cast<bool>(numeric[i]); });
   if (r.rows.empty()) out << "(no rows)\n";
 }
+
+void set_table_layout(const TableLayout& layout) { g_table_layout = layout; }
 
 std::vector<std::string> report_names() {
   std::vector<std::string> out;

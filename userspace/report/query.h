@@ -40,6 +40,16 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
 Cell parse_param_value(const std::string& v);
 void print_result(const QueryResult& r, OutputFormat f, std::ostream& out);
 
+// How tables are laid out, for the whole process (the CLI sets it once from
+// the terminal and --wide): cells cut at 96 characters unless cut_cells is
+// off, and rows narrowed to max_width (0: no limit) by cutting the widest text
+// columns, each marked "...". JSON and CSV are never cut.
+struct TableLayout {
+  size_t max_width = 0;
+  bool cut_cells = true;
+};
+void set_table_layout(const TableLayout& layout);
+
 // Report SQL embedded from schema/reports/NAME.sql.
 std::vector<std::string> report_names();
 Result<std::string_view> report_sql(std::string_view name);

@@ -53,6 +53,40 @@ TEST(Query, RealsAreNeverInScientificNotation) {
   EXPECT_EQ(table.str().find('e'), std::string::npos) << table.str();
 }
 
+// A table narrowed to a width cuts the widest text column with "...", never
+// a number and never below 8 characters; cut_cells off keeps long text whole.
+TEST(Query, TablesNarrowTextColumnsNeverNumbers) {
+  QueryResult r;
+  r.columns = {"n", "name", "note"};
+  r.rows.push_back({int64_t{123456789012345}, std::string(40, 'k'), std::string("short")});
+  std::ostringstream narrow;
+  set_table_layout(TableLayout{40, true});
+  print_result(r, OutputFormat::table, narrow);
+  std::istringstream lines(narrow.str());
+  std::vector<std::string> got;
+  for (std::string l; std::getline(lines, l);) got.push_back(l);
+  ASSERT_EQ(got.size(), 3u) << narrow.str();
+  for (const auto& l : got) EXPECT_LE(l.size(), 40u) << l;
+  EXPECT_EQ(got[2].substr(0, 15), "123456789012345");
+  EXPECT_NE(got[2].find("kkkkk...  short"), std::string::npos) << got[2];
+  // Not even the minimum fits: the text keeps 8 characters, the row is wider.
+  std::ostringstream tiny;
+  set_table_layout(TableLayout{10, true});
+  print_result(r, OutputFormat::table, tiny);
+  EXPECT_NE(tiny.str().find("123456789012345  kkkkk...  short"), std::string::npos) << tiny.str();
+  // --wide: a 200-character cell is printed whole.
+  r.rows[0][1] = std::string(200, 'w');
+  std::ostringstream wide;
+  set_table_layout(TableLayout{0, false});
+  print_result(r, OutputFormat::table, wide);
+  EXPECT_NE(wide.str().find(std::string(200, 'w')), std::string::npos);
+  set_table_layout(TableLayout{});
+  std::ostringstream dflt;
+  print_result(r, OutputFormat::table, dflt);
+  EXPECT_EQ(dflt.str().find(std::string(97, 'w')), std::string::npos);  // cells at most 96 by default
+  EXPECT_NE(dflt.str().find(std::string(93, 'w') + "..."), std::string::npos);
+}
+
 TEST(Query, EveryReportRunsAgainstTheSchema) {
   gpuobs::testing::TempDir dir;
   auto path = dir.file("r.gpuobs");
