@@ -13,7 +13,11 @@ install(CODE "
 install(FILES ${GPUOBS_UNIT_OUT} DESTINATION lib/systemd/system)
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobs.sysusers DESTINATION lib/sysusers.d RENAME gpuobs.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobs.tmpfiles DESTINATION lib/tmpfiles.d RENAME gpuobs.conf)
-install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md DESTINATION share/doc/gpuobs)
+# The documents the man pages point to (packaging/man/see-also.h2m).
+install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/docs/schema.md
+              ${PROJECT_SOURCE_DIR}/docs/reports.md ${PROJECT_SOURCE_DIR}/docs/export.md DESTINATION share/doc/gpuobs)
+# Completion of subcommands, report names and options (read from gpuobs itself).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/bash-completion/gpuobs DESTINATION share/bash-completion/completions)
 # The drop-in that lets the Prometheus endpoint listen (the unit has no network).
 install(FILES ${PROJECT_SOURCE_DIR}/systemd/gpuobsd-metrics.conf DESTINATION share/doc/gpuobs/examples)
 # The configuration is a conffile: an upgrade keeps the administrator's edits.
@@ -38,9 +42,47 @@ if(HELP2MAN)
   add_custom_command(OUTPUT ${MAN_DIR}/gpuobs.1
     COMMAND ${CMAKE_COMMAND} -E make_directory ${MAN_DIR}
     COMMAND ${HELP2MAN} --no-info --section 1 --name "record and query GPU activity"
-            --version-string ${PROJECT_VERSION} --output ${MAN_DIR}/gpuobs.1 $<TARGET_FILE:gpuobs>
-    DEPENDS gpuobs COMMENT "gpuobs.1 from gpuobs --help")
-  add_custom_target(man_pages ALL DEPENDS ${MAN_DIR}/gpuobsd.8 ${MAN_DIR}/gpuobs.1)
+            --version-string ${PROJECT_VERSION} --include ${PROJECT_SOURCE_DIR}/packaging/man/see-also.h2m
+            --output ${MAN_DIR}/gpuobs.1 $<TARGET_FILE:gpuobs>
+    DEPENDS gpuobs ${PROJECT_SOURCE_DIR}/packaging/man/see-also.h2m COMMENT "gpuobs.1 from gpuobs --help")
+  # A page per subcommand, git-style (gpuobs-record(1), gpuobs-export-pprof(1)):
+  # help2man reads `gpuobs SUB --help` through a wrapper named after the page,
+  # which runs gpuobs with argv[0] "gpuobs" so the usage line reads as typed.
+  set(GPUOBS_SUBCOMMAND_PAGES
+    "record|record|run a command and record its GPU activity and that of its children"
+    "report|report|print reports over a capture"
+    "sql|sql|run a read-only SQL query over a capture"
+    "stacks|stacks|the call stacks behind the most launches, bytes or blocked time"
+    "export-folded|export folded|folded stacks for flame graphs"
+    "export-perfetto|export perfetto|a Perfetto trace of a capture"
+    "export-chrome|export chrome|a Chrome JSON trace of a capture"
+    "export-pprof|export pprof|a pprof profile of a capture's stacks"
+    "replay|replay|rebuild the GPU queues, their ordering and hazards from a capture"
+    "status|status|is gpuobsd up, what it probes, its rates, drops and segments"
+    "segments|segments|list gpuobsd's segment files"
+    "check|check|check captures for damage"
+    "upgrade|upgrade|bring captures of older gpuobs versions up to this schema")
+  set(GPUOBS_MAN_PAGES ${MAN_DIR}/gpuobsd.8 ${MAN_DIR}/gpuobs.1)
+  foreach(page IN LISTS GPUOBS_SUBCOMMAND_PAGES)
+    string(REPLACE "|" ";" fields "${page}")
+    list(GET fields 0 stem)
+    list(GET fields 1 words)
+    list(GET fields 2 summary)
+    set(wrapper ${MAN_DIR}/bin/gpuobs-${stem})
+    file(GENERATE OUTPUT ${wrapper}
+      CONTENT "#!/bin/bash\nexec -a gpuobs $<TARGET_FILE:gpuobs> ${words} \"$@\"\n"
+      FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+    add_custom_command(OUTPUT ${MAN_DIR}/gpuobs-${stem}.1
+      COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section 1 --name "${summary}"
+              --version-string ${PROJECT_VERSION} --include ${PROJECT_SOURCE_DIR}/packaging/man/see-also.h2m
+              --output ${MAN_DIR}/gpuobs-${stem}.1 ${wrapper}
+      DEPENDS gpuobs ${PROJECT_SOURCE_DIR}/packaging/man/see-also.h2m
+      COMMENT "gpuobs-${stem}.1 from gpuobs ${words} --help"
+      VERBATIM)
+    list(APPEND GPUOBS_MAN_PAGES ${MAN_DIR}/gpuobs-${stem}.1)
+    install(FILES ${MAN_DIR}/gpuobs-${stem}.1 DESTINATION share/man/man1)
+  endforeach()
+  add_custom_target(man_pages ALL DEPENDS ${GPUOBS_MAN_PAGES})
   install(FILES ${MAN_DIR}/gpuobsd.8 DESTINATION share/man/man8)
   install(FILES ${MAN_DIR}/gpuobs.1 DESTINATION share/man/man1)
 else()

@@ -19,6 +19,14 @@ printf '%s\n' "$listing"
 for f in ./usr/bin/gpuobs ./usr/bin/gpuobsd ./usr/lib/systemd/system/gpuobsd.service \
          ./usr/lib/sysusers.d/gpuobs.conf ./usr/lib/tmpfiles.d/gpuobs.conf ./etc/gpuobs/gpuobsd.conf \
          ./usr/share/man/man8/gpuobsd.8 ./usr/share/man/man1/gpuobs.1 ./usr/share/doc/gpuobs/operations.md \
+         ./usr/share/man/man1/gpuobs-record.1 ./usr/share/man/man1/gpuobs-report.1 ./usr/share/man/man1/gpuobs-sql.1 \
+         ./usr/share/man/man1/gpuobs-stacks.1 ./usr/share/man/man1/gpuobs-export-perfetto.1 \
+         ./usr/share/man/man1/gpuobs-export-chrome.1 ./usr/share/man/man1/gpuobs-export-pprof.1 \
+         ./usr/share/man/man1/gpuobs-export-folded.1 ./usr/share/man/man1/gpuobs-replay.1 \
+         ./usr/share/man/man1/gpuobs-status.1 ./usr/share/man/man1/gpuobs-segments.1 \
+         ./usr/share/man/man1/gpuobs-check.1 ./usr/share/man/man1/gpuobs-upgrade.1 \
+         ./usr/share/doc/gpuobs/schema.md ./usr/share/doc/gpuobs/reports.md ./usr/share/doc/gpuobs/export.md \
+         ./usr/share/bash-completion/completions/gpuobs \
          ./usr/share/doc/gpuobs/examples/gpuobsd-metrics.conf; do
   grep -qE " $f\$" <<<"$listing" || fail "$f is not in the package"
 done
@@ -70,4 +78,11 @@ if ! v=$(systemd-analyze verify --man=no "$tmp/gpuobsd.service" 2>&1) || [[ -n $
   fail "systemd-analyze verify of the packaged unit: $v"
 fi
 man -l "$tmp/root/usr/share/man/man8/gpuobsd.8" 2>/dev/null | grep -q -- '--config' || fail "gpuobsd.8 does not document --config"
+# Each subcommand's page documents its own options and points to the schema.
+page=$(man -l "$tmp/root/usr/share/man/man1/gpuobs-record.1" 2>/dev/null)
+grep -q -- '--stack-depth' <<<"$page" || fail "gpuobs-record.1 does not document --stack-depth"
+grep -q 'gpuobs record \[OPTIONS\]' <<<"$page" || fail "gpuobs-record.1 synopsis: $(head -8 <<<"$page")"
+grep -q 'schema.md' <<<"$page" || fail "gpuobs-record.1 does not point to schema.md"
+man -l "$tmp/root/usr/share/man/man1/gpuobs-export-pprof.1" 2>/dev/null | grep -q -- '--by-process' ||
+  fail "gpuobs-export-pprof.1 does not document --by-process"
 echo "package ok: $deb"
