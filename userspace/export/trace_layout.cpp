@@ -116,7 +116,8 @@ class Builder {
       if (it != queue_index.end()) per_queue[it->second].push_back(&op);
     }
     const OpNotes notes{intern("earliest start / latest end derived from host observations, not measured"),
-                        intern("never proven complete: drawn to the capture's end"),
+                        intern("never proven complete: folded into one marker per stream, from the first such "
+                               "operation's earliest start to the capture's end"),
                         intern("overlaps too many windows on this stream: drawn as an instant at its earliest start")};
     for (size_t qi = 0; qi < per_queue.size(); ++qi) add_queue_ops(qi, stream_track[qi], per_queue[qi], notes, obs);
     add_dependency_flows();
@@ -127,9 +128,16 @@ class Builder {
   // most kMaxLanes; past that an operation is drawn as an instant).
   void add_queue_ops(size_t qi, uint64_t stream_track, std::vector<const replay::Op*>& ops, const OpNotes& notes,
                      const std::unordered_map<int64_t, const replay::Observation*>& obs) {
-    auto end_of = [&](const replay::Op* o) {
-      return std::max(o->earliest_start_ns, o->latest_end_ns.value_or(r_.end_ns));
-    };
+    // Operations never proven complete would each be a window to the
+    // capture's end, one lane apiece (a stream never synchronized filled 32
+    // lanes): they become one marker on their own lane (issue 20).
+    std::vector<const replay::Op*> open;
+    std::erase_if(ops, [&](const replay::Op* o) {
+      if (o->latest_end_ns) return false;
+      open.push_back(o);
+      return true;
+    });
+    auto end_of = [&](const replay::Op* o) { return std::max(o->earliest_start_ns, *o->latest_end_ns); };
     std::stable_sort(ops.begin(), ops.end(), [&](const replay::Op* a, const replay::Op* b) {
       if (a->earliest_start_ns != b->earliest_start_ns) return a->earliest_start_ns < b->earliest_start_ns;
       if (end_of(a) != end_of(b)) return end_of(a) < end_of(b);
@@ -166,7 +174,51 @@ class Builder {
       op_slice_.emplace(op->id, static_cast<uint32_t>(L_.slices.size()));
       L_.slices.push_back(std::move(s));
     }
+    if (!open.empty()) {
+      add_open_marker(qi, stream_track, name, open, notes);
+      lanes.emplace_back(L_.slices.back().track, r_.end_ns);
+    }
     queue_lanes_.push_back(lanes.size());
+  }
+
+  // One slice for a stream's operations never proven complete: from the first
+  // one's earliest start to the capture's end, named by their count, with
+  // their kinds and ids in args; every host call that enqueued one flows into
+  // it, and event dependencies on them start or end there.
+  void add_open_marker(size_t qi, uint64_t stream_track, const std::string& name,
+                       const std::vector<const replay::Op*>& open, const OpNotes& notes) {
+    Slice s;
+    s.track = add_track(TrackKind::lane, stream_track, name, r_.queues[qi].tgid);
+    s.start_ns = open.front()->earliest_start_ns;
+    for (const replay::Op* op : open) s.start_ns = std::min(s.start_ns, op->earliest_start_ns);
+    s.end_ns = std::max(s.start_ns, r_.end_ns);
+    s.instant = s.end_ns == s.start_ns;
+    s.name = intern(std::to_string(open.size()) + (open.size() == 1 ? " operation" : " operations") +
+                    " never proven complete");
+    std::map<std::string, int64_t> kinds;
+    for (const replay::Op* op : open) ++kinds[op->kind];
+    std::string kind_list, ids;
+    for (auto& [k, n] : kinds) kind_list += (kind_list.empty() ? "" : ", ") + k + " " + std::to_string(n);
+    constexpr size_t kIdsShown = 20;
+    for (size_t i = 0; i < open.size() && i < kIdsShown; ++i) ids += (i ? ", " : "") + std::to_string(open[i]->id);
+    if (open.size() > kIdsShown) ids += ", ... (" + std::to_string(open.size() - kIdsShown) + " more)";
+    s.args.push_back(Arg{"open", true, notes.open});
+    s.args.push_back(Arg{"bounds", true, notes.bounds});
+    s.args.push_back(Arg{"operations", false, static_cast<int64_t>(open.size())});
+    s.args.push_back(Arg{"kinds", true, intern(kind_list)});
+    s.args.push_back(Arg{"op_ids", true, intern(ids)});
+    s.flow_rank = 1;
+    const auto index = static_cast<uint32_t>(L_.slices.size());
+    for (const replay::Op* op : open) {
+      int table = host_table_index(op->source_table);
+      auto host = table < 0 ? host_slice_.end() : host_slice_.find(row_key(uint8_t(table), op->source_id));
+      if (host != host_slice_.end()) {
+        L_.slices[host->second].flows_out.push_back(static_cast<uint64_t>(op->id));
+        s.flows_in.push_back(static_cast<uint64_t>(op->id));
+      }
+      op_slice_.emplace(op->id, index);
+    }
+    L_.slices.push_back(std::move(s));
   }
 
   void add_op_args(Slice& s, const replay::Op& op, const OpNotes& notes,
@@ -203,6 +255,7 @@ class Builder {
       if (d.kind != "event") continue;
       auto from = op_slice_.find(d.on_op_id), to = op_slice_.find(d.op_id);
       if (from == op_slice_.end() || to == op_slice_.end()) continue;
+      if (from->second == to->second) continue;  // both in one never-proven marker
       L_.slices[from->second].flows_out.push_back(kDependencyFlowBase + i);
       L_.slices[to->second].flows_in.push_back(kDependencyFlowBase + i);
     }
@@ -212,7 +265,7 @@ class Builder {
       for (auto& d : r_.deps) {
         if (d.kind != "event") continue;
         auto from = op_slice_.find(d.on_op_id), to = op_slice_.find(d.op_id);
-        if (from == op_slice_.end() || to == op_slice_.end()) continue;
+        if (from == op_slice_.end() || to == op_slice_.end() || from->second == to->second) continue;
         uint8_t want = static_cast<uint8_t>(std::min(255, L_.slices[from->second].flow_rank + 1));
         if (L_.slices[to->second].flow_rank < want) L_.slices[to->second].flow_rank = want, changed = true;
       }

@@ -358,13 +358,19 @@ TEST_F(Export, PerfettoTracksSlicesFlowsAndCounters) {
   EXPECT_EQ(op1->end, kT + 4300);
   EXPECT_EQ(op1->args.at("bound_by"), "cuStreamSynchronize (stream_sync, observation 1)");
   EXPECT_EQ(op1->args.at("bounds"), "earliest start / latest end derived from host observations, not measured");
-  // Never proven complete: drawn to the capture's end, and says so.
+  // Never proven complete: one marker per stream to the capture's end, which says so.
   size_t open_ops = 0;
   for (auto& s : d.slices)
     if (s.args.count("open")) {
       ++open_ops;
+      EXPECT_EQ(s.name, "1 operation never proven complete");
+      EXPECT_EQ(s.start, kT + 6000);
       EXPECT_EQ(s.end, kEnd) << s.name;
-      EXPECT_EQ(s.args["open"], "never proven complete: drawn to the capture's end");
+      EXPECT_EQ(s.args["open"],
+                "never proven complete: folded into one marker per stream, from the first such operation's earliest "
+                "start to the capture's end");
+      EXPECT_EQ(s.args["op_ids"], "5");
+      EXPECT_EQ(s.args["kinds"], "launch 1");
     }
   EXPECT_EQ(open_ops, 1u);  // op 5
 
@@ -626,17 +632,22 @@ TEST_F(Export, EndToEndWithTheReplayEngine) {
   EXPECT_EQ(streams.size(), r.queues.size());
   EXPECT_TRUE(names.count("Stream 0x10 (pid 100)"));
   EXPECT_TRUE(names.count("Stream 0x20 (pid 100)"));
-  // Every replayed operation is one slice on its stream's lanes, with a flow
-  // from the call that enqueued it.
-  size_t op_slices = 0;
+  // Every replayed operation proven complete is one slice on its stream's
+  // lanes; those never proven are one marker per stream listing them; each
+  // has a flow from the call that enqueued it.
+  size_t op_slices = 0, proven = 0;
   for (auto& s : d.slices) op_slices += s.args.count("op_id");
-  EXPECT_EQ(op_slices, r.ops.size());
+  for (const replay::Op& op : r.ops) proven += op.latest_end_ns.has_value();
+  EXPECT_EQ(op_slices, proven);
+  EXPECT_LT(proven, r.ops.size());  // the unnamed launch of pid 200 is never synchronized
   for (const replay::Op& op : r.ops) {
     auto id = static_cast<uint64_t>(op.id);
     ASSERT_EQ(d.flow_out[id].size(), 1u) << op.id;
     ASSERT_EQ(d.flow_in[id].size(), 1u) << op.id;
     EXPECT_EQ(d.slices[d.flow_out[id][0]].start, op.enqueue_ns);
-    EXPECT_EQ(d.slices[d.flow_in[id][0]].args["op_id"], std::to_string(op.id));
+    const DecodedSlice& to = d.slices[d.flow_in[id][0]];
+    if (op.latest_end_ns) EXPECT_EQ(to.args.at("op_id"), std::to_string(op.id));
+    else EXPECT_NE((", " + to.args.at("op_ids") + ",").find(", " + std::to_string(op.id) + ","), std::string::npos);
   }
   // The engine's event edge (cuEventRecord on 0x20 -> cuStreamWaitEvent on 0x10) is a flow.
   size_t event_deps = 0;
@@ -712,6 +723,40 @@ namespace {
 
 // Many streams whose lanes are made while the track list grows: every lane
 // keeps its stream's name, and windows that overlap never share a lane.
+// A stream never synchronized: its 100 launches are one marker on one lane,
+// not 32 lanes of windows drawn to the capture's end (issue 20).
+TEST(ExportLayout, OperationsNeverProvenCompleteAreOneMarkerPerStream) {
+  exporter::Timeline t;
+  t.processes = {{1, 42, "p"}};
+  t.start_ns = 0, t.end_ns = 1000000;
+  replay::Result r;
+  r.end_ns = 1000000;
+  r.queues = {{1, 1, 42, "created", 0x10, {}, false, {}, {}, 100, 100}};
+  for (int i = 0; i < 100; ++i) {
+    replay::Op o;
+    o.id = i + 1, o.queue_id = 1, o.seq = i + 1, o.kind = i % 4 ? "launch" : "copy", o.name = "k", o.api = "a";
+    o.enqueue_ns = o.earliest_start_ns = 1000 + i;
+    r.ops.push_back(o);
+  }
+  r.deps = {{50, 10, "event"}};  // both inside the marker: no flow from it to itself
+  exporter::TraceLayout L = exporter::build_layout(std::move(t), r);
+  size_t lanes = 0;
+  for (auto& tr : L.tracks) lanes += tr.kind == exporter::TrackKind::lane;
+  EXPECT_EQ(lanes, 1u);
+  ASSERT_EQ(L.slices.size(), 1u);
+  const exporter::Slice& m = L.slices[0];
+  EXPECT_EQ(L.strings[m.name], "100 operations never proven complete");
+  EXPECT_EQ(m.start_ns, 1000);
+  EXPECT_EQ(m.end_ns, 1000000);
+  std::map<std::string, std::string> args;
+  for (auto& a : m.args) args[a.key] = a.is_string ? L.strings[static_cast<size_t>(a.value)] : std::to_string(a.value);
+  EXPECT_EQ(args["operations"], "100");
+  EXPECT_EQ(args["kinds"], "copy 25, launch 75");
+  EXPECT_EQ(args["op_ids"].substr(0, 9), "1, 2, 3, ");
+  EXPECT_NE(args["op_ids"].find("... (80 more)"), std::string::npos) << args["op_ids"];
+  EXPECT_TRUE(m.flows_out.empty());
+}
+
 TEST(ExportLayout, LanesOfManyStreams) {
   exporter::Timeline t;
   t.processes = {{1, 100, "p"}};
