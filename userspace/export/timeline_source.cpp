@@ -7,11 +7,13 @@
 namespace gpuobs::exporter {
 namespace {
 
-// Device memory in the memory_timeline view's kinds (its comment in
-// schema/migrations/002_cuda_api.sql): host and managed memory are not device memory.
+// Device memory, as everywhere in gpuobs (docs/schema.md, "Device memory";
+// the reports_test checks every such list is this one): the kinds device,
+// pitch, async, pool and physical (cuMemCreate). Host, managed and virtual
+// (address reservations) are not device memory.
 constexpr const char* kMemorySql =
     "SELECT process_id, kind, ts_mono_ns, live_bytes FROM memory_timeline"
-    " WHERE kind IN ('device', 'pitch', 'async', 'pool') ORDER BY process_id, ts_mono_ns";
+    " WHERE kind IN ('device', 'pitch', 'async', 'pool', 'physical') ORDER BY process_id, ts_mono_ns";
 
 // One statement per table: the union would sort 1M rows in SQLite; each table
 // is read in its (process, ts) index order and the calls merged in C++.

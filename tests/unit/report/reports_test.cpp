@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "catalogue/api_spec.h"
@@ -337,4 +340,37 @@ TEST_F(Reports, MemAndLeaks) {
   EXPECT_EQ(l[0]["bytes"], 2 << 20);
   EXPECT_EQ(l[0]["api"], "cuMemAlloc_v2");
   EXPECT_EQ(report("leaks", {{"pid", int64_t{200}}}).size(), 0u);
+}
+
+// "Device memory" is one set of allocation kinds everywhere (issue 20): every
+// `kind IN (...)` list naming 'device' in the reports, the C++ sources and
+// the documents is exactly docs/schema.md's set. proc_sum counted physical
+// memory, the Perfetto counter did not.
+TEST(DeviceMemory, EveryListOfItsKindsIsTheSame) {
+  namespace fs = std::filesystem;
+  const std::set<std::string> want{"device", "pitch", "async", "pool", "physical"};
+  const std::regex list(R"(kind\s+IN\s*\(([^)]*)\))", std::regex::icase);
+  const std::regex word(R"('([a-z_]+)')");
+  size_t lists = 0;
+  std::string root = GPUOBS_SOURCE_DIR;
+  for (const char* dir : {"schema/reports", "userspace", "docs", "cli", "daemon"})
+    for (const auto& e : fs::recursive_directory_iterator(root + "/" + dir)) {
+      std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".sql" && ext != ".cpp" && ext != ".h" && ext != ".md")) continue;
+      if (e.path().string().find("/measurements/") != std::string::npos) continue;  // logs of past runs
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string s = text.str();
+      for (auto m = std::sregex_iterator(s.begin(), s.end(), list); m != std::sregex_iterator(); ++m) {
+        std::set<std::string> kinds;
+        std::string inside = (*m)[1];
+        for (auto w = std::sregex_iterator(inside.begin(), inside.end(), word); w != std::sregex_iterator(); ++w)
+          kinds.insert((*w)[1]);
+        if (!kinds.count("device")) continue;
+        ++lists;
+        EXPECT_EQ(kinds, want) << e.path() << ": " << m->str();
+      }
+    }
+  EXPECT_GE(lists, 3u);  // proc_sum.sql, timeline_source.cpp, docs/schema.md
 }
