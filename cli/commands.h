@@ -94,6 +94,14 @@ struct TimelineExportArgs {
   bool force = false;   // replace an existing output file
 };
 int run_export_timeline(const TimelineExportArgs& args);
+// gpuobs export html: one self-contained page (docs/export.md, "HTML").
+struct HtmlExportArgs {
+  std::string file;
+  std::string output;  // required
+  bool force = false;
+  double since_s = -1, until_s = -1;  // the timeline's window; < 0: unset
+};
+int run_export_html(const HtmlExportArgs& args);
 int run_export_pprof(const StackArgs& args);  // output: required; by: default_sample_type
 
 // gpuobs check FILE... (cli/check.cpp): PRAGMA integrity_check of each

@@ -12,6 +12,7 @@
 #include "cli/output_file.h"
 #include "common/log.h"
 #include "export/chrome_writer.h"
+#include "export/html_writer.h"
 #include "export/perfetto_writer.h"
 #include "export/pprof_writer.h"
 #include "export/timeline_source.h"
@@ -53,6 +54,19 @@ int run_export_timeline(const TimelineExportArgs& a) {
   return write_file(program, a.output, a.force, [&](std::ostream& out) {
     return a.chrome ? exporter::write_chrome_json(*layout, out) : exporter::write_perfetto(*layout, out);
   });
+}
+
+int run_export_html(const HtmlExportArgs& a) {
+  const char* program = "gpuobs export html";
+  auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
+  if (!db) return fail(program, db.error());
+  auto replayed = replay::run(*db);
+  if (!replayed) return fail(program, replayed.error());
+  exporter::HtmlOptions o;
+  if (a.since_s >= 0) o.since_s = a.since_s;
+  if (a.until_s >= 0) o.until_s = a.until_s;
+  return write_file(program, a.output, a.force,
+                    [&](std::ostream& out) { return exporter::write_html(*db, *replayed, o, out); });
 }
 
 int run_export_pprof(const StackArgs& a) {

@@ -69,6 +69,7 @@ struct Args {
   cli::SqlArgs sq;
   cli::StackArgs stk, fold, ppf;
   cli::TimelineExportArgs pft, chr;
+  cli::HtmlExportArgs html;
   cli::ReplayArgs rpl;
   cli::StatusArgs status_args;
   cli::SegmentsArgs seg_args;
@@ -80,7 +81,7 @@ struct Args {
 struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
-           *segs = nullptr, *check = nullptr, *upgrade = nullptr;
+           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr;
   CLI::Option* stack_copy = nullptr;
 };
 
@@ -201,6 +202,17 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
   chrome->add_option("-o,--output", a.chr.output, "JSON file to write")->required();
   chrome->add_flag("-f,--force", a.chr.force, "replace an existing output file");
   a.chr.chrome = true;
+  auto* html = c.html = exp->add_subcommand(
+      "html",
+      "one self-contained HTML page (no network): summary, top tables, a flame graph of the stacks by measure "
+      "(search, zoom) and the timeline of a window");
+  html->add_option("file", a.html.file, std::string("capture file (default: gpuobsd's, ") + cli::kDaemonCapture + ")");
+  html->add_option("-o,--output", a.html.output, "HTML file to write")->required();
+  html->add_flag("-f,--force", a.html.force, "replace an existing output file");
+  html->add_option("--since", a.html.since_s, "timeline from this many seconds after the capture started")
+      ->check(kSeconds);
+  html->add_option("--until", a.html.until_s, "timeline up to this many seconds after the capture started")
+      ->check(kSeconds);
   auto* pprof = c.pprof =
       exp->add_subcommand("pprof",
                           "gzip-compressed pprof profile of the stacks, one sample type per measure "
@@ -253,6 +265,10 @@ std::optional<int> check_option_pairs(const Args& a, const Commands& c) {
     return usage_error(
         "--stack-copy applies only to --unwind dwarf (it sizes the stack copy that unwinds in user space)",
         "add --unwind dwarf, or drop --stack-copy");
+  if (c.html->parsed() && a.html.since_s >= 0 && a.html.until_s >= 0 && a.html.until_s <= a.html.since_s)
+    return usage_error(
+        "--until " + std::to_string(a.html.until_s) + " is not after --since " + std::to_string(a.html.since_s),
+        "--since and --until are seconds after the capture started; --until must be the later one");
   if (c.report->parsed() && a.rep.since_s >= 0 && a.rep.until_s >= 0 && a.rep.until_s <= a.rep.since_s)
     return usage_error(
         "--until " + std::to_string(a.rep.until_s) + " is not after --since " + std::to_string(a.rep.since_s),
@@ -311,6 +327,7 @@ int dispatch(Args& a, const Commands& c) {
   if (c.perfetto->parsed()) return current_if_unset(a.pft.file) ? cli::run_export_timeline(a.pft) : 2;
   if (c.chrome->parsed()) return current_if_unset(a.chr.file) ? cli::run_export_timeline(a.chr) : 2;
   if (c.pprof->parsed()) return current_if_unset(a.ppf.file) ? cli::run_export_pprof(a.ppf) : 2;
+  if (c.html->parsed()) return current_if_unset(a.html.file) ? cli::run_export_html(a.html) : 2;
   if (c.replay->parsed()) return cli::run_replay(a.rpl);
   if (c.report->parsed() && a.rep.list) return cli::run_report(a.rep);
   return run_on_captures(a, c);

@@ -17,6 +17,7 @@ packages=(
   help2man       # man pages from --help (cmake/packaging.cmake)
   prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
   curl iproute2 python3 passwd systemd  # the daemon tests: scrape queries, ss, JSON checks, useradd, systemd-analyze
+  chromium       # gpuobs_html_tests load `gpuobs export html` headless: no console error, the flame graph's frames, a screenshot
 )
 missing=()
 for p in "${packages[@]}"; do

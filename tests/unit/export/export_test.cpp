@@ -699,7 +699,7 @@ TEST_F(Export, CliWritesFilesThatDecode) {
 // (issue 20, and the -o /dev/null defect of issue 15 in the exports).
 TEST_F(Export, AnExistingOutputIsReplacedOnlyWithForceAndADeviceNever) {
   std::string bin = GPUOBS_BIN;
-  for (std::string kind : {"perfetto", "chrome", "pprof", "folded"}) {
+  for (std::string kind : {"perfetto", "chrome", "pprof", "folded", "html"}) {
     SCOPED_TRACE(kind);
     std::string out = dir_.file("existing." + kind);
     { std::ofstream(out) << "keep me"; }
