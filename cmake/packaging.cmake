@@ -57,6 +57,7 @@ if(HELP2MAN)
     "export-perfetto|export perfetto|a Perfetto trace of a capture"
     "export-chrome|export chrome|a Chrome JSON trace of a capture"
     "export-pprof|export pprof|a pprof profile of a capture's stacks"
+    "export-html|export html|one self-contained HTML page of a capture"
     "replay|replay|rebuild the GPU queues, their ordering and hazards from a capture"
     "status|status|is gpuobsd up, what it probes, its rates, drops and segments"
     "segments|segments|list gpuobsd's segment files"

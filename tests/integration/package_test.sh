@@ -21,7 +21,7 @@ for f in ./usr/bin/gpuobs ./usr/bin/gpuobsd ./usr/lib/systemd/system/gpuobsd.ser
          ./usr/share/man/man8/gpuobsd.8 ./usr/share/man/man1/gpuobs.1 ./usr/share/doc/gpuobs/operations.md \
          ./usr/share/man/man1/gpuobs-record.1 ./usr/share/man/man1/gpuobs-report.1 ./usr/share/man/man1/gpuobs-sql.1 \
          ./usr/share/man/man1/gpuobs-stacks.1 ./usr/share/man/man1/gpuobs-export-perfetto.1 \
-         ./usr/share/man/man1/gpuobs-export-chrome.1 ./usr/share/man/man1/gpuobs-export-pprof.1 \
+         ./usr/share/man/man1/gpuobs-export-chrome.1 ./usr/share/man/man1/gpuobs-export-pprof.1 ./usr/share/man/man1/gpuobs-export-html.1 \
          ./usr/share/man/man1/gpuobs-export-folded.1 ./usr/share/man/man1/gpuobs-replay.1 \
          ./usr/share/man/man1/gpuobs-status.1 ./usr/share/man/man1/gpuobs-segments.1 \
          ./usr/share/man/man1/gpuobs-check.1 ./usr/share/man/man1/gpuobs-upgrade.1 \

@@ -39,7 +39,7 @@ expect_not() {
 expect "gpuobs " record report sql stacks export replay status segments check upgrade
 expect "gpuobs re" record report replay
 expect_not "gpuobs re" sql
-expect "gpuobs export " folded perfetto chrome pprof
+expect "gpuobs export " folded perfetto chrome pprof html
 expect "gpuobs report k" kern_sum
 expect "gpuobs report kern_sum,api" kern_sum,api_sum
 expect "gpuobs report " api_sum capture top_stacks
