@@ -7,10 +7,12 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "export/chrome_writer.h"
 #include "export/html_writer.h"
 #include "export/perfetto_writer.h"
@@ -49,24 +51,33 @@ int write_file(const char* program, const std::string& path, bool force,
 
 int run_export_timeline(const TimelineExportArgs& a) {
   const char* program = a.chrome ? "gpuobs export chrome" : "gpuobs export perfetto";
+  std::optional<Progress> progress(std::in_place, program);
   auto layout = timeline_layout(a.file);
-  if (!layout) return fail(program, layout.error());
-  return write_file(program, a.output, a.force, [&](std::ostream& out) {
-    return a.chrome ? exporter::write_chrome_json(*layout, out) : exporter::write_perfetto(*layout, out);
-  });
+  Status written = layout ? write_output(a.output, a.force,
+                                         [&](std::ostream& out) {
+                                           return a.chrome ? exporter::write_chrome_json(*layout, out)
+                                                           : exporter::write_perfetto(*layout, out);
+                                         })
+                          : Status(layout.error());
+  progress.reset();  // erased before an error is printed
+  return written ? 0 : fail(program, written.error());
 }
 
 int run_export_html(const HtmlExportArgs& a) {
   const char* program = "gpuobs export html";
   auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return fail(program, db.error());
+  std::optional<Progress> progress(std::in_place, program);
   auto replayed = replay::run(*db);
-  if (!replayed) return fail(program, replayed.error());
   exporter::HtmlOptions o;
   if (a.since_s >= 0) o.since_s = a.since_s;
   if (a.until_s >= 0) o.until_s = a.until_s;
-  return write_file(program, a.output, a.force,
-                    [&](std::ostream& out) { return exporter::write_html(*db, *replayed, o, out); });
+  Status written = replayed
+                       ? write_output(a.output, a.force,
+                                      [&](std::ostream& out) { return exporter::write_html(*db, *replayed, o, out); })
+                       : Status(replayed.error());
+  progress.reset();
+  return written ? 0 : fail(program, written.error());
 }
 
 int run_export_pprof(const StackArgs& a) {
@@ -76,7 +87,10 @@ int run_export_pprof(const StackArgs& a) {
   auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return fail(program, db.error());
   StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api, a.by_process};
-  auto profile = exporter::pprof_profile(*db, *m, f);
+  auto profile = [&] {
+    Progress progress(program);  // erased before anything else is printed
+    return exporter::pprof_profile(*db, *m, f);
+  }();
   if (!profile) return fail(program, profile.error());
   auto gz = exporter::gzip(*profile);
   if (!gz) return fail(program, gz.error());

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/split.h"
 #include "common/terminal_text.h"
 
@@ -234,7 +235,17 @@ int run_record(RecordArgs& a) {
   }
   release(*child, a.command[0]);
   int status = record_until_exit(**session, child->pid);
-  auto sum = (*session)->finish(status);
+  Result<SessionSummary> sum = make_error("not finished");
+  {
+    // The ring's last records and the writer's backlog are stored now: on a
+    // busy capture that takes a while, so say what is happening.
+    Session& s = **session;
+    Progress progress("gpuobs record: storing the capture", [&s] {
+      WriterStats w = s.writer_stats();
+      return w.launches + w.api_calls + w.ioctls + w.process_events;
+    });
+    sum = s.finish(status);
+  }
   if (!sum) {
     print_error("gpuobs record", sum.error());
     return 1;

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "replay/replay.h"
 #include "report/query.h"
 #include "store/schema.h"
@@ -149,19 +151,23 @@ int run_replay(const ReplayArgs& a) {
     print_error(kProgram, db.error());
     return db.error().exit_code;
   }
+  std::optional<Progress> progress(std::in_place, "gpuobs replay");
   auto r = replay::run(*db);
   if (!r) {
+    progress.reset();  // its line is erased before anything else is printed
     print_error(kProgram, r.error());
     return r.error().exit_code;
   }
   if (!a.no_write) {
     if (auto s = replay::write(*db, *r); !s) {
+      progress.reset();
       Error e = s.error();
       if (e.hint.empty()) e.hint = "run with --no-write to only print the replay";
       print_error(kProgram, e);
       return 1;
     }
   }
+  progress.reset();
   Summary s = summarize(*db, *r);
   if (a.format == "json") {
     std::cout << s.json.dump(2) << "\n";

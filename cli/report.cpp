@@ -1,10 +1,12 @@
 // gpuobs report NAME FILE: the SQL in schema/reports/NAME.sql over a capture.
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/split.h"
 #include "report/query.h"
 #include "report/report_catalogue.h"
@@ -93,13 +95,21 @@ int run_report(const ReportArgs& a) {
   if (a.since_s >= 0) params["since_s"] = a.since_s;
   if (a.until_s >= 0) params["until_s"] = a.until_s;
   std::vector<QueryResult> results;
-  for (const auto& n : names) {
-    auto res = one_report(*db, n, params);
-    if (!res) {
-      print_error("gpuobs report", res.error());
-      return res.error().exit_code;
+  std::optional<Error> failed;
+  {
+    Progress progress("gpuobs report " + a.name);  // a report over a big capture can take seconds
+    for (const auto& n : names) {
+      auto res = one_report(*db, n, params);
+      if (!res) {
+        failed = res.error();  // printed once the progress line is erased
+        break;
+      }
+      results.push_back(std::move(*res));
     }
-    results.push_back(std::move(*res));
+  }
+  if (failed) {
+    print_error("gpuobs report", *failed);
+    return failed->exit_code;
   }
   if (names.size() == 1) {
     print_result(results[0], *fmt, std::cout);

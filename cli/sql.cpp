@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "report/query.h"
 #include "store/schema.h"
 
@@ -33,7 +34,10 @@ int run_sql(const SqlArgs& a) {
     print_error("gpuobs sql", e);
     return e.exit_code;
   }
-  auto res = run_query(*db, a.query, params, ParamPolicy::all_given);
+  auto res = [&] {
+    Progress progress("gpuobs sql");  // erased before the result or an error is printed
+    return run_query(*db, a.query, params, ParamPolicy::all_given);
+  }();
   if (!res) {
     print_error("gpuobs sql", res.error());
     return res.error().exit_code;

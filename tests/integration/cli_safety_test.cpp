@@ -368,3 +368,27 @@ TEST(TerminalOutput, NoColorTurnsColourOff) {
   ASSERT_EQ(run(sql + " >/dev/null 2>" + err), 0);
   EXPECT_EQ(read_file(err).find('\x1b'), std::string::npos) << "colour into a pipe";
 }
+
+// Progress lines: on a terminal only (GPUOBS_PROGRESS_AFTER_MS=0 shows them
+// for work shorter than the default second), erased at the end, never into a
+// pipe and never with TERM=dumb (issue 20).
+TEST(TerminalOutput, ProgressOnATerminalOnly) {
+  TempDir dir;
+  std::string cap = dir.file("p.gpuobs");
+  std::string shown =
+      on_terminal(kGpuobs + " record -o " + cap + " -- true", 100, "TERM=xterm GPUOBS_PROGRESS_AFTER_MS=0");
+  EXPECT_NE(shown.find("gpuobs record: storing the capture: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\r\x1b[K"), std::string::npos) << "the line is not erased";
+  std::string report =
+      on_terminal(kGpuobs + " report kern_sum,api_sum " + cap, 100, "TERM=xterm GPUOBS_PROGRESS_AFTER_MS=0");
+  EXPECT_NE(report.find("gpuobs report kern_sum,api_sum: "), std::string::npos) << report;
+  EXPECT_NE(report.find("== api_sum =="), std::string::npos) << report;
+  std::string dumb = on_terminal(kGpuobs + " report kern_sum " + cap, 100, "TERM=dumb GPUOBS_PROGRESS_AFTER_MS=0");
+  EXPECT_EQ(dumb.find("gpuobs report kern_sum: "), std::string::npos) << dumb;
+  std::string err = dir.file("err");
+  ASSERT_EQ(run("GPUOBS_PROGRESS_AFTER_MS=0 " + kGpuobs + " report kern_sum " + cap + " >/dev/null 2>" + err), 0);
+  EXPECT_EQ(read_file(err), "") << "progress into a pipe";
+  // The default delay: a report this small ends before any line is drawn.
+  std::string quick = on_terminal(kGpuobs + " report kern_sum " + cap, 100, "TERM=xterm");
+  EXPECT_EQ(quick.find("gpuobs report kern_sum: "), std::string::npos) << quick;
+}
