@@ -53,6 +53,7 @@ struct ReportArgs {
   int64_t pid = 0;
   std::string process;
   double since_s = -1, until_s = -1;  // seconds since the capture started; < 0: unset
+  std::string timeunit = "ns";        // durations (*_ns columns) in ns, us, ms or s
 };
 int run_report(const ReportArgs& args);
 

@@ -142,6 +142,10 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
           "capture files (default: gpuobsd's current segment); with several, the report runs once per file, "
           "each headed by its path: sums are per segment"));
   report->add_option("--format", a.rep.format, "table, json or csv")->capture_default_str();
+  report
+      ->add_option("--timeunit", a.rep.timeunit,
+                   "durations (the *_ns columns) in ns, us, ms or s, renamed to match (like nsys --timeunit)")
+      ->capture_default_str();
   report->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
   report->add_option("--pid", a.rep.pid, "only this process id")->check(CLI::PositiveNumber);
   report->add_option("--process", a.rep.process, "only processes with this name (comm)");

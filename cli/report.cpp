@@ -60,6 +60,12 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report", fmt.error());
     return 2;
   }
+  std::string unit_suffix;
+  auto divisor = time_unit_divisor(a.timeunit, &unit_suffix);
+  if (!divisor) {
+    print_error("gpuobs report", divisor.error());
+    return 2;
+  }
   if (a.list) return list_reports(*fmt);
   // "a,b,c" runs several, like nsys stats -r: every name checked first.
   std::vector<std::string> names = split_list(a.name, ',');
@@ -111,6 +117,7 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report", *failed);
     return failed->exit_code;
   }
+  for (auto& r : results) convert_time_unit(r, *divisor, unit_suffix);
   if (names.size() == 1) {
     print_result(results[0], *fmt, std::cout);
     return 0;

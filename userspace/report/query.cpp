@@ -244,6 +244,31 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
 
 void set_table_layout(const TableLayout& layout) { g_table_layout = layout; }
 
+Result<double> time_unit_divisor(std::string_view unit, std::string* suffix) {
+  static const std::pair<std::string_view, std::pair<double, const char*>> kUnits[] = {
+      {"ns", {1, "_ns"}},   {"nsec", {1, "_ns"}},   {"us", {1e3, "_us"}}, {"usec", {1e3, "_us"}},
+      {"ms", {1e6, "_ms"}}, {"msec", {1e6, "_ms"}}, {"s", {1e9, "_s"}},   {"sec", {1e9, "_s"}}};
+  for (const auto& [name, v] : kUnits)
+    if (name == unit) {
+      if (suffix) *suffix = v.second;
+      return v.first;
+    }
+  return make_error("unknown time unit '" + std::string(unit) + "'", "use ns, us, ms or s (nsec, usec, msec, sec)", 2);
+}
+
+void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix) {
+  if (divisor == 1) return;
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    std::string& c = r.columns[i];
+    if (c.size() < 3 || c.compare(c.size() - 3, 3, "_ns") != 0 || c.ends_with("_mono_ns")) continue;
+    c = c.substr(0, c.size() - 3) + suffix;
+    for (auto& row : r.rows) {
+      if (auto* v = std::get_if<int64_t>(&row[i])) row[i] = static_cast<double>(*v) / divisor;
+      else if (auto* d = std::get_if<double>(&row[i])) row[i] = *d / divisor;
+    }
+  }
+}
+
 std::vector<std::string> report_names() {
   std::vector<std::string> out;
   for (const auto& r : sql::reports()) out.emplace_back(r.name);

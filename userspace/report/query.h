@@ -40,6 +40,13 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
 Cell parse_param_value(const std::string& v);
 void print_result(const QueryResult& r, OutputFormat f, std::ostream& out);
 
+// Durations are nanoseconds in every report (columns named *_ns). A report's
+// result in another unit, as nsys's --timeunit: every *_ns column but
+// timestamps (*_mono_ns) divided and renamed (total_ns -> total_us).
+// Units: ns, us, ms, s (also nsec, usec, msec, sec).
+Result<double> time_unit_divisor(std::string_view unit, std::string* suffix);
+void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix);
+
 // How tables are laid out, for the whole process (the CLI sets it once from
 // the terminal and --wide): cells cut at 96 characters unless cut_cells is
 // off, and rows narrowed to max_width (0: no limit) by cutting the widest text

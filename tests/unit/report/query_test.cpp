@@ -87,6 +87,37 @@ TEST(Query, TablesNarrowTextColumnsNeverNumbers) {
   EXPECT_NE(dflt.str().find(std::string(93, 'w') + "..."), std::string::npos);
 }
 
+// --timeunit: every duration column (*_ns) converted and renamed, timestamps
+// (*_mono_ns) and other columns untouched; unknown units refused (issue 20).
+TEST(Query, TimeUnitConvertsDurationColumnsOnly) {
+  QueryResult r;
+  r.columns = {"api", "total_ns", "avg_ns", "ts_mono_ns", "calls"};
+  r.rows.push_back({std::string("cuStreamSynchronize"), int64_t{2500000}, 1250000.5, int64_t{7}, int64_t{2}});
+  r.rows.push_back({std::string("cuLaunchKernel"), Cell{}, Cell{}, int64_t{8}, int64_t{3}});
+  std::string suffix;
+  auto ms = time_unit_divisor("msec", &suffix);
+  ASSERT_TRUE(ms.ok());
+  EXPECT_EQ(*ms, 1e6);
+  convert_time_unit(r, *ms, suffix);
+  EXPECT_EQ(r.columns, (std::vector<std::string>{"api", "total_ms", "avg_ms", "ts_mono_ns", "calls"}));
+  EXPECT_EQ(std::get<double>(r.rows[0][1]), 2.5);
+  EXPECT_DOUBLE_EQ(std::get<double>(r.rows[0][2]), 1.2500005);
+  EXPECT_EQ(std::get<int64_t>(r.rows[0][3]), 7);
+  EXPECT_EQ(std::get<int64_t>(r.rows[0][4]), 2);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[1][1]));
+  EXPECT_EQ(*time_unit_divisor("s", &suffix), 1e9);
+  EXPECT_EQ(suffix, "_s");
+  EXPECT_EQ(*time_unit_divisor("ns", &suffix), 1);
+  EXPECT_FALSE(time_unit_divisor("fortnights", &suffix).ok());
+  // Every report names its durations *_ns: no other time unit in any column.
+  for (const auto& name : report_names()) {
+    auto sql = report_sql(name);
+    ASSERT_TRUE(sql.ok());
+    for (const char* other : {" AS total_ms", " AS avg_us", " AS total_us", " AS max_us", "_ms,", "_us,"})
+      EXPECT_EQ(sql->find(other), std::string_view::npos) << name << ": " << other;
+  }
+}
+
 TEST(Query, EveryReportRunsAgainstTheSchema) {
   gpuobs::testing::TempDir dir;
   auto path = dir.file("r.gpuobs");
