@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/capture_options.h"
 #include "cli/commands.h"
 #include "common/log.h"
 #include "report/query.h"
@@ -32,19 +33,6 @@ const CLI::Validator kSeconds(
     },
     "SECONDS>=0");
 
-// --unwind dwarf copies this many bytes of stack per event: whole 8-byte
-// words, at least one, at most 64 KiB (the BPF side's per-CPU buffer).
-const CLI::Validator kStackCopy(
-    [](std::string& v) -> std::string {
-      try {
-        size_t used = 0;
-        long long n = std::stoll(v, &used);
-        if (used == v.size() && n >= 8 && n <= 65536 && n % 8 == 0) return {};
-      } catch (const std::exception&) {}
-      return "'" + v + "' is not a multiple of 8 from 8 to 65536";
-    },
-    "BYTES");
-
 // The terminal's width when standard output is one (its size, else
 // $COLUMNS), or 0: output to a pipe or a file is never narrowed.
 size_t terminal_columns() {
@@ -60,8 +48,7 @@ struct Args {
   std::string log_level = "warn";
   bool wide = false;  // report, sql: tables never cut
   cli::RecordArgs rec;
-  uint32_t ring_mb = 16;
-  std::string unwind = "fp";  // --unwind's word; rec.session.unwind once parsed
+  uint32_t ring_mb = kRingMbDefault;
   // Which captures: files, --segment in --state-dir, or gpuobsd's current segment.
   std::vector<std::string> files;
   std::string segment, state_dir = cli::kDaemonStateDir;
@@ -82,7 +69,6 @@ struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
            *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr;
-  CLI::Option* stack_copy = nullptr;
 };
 
 void add_record(CLI::App& app, Args& a, Commands& c) {
@@ -91,33 +77,13 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
   record->add_option("-o,--output", a.rec.session.output,
                      "capture file to write (SQLite; default: gpuobs-COMMAND-YYYYMMDD-HHMMSS.gpuobs here)");
   record->add_flag("-f,--force", a.rec.session.force, "overwrite an existing output file");
-  record->add_option("--libcuda", a.rec.session.libcuda_paths,
-                     "libcuda file to probe (repeatable; default: the system's libcuda.so.1)");
-  record->add_option("--libhip", a.rec.session.libhip_paths,
-                     "HIP runtime file to probe (repeatable; default: the system's libamdhip64.so)");
-  record->add_option("--watch-dev", a.rec.session.device_specs,
-                     "also watch ioctls on this character device: MAJOR, MAJOR:MINOR or /dev/PATH, optionally "
-                     "DRIVER=... to decode its ioctls as nvidia, nvidia-uvm or kfd (repeatable)");
-  record->add_flag("!--no-gpu-devices", a.rec.session.gpu_devices,
-                   "do not watch the GPU drivers' devices found in /proc/devices");
-  record->add_option("--ring-mb", a.ring_mb, "ring buffer size in MiB, 1 to 1024 (rounded up to a power of two)")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
-  record->add_option("--stack-depth", a.rec.session.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
-      ->check(CLI::Range(0, 127))
-      ->capture_default_str();
-  record
-      ->add_option("--unwind", a.unwind,
-                   "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame "
-                   "in user space; bpf: unwind in BPF from .eh_frame tables (both go through code built "
-                   "without frame pointers)")
-      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))
-      ->capture_default_str();
-  c.stack_copy = record
-                     ->add_option("--stack-copy", a.rec.session.stack_copy_bytes,
-                                  "--unwind dwarf: bytes of stack copied per event (multiple of 8, <= 65536)")
-                     ->check(kStackCopy)
-                     ->capture_default_str();
+  // The options gpuobsd shares: one definition (capture/capture_options.h).
+  add_capture_options(
+      *record,
+      CaptureOptionFields{&a.rec.session.libcuda_paths, &a.rec.session.libhip_paths, &a.rec.session.device_specs,
+                          &a.rec.session.gpu_devices, &a.ring_mb, &a.rec.session.stack_depth, &a.rec.session.unwind,
+                          &a.rec.session.stack_copy_bytes},
+      false);
   record->footer("The command starts after -- or at the first word that is not an option.");
 }
 
@@ -265,10 +231,9 @@ std::optional<int> check_option_pairs(const Args& a, const Commands& c) {
     print_error("gpuobs", make_error(msg, hint));
     return 2;
   };
-  if (c.record->parsed() && c.stack_copy->count() && a.rec.session.unwind != UnwindMode::dwarf)
-    return usage_error(
-        "--stack-copy applies only to --unwind dwarf (it sizes the stack copy that unwinds in user space)",
-        "add --unwind dwarf, or drop --stack-copy");
+  if (c.record->parsed())
+    if (auto st = check_capture_options(a.rec.session.unwind, a.rec.session.stack_copy_bytes, "--stack-copy"); !st)
+      return usage_error(st.error().message, st.error().hint);
   if (c.html->parsed() && a.html.since_s >= 0 && a.html.until_s >= 0 && a.html.until_s <= a.html.since_s)
     return usage_error(
         "--until " + std::to_string(a.html.until_s) + " is not after --since " + std::to_string(a.html.since_s),
@@ -362,7 +327,6 @@ int main(int argc, char** argv) {
     app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
   } catch (const CLI::ParseError& e) { return app.exit(e) == 0 ? 0 : 2; }
   log_init(a.log_level);
-  a.rec.session.unwind = parse<UnwindMode>(a.unwind).value_or(UnwindMode::fp);  // IsMember admitted only its words
   if (auto rc = check_option_pairs(a, c)) return *rc;
   set_table_layout(TableLayout{a.wide ? 0 : terminal_columns(), !a.wide});
   return dispatch(a, c);

@@ -1,5 +1,7 @@
 #include "daemon/config.h"
 
+#include "capture/capture_options.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -157,37 +159,12 @@ Parsed parse_config(int argc, char** argv) {
   app.add_option("--max-age,--max_age", c.max_age_s, "delete segments last written longer ago than this (0: never)")
       ->transform(duration_units())
       ->capture_default_str();
-  app.add_option("--libcuda", c.libcuda, "libcuda file to probe (repeatable; default: discover)");
-  app.add_option("--libhip", c.libhip, "HIP runtime file to probe (repeatable; default: discover)");
-  app.add_option("--watch-dev,--watch_dev", c.watch_dev, "also watch this character device (repeatable)");
-  app.add_flag("!--no-gpu-devices", c.gpu_devices, "do not watch GPU drivers' devices from /proc/devices");
+  // The options gpuobs record shares: one definition (capture/capture_options.h).
+  add_capture_options(app,
+                      CaptureOptionFields{&c.libcuda, &c.libhip, &c.watch_dev, &c.gpu_devices, &c.ring_mb,
+                                          &c.stack_depth, &c.unwind, &c.stack_copy},
+                      true);
   app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
-  // ring_mb << 20 must fit the 32-bit size, and the ring must not be tiny:
-  // out-of-range values are refused, never clamped.
-  app.add_option("--ring-mb,--ring_mb", c.ring_mb, "ring buffer size in MiB, 1 to 1024 (rounded up to a power of two)")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
-  app.add_option("--stack-depth,--stack_depth", c.stack_depth, "user-stack frames per event, 0 to 127 (0: no stacks)")
-      ->check(CLI::Range(0, 127))
-      ->capture_default_str();
-  // Read as its word and checked against the words (CLI11's messages name
-  // them), then held as the enum.
-  std::string unwind(to_string(c.unwind));
-  app.add_option("--unwind", unwind, "fp (frame pointers), dwarf or bpf")
-      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))
-      ->capture_default_str();
-  app.add_option("--stack-copy,--stack_copy", c.stack_copy, "--unwind dwarf: stack bytes copied per event")
-      ->check(CLI::Range(8u, 65536u) & CLI::Validator(
-                                           [](std::string& v) -> std::string {
-                                             // Range has already refused non-numbers only when it runs first: never
-                                             // throw here.
-                                             return v.find_first_not_of("0123456789") == std::string::npos &&
-                                                            !v.empty() && std::stoull(v.substr(0, 12)) % 8 == 0
-                                                        ? ""
-                                                        : "stack_copy must be a multiple of 8";
-                                           },
-                                           "MULTIPLE OF 8"))
-      ->capture_default_str();
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
                  "read every process's maps for GPU libraries this often (e.g. 10s, 500ms; plain number: s)")
       ->transform(duration_ms())
@@ -221,11 +198,8 @@ Parsed parse_config(int argc, char** argv) {
     p.exit_code = rc == 0 ? 0 : 2;
     return p;
   }
-  c.unwind = parse<UnwindMode>(unwind).value_or(UnwindMode::fp);  // IsMember admitted only its words
-  // Only a value other than the default is an error: --print-config's output
-  // (every key) must read back as the same configuration.
-  if (c.stack_copy != Config{}.stack_copy && c.unwind != UnwindMode::dwarf) {
-    std::fprintf(stderr, "gpuobsd: error: stack_copy applies only to unwind = dwarf\n");
+  if (auto st = check_capture_options(c.unwind, c.stack_copy, "stack_copy"); !st) {
+    std::fprintf(stderr, "gpuobsd: error: %s\n", st.error().message.c_str());
     p.exit_code = 2;
     return p;
   }

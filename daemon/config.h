@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/capture_options.h"
 #include "capture/session.h"
 #include "common/modes.h"
 #include "common/result.h"
@@ -26,10 +27,11 @@ struct Config {
   uint64_t max_age_s = 0;  // 0: no age limit
   std::vector<std::string> libcuda, libhip, watch_dev;
   bool gpu_devices = true;
-  uint32_t ring_mb = 16;
-  uint32_t stack_depth = 64;
+  // The capture options, as gpuobs record has them (capture/capture_options.h).
+  uint32_t ring_mb = kRingMbDefault;
+  uint32_t stack_depth = kStackDepthDefault;
   UnwindMode unwind = UnwindMode::fp;
-  uint32_t stack_copy = 16384;
+  uint32_t stack_copy = kStackCopyDefault;
   uint64_t library_rescan_ms = 10000;  // rescan every process's maps for GPU libraries
   // Library files with probes: in all, and untrusted ones per owning user
   // (docs/operations.md, "Bounds"). A refusal is logged and counted.

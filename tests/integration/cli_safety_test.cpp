@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -391,4 +392,52 @@ TEST(TerminalOutput, ProgressOnATerminalOnly) {
   // The default delay: a report this small ends before any line is drawn.
   std::string quick = on_terminal(kGpuobs + " report kern_sum " + cap, 100, "TERM=xterm");
   EXPECT_EQ(quick.find("gpuobs report kern_sum: "), std::string::npos) << quick;
+}
+
+// gpuobs record and gpuobsd take the capture options from one definition
+// (capture/capture_options.h): the same help, defaults and bounds, and the
+// same refusals (issue 20).
+TEST(OptionValidation, RecordAndTheDaemonShareTheCaptureOptions) {
+  TempDir dir;
+  auto help_of = [&](const std::string& cmd) {
+    std::string out = dir.file("help");
+    (void)run(cmd + " --help > " + out + " 2>&1");
+    std::map<std::string, std::string> lines;  // option -> its help, config spellings dropped
+    std::istringstream in(read_file(out));
+    std::string option;
+    for (std::string l; std::getline(in, l);) {
+      size_t dash = l.find("--");
+      if (l.rfind("  --", 0) == 0 && dash == 2) {
+        option = l.substr(2, l.find_first_of(" ,{", 2) - 2);
+        size_t space = l.find(' ', 2);
+        lines[option] = space == std::string::npos ? "" : l.substr(space);
+      } else if (!option.empty() && l.rfind("      ", 0) == 0) {
+        lines[option] += l;
+      }
+    }
+    for (auto& [o, text] : lines) {  // the column the help starts in differs with the option names' width
+      std::string squeezed;
+      for (char ch : text)
+        if (ch != ' ' || squeezed.empty() || squeezed.back() != ' ') squeezed += ch;
+      text = squeezed;
+    }
+    return lines;
+  };
+  auto record = help_of(kGpuobs + " record"), daemon = help_of(GPUOBSD_BIN);
+  for (const char* o : {"--ring-mb", "--stack-depth", "--unwind", "--stack-copy", "--libcuda", "--libhip",
+                        "--watch-dev", "--no-gpu-devices"}) {
+    ASSERT_TRUE(record.count(o)) << o;
+    ASSERT_TRUE(daemon.count(o)) << o;
+    EXPECT_EQ(record[o], daemon[o]) << o;
+  }
+  EXPECT_NE(record["--ring-mb"].find("=16"), std::string::npos) << record["--ring-mb"];
+  for (const char* bad :
+       {"--ring-mb 4096", "--stack-depth 128", "--unwind lbr", "--stack-copy 100", "--stack-copy 4096 --unwind fp"}) {
+    std::string e1 = dir.file("e1"), e2 = dir.file("e2");
+    EXPECT_EQ(run(kGpuobs + " record " + bad + " -o " + dir.file("x.gpuobs") + " -- true 2>" + e1), 2) << bad;
+    EXPECT_EQ(run(std::string(GPUOBSD_BIN) + " --config /dev/null " + bad + " --print-config >/dev/null 2>" + e2), 2)
+        << bad;
+    EXPECT_FALSE(read_file(e1).empty());
+    EXPECT_FALSE(read_file(e2).empty());
+  }
 }

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "capture/capture_options.h"
 #include "capture/library_watch.h"
 #include "common/result.h"
 #include "decode/decoder.h"
@@ -35,13 +36,13 @@ struct SessionOptions {
   std::vector<std::string> libhip_paths;   // empty: discover the system's libamdhip64.so
   std::vector<std::string> device_specs;   // extra watched devices ("MAJOR[:MINOR]" or /dev path)
   bool gpu_devices = true;                 // watch GPU drivers' majors from /proc/devices
-  uint32_t ring_bytes = 16u << 20;
-  uint32_t stack_depth = 64;  // user-stack frames per event; 0: no stacks
+  uint32_t ring_bytes = kRingMbDefault << 20;
+  uint32_t stack_depth = kStackDepthDefault;  // user-stack frames per event; 0: no stacks
   // fp: frame-pointer walk in BPF; dwarf: also copy stack_copy_bytes of the
   // user stack per event and unwind it with .eh_frame in user space; bpf:
   // unwind in BPF from .eh_frame tables.
   UnwindMode unwind = UnwindMode::fp;
-  uint32_t stack_copy_bytes = 16384;
+  uint32_t stack_copy_bytes = kStackCopyDefault;
   // Find GPU libraries in processes' mappings (at start, on exec, on a
   // process's first GPU ioctl, every library_rescan_ms) and attach them.
   // Always on in daemon mode. GPUOBS_LIBRARY_RESCAN_MS overrides the period.

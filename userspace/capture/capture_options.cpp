@@ -1,0 +1,73 @@
+#include "capture/capture_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "events.h"
+
+namespace gpuobs {
+namespace {
+
+static_assert(kStackDepthMax == GPUOBS_STACK_MAX, "the BPF side's stack depth bound");
+static_assert(kStackCopyMax == GPUOBS_STACK_COPY_MAX, "the BPF side's stack copy bound");
+
+// "--ring-mb" and, for the config file, "--ring-mb,--ring_mb".
+std::string names(const std::string& dashed, bool config_spellings) {
+  std::string underscored = dashed;
+  for (size_t i = 2; i < underscored.size(); ++i)
+    if (underscored[i] == '-') underscored[i] = '_';
+  return config_spellings && underscored != dashed ? dashed + "," + underscored : dashed;
+}
+
+}  // namespace
+
+void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings) {
+  app.add_option("--libcuda", *f.libcuda, "libcuda file to probe (repeatable; default: the system's libcuda.so.1)");
+  app.add_option("--libhip", *f.libhip, "HIP runtime file to probe (repeatable; default: the system's libamdhip64.so)");
+  app.add_option(names("--watch-dev", config_spellings), *f.watch_dev,
+                 "also watch ioctls on this character device: MAJOR, MAJOR:MINOR or /dev/PATH, optionally "
+                 "DRIVER=... to decode its ioctls as nvidia, nvidia-uvm or kfd (repeatable)");
+  app.add_flag("!--no-gpu-devices", *f.gpu_devices, "do not watch the GPU drivers' devices found in /proc/devices");
+  app.add_option(names("--ring-mb", config_spellings), *f.ring_mb,
+                 "ring buffer size in MiB, 1 to " + std::to_string(kRingMbMax) + " (rounded up to a power of two)")
+      ->check(CLI::Range(1u, kRingMbMax))
+      ->capture_default_str();
+  app.add_option(names("--stack-depth", config_spellings), *f.stack_depth,
+                 "user-stack frames per event, 0 to " + std::to_string(kStackDepthMax) + " (0: no stacks)")
+      ->check(CLI::Range(0u, kStackDepthMax))
+      ->capture_default_str();
+  // The word is checked against the words (CLI11's message names them) and
+  // stored as the enum, never kept as a string.
+  app.add_option_function<std::string>(
+         "--unwind", [unwind = f.unwind](const std::string& w) { *unwind = parse<UnwindMode>(w).value_or(*unwind); },
+         "fp: frame pointers (cheapest); dwarf: also copy the stack and unwind it with .eh_frame in user "
+         "space; bpf: unwind in BPF from .eh_frame tables (both go through code built without frame pointers)")
+      ->check(CLI::IsMember({"fp", "dwarf", "bpf"}))
+      ->default_str(std::string(to_string(*f.unwind)));
+  app.add_option(names("--stack-copy", config_spellings), *f.stack_copy,
+                 "--unwind dwarf: bytes of stack copied per event (a multiple of 8, 8 to " +
+                     std::to_string(kStackCopyMax) + ")")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // Never throws: a word that is not a number is refused here.
+            if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+              return "'" + v + "' is not a multiple of 8 from 8 to " + std::to_string(kStackCopyMax);
+            unsigned long n = std::stoul(v);
+            if (n < 8 || n > kStackCopyMax || n % 8)
+              return "'" + v + "' is not a multiple of 8 from 8 to " + std::to_string(kStackCopyMax);
+            return {};
+          },
+          "BYTES"))
+      ->capture_default_str();
+}
+
+Status check_capture_options(UnwindMode unwind, uint32_t stack_copy, const char* spelling) {
+  // Only a value other than the default: gpuobsd --print-config writes every
+  // key, and its output must read back as the same configuration.
+  if (stack_copy != kStackCopyDefault && unwind != UnwindMode::dwarf)
+    return make_error(
+        std::string(spelling) + " applies only to --unwind dwarf (it sizes the stack copy that unwinds in user space)",
+        "add --unwind dwarf, or drop " + std::string(spelling), 2);
+  return {};
+}
+
+}  // namespace gpuobs

@@ -1,0 +1,48 @@
+// The capture options `gpuobs record` and gpuobsd share (issue 20): one set
+// of defaults, one validation, one help text, typed values (UnwindMode, not
+// its word). Each program binds them to its own fields; gpuobsd adds the
+// config file's spellings (ring_mb besides --ring-mb).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/modes.h"
+#include "common/result.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpuobs {
+
+// The defaults and bounds, the single source for both programs.
+inline constexpr uint32_t kRingMbDefault = 16, kRingMbMax = 1024;  // ring_mb << 20 fits 32 bits
+inline constexpr uint32_t kStackDepthDefault = 64, kStackDepthMax = 127;
+inline constexpr uint32_t kStackCopyDefault = 16384, kStackCopyMax = 65536;
+
+// Where the parsed values go.
+struct CaptureOptionFields {
+  std::vector<std::string>* libcuda = nullptr;
+  std::vector<std::string>* libhip = nullptr;
+  std::vector<std::string>* watch_dev = nullptr;
+  bool* gpu_devices = nullptr;
+  uint32_t* ring_mb = nullptr;
+  uint32_t* stack_depth = nullptr;
+  UnwindMode* unwind = nullptr;
+  uint32_t* stack_copy = nullptr;
+};
+
+// Adds --libcuda, --libhip, --watch-dev, --no-gpu-devices, --ring-mb,
+// --stack-depth, --unwind and --stack-copy, range-checked (out-of-range
+// values are refused, never clamped or wrapped). config_spellings: also
+// --ring_mb and the like, the keys of gpuobsd's config file.
+void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings);
+
+// What no single option can check: a stack copy size other than the default
+// applies only to --unwind dwarf. The error names the option as `spelling`.
+Status check_capture_options(UnwindMode unwind, uint32_t stack_copy, const char* spelling);
+
+}  // namespace gpuobs
