@@ -200,14 +200,14 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
                                                "rebuild the GPU queues, their ordering and hazards from a capture "
                                                "(writes the replay_* tables; docs/replay.md)");
   replay->add_option("file", a.rpl.file, "capture file")->required();
-  replay->add_option("--format", a.rpl.format, "table or json")->capture_default_str();
+  replay->add_option("--format", a.rpl.format, "table, json or csv")->capture_default_str();
   replay->add_flag("--no-write", a.rpl.no_write, "only print: do not write the replay tables into the capture");
 
   auto* status = c.status = app.add_subcommand("status",
                                                "is gpuobsd up, what it probes, events/s, drops, its segments "
                                                "(exit status 0: up, 3: not running, 4: permission denied)");
   status->add_option("--status-file", a.status_args.status_file, "gpuobsd's status file")->capture_default_str();
-  status->add_option("--format", a.status_args.format, "table or json")->capture_default_str();
+  status->add_option("--format", a.status_args.format, "table, json or csv (key,value rows)")->capture_default_str();
 
   auto* segs = c.segs = app.add_subcommand("segments", "list gpuobsd's segment files: start, end, size, launches");
   segs->add_option("--state-dir", a.seg_args.state_dir, "gpuobsd's state directory")->capture_default_str();

@@ -142,8 +142,9 @@ Summary summarize(Db& db, const replay::Result& r) {
 }  // namespace
 
 int run_replay(const ReplayArgs& a) {
-  if (a.format != "table" && a.format != "json") {
-    print_error(kProgram, make_error("unknown format " + a.format, "use --format table or --format json", 2));
+  auto fmt = parse_format(a.format);
+  if (!fmt) {
+    print_error(kProgram, fmt.error());
     return 2;
   }
   auto db = a.no_write ? open_capture_readonly(a.file) : open_for_write(a.file);
@@ -169,8 +170,15 @@ int run_replay(const ReplayArgs& a) {
   }
   progress.reset();
   Summary s = summarize(*db, *r);
-  if (a.format == "json") {
+  if (*fmt == OutputFormat::json) {
     std::cout << s.json.dump(2) << "\n";
+    return 0;
+  }
+  if (*fmt == OutputFormat::csv) {  // each table headed by its title, with its own header row
+    for (size_t i = 0; i < s.tables.size(); ++i) {
+      std::cout << (i ? "\n" : "") << "== " << s.tables[i].first << " ==\n";
+      print_result(s.tables[i].second, OutputFormat::csv, std::cout);
+    }
     return 0;
   }
   for (auto& [title, rows] : s.tables) {

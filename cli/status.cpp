@@ -46,9 +46,30 @@ std::string utc(int64_t unix_s) {
   return buf;
 }
 
+// The health document as key,value rows: "segments.0.path" for nested values.
+void flatten(const nlohmann::json& j, const std::string& prefix, QueryResult& out) {
+  if (j.is_object() || j.is_array()) {
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i)
+      flatten(*it, prefix + (prefix.empty() ? "" : ".") + (j.is_object() ? it.key() : std::to_string(i)), out);
+    return;
+  }
+  Cell v;
+  if (j.is_number_integer()) v = j.get<int64_t>();
+  else if (j.is_number()) v = j.get<double>();
+  else if (j.is_boolean()) v = int64_t{j.get<bool>()};
+  else if (j.is_string()) v = j.get<std::string>();
+  out.rows.push_back({prefix, v});
+}
+
 }  // namespace
 
 int run_status(const StatusArgs& a) {
+  auto fmt = parse_format(a.format);
+  if (!fmt) {
+    print_error("gpuobs status", fmt.error());
+    return 2;
+  }
   std::ifstream in(a.status_file);
   nlohmann::json j;
   std::string why;
@@ -84,16 +105,20 @@ int run_status(const StatusArgs& a) {
     else if (!fresh) why = "status last written " + std::to_string(age) + " s ago";
   }
   bool up = alive && fresh;
-  if (a.format == "json") {
+  if (*fmt != OutputFormat::table) {
     nlohmann::json out = h ? to_json(*h) : nlohmann::json::object();
     out["up"] = up;
     if (!up) out["reason"] = why;
-    std::printf("%s\n", out.dump(2).c_str());
+    if (*fmt == OutputFormat::json) {
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {  // csv: one key,value row per value of the JSON document, keys as dotted paths
+      QueryResult r;
+      r.columns = {"key", "value"};
+      flatten(out, "", r);
+      std::fflush(stdout);
+      print_result(r, OutputFormat::csv, std::cout);
+    }
     return up ? 0 : 3;
-  }
-  if (a.format != "table") {
-    print_error("gpuobs status", make_error("unknown format '" + a.format + "'", "use table or json", 2));
-    return 2;
   }
   std::printf("gpuobsd:        %s\n", up ? "up" : ("not running (" + why + ")").c_str());
   if (!h) return 3;

@@ -133,6 +133,12 @@ TEST(DaemonService, NotifiesSystemdAndStopsWithinTwoSecondsUnderLoad) {
   EXPECT_TRUE(has("STATUS=")) << read_file(log);
   // gpuobs status agrees: up, exit status 0; the status file is mode 0640.
   EXPECT_EQ(run(std::string(GPUOBS_BIN) + " status --status-file " + status + " > /dev/null"), 0);
+  // --format csv: the health document as key,value rows (issue 20).
+  std::string csv = output_of(std::string(GPUOBS_BIN) + " status --format csv --status-file " + status);
+  EXPECT_EQ(csv.rfind("key,value\n", 0), 0u) << csv;
+  EXPECT_NE(csv.find("\nup,1\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\npid,"), std::string::npos) << csv;
+  EXPECT_EQ(run(std::string(GPUOBS_BIN) + " status --format xml --status-file " + status + " 2>/dev/null"), 2);
   EXPECT_EQ(
       std::filesystem::status(status).permissions() & std::filesystem::perms::all,
       std::filesystem::perms::owner_read | std::filesystem::perms::owner_write | std::filesystem::perms::group_read);

@@ -65,6 +65,18 @@ TEST(ReplayCli, JsonSummaryAndNoWrite) {
   EXPECT_EQ(*db->scalar("SELECT count(*) FROM replay_ops"), 0);
 }
 
+// --format csv: each summary table headed by its title, CSV under it (issue 20).
+TEST(ReplayCli, CsvSummary) {
+  ReplayCapture c;
+  buggy_program(c);
+  const std::string& file = c.finish(1000);
+  auto [rc, out] = run_gpuobs("replay --no-write --format csv " + file);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.rfind("== ", 0), 0u) << out;
+  EXPECT_NE(out.find("wait_unrecorded_event"), std::string::npos) << out;
+  EXPECT_EQ(out.find("---"), std::string::npos) << "a table, not CSV: " << out;
+}
+
 TEST(ReplayCli, BadInputIsAClearError) {
   auto [rc, out] = run_gpuobs("replay /nonexistent/x.gpuobs");
   EXPECT_EQ(rc, 2) << out;
