@@ -53,7 +53,9 @@ struct ReportArgs {
   int64_t pid = 0;
   std::string process;
   double since_s = -1, until_s = -1;  // seconds since the capture started; < 0: unset
-  std::string timeunit = "ns";        // durations (*_ns columns) in ns, us, ms or s
+  // Durations (*_ns columns) in ns, us, ms or s; empty: ns in JSON and CSV,
+  // in a table each column in the unit that reads best.
+  std::string timeunit;
 };
 int run_report(const ReportArgs& args);
 

@@ -51,6 +51,7 @@ int write_file(const char* program, const std::string& path, bool force,
 
 int run_export_timeline(const TimelineExportArgs& a) {
   const char* program = a.chrome ? "gpuobs export chrome" : "gpuobs export perfetto";
+  if (Status st = check_output(a.output, a.force); !st) return fail(program, st.error());
   std::optional<Progress> progress(std::in_place, program);
   auto layout = timeline_layout(a.file);
   Status written = layout ? write_output(a.output, a.force,
@@ -65,6 +66,7 @@ int run_export_timeline(const TimelineExportArgs& a) {
 
 int run_export_html(const HtmlExportArgs& a) {
   const char* program = "gpuobs export html";
+  if (Status st = check_output(a.output, a.force); !st) return fail(program, st.error());
   auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return fail(program, db.error());
   std::optional<Progress> progress(std::in_place, program);
@@ -84,6 +86,7 @@ int run_export_pprof(const StackArgs& a) {
   const char* program = "gpuobs export pprof";
   auto m = parse_measure(a.by);
   if (!m) return fail(program, m.error());
+  if (Status st = check_output(a.output, a.force); !st) return fail(program, st.error());
   auto db = open_capture_readonly(a.file.empty() ? std::string(kDaemonCapture) : a.file);
   if (!db) return fail(program, db.error());
   StackFilter f{a.pid ? std::optional<int64_t>(a.pid) : std::nullopt, a.kernel, a.api, a.by_process};

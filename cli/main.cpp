@@ -110,7 +110,8 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
   report->add_option("--format", a.rep.format, "table, json or csv")->capture_default_str();
   report
       ->add_option("--timeunit", a.rep.timeunit,
-                   "durations (the *_ns columns) in ns, us, ms or s, renamed to match (like nsys --timeunit)")
+                   "durations (the *_ns columns) in ns, us, ms or s, renamed to match (like nsys --timeunit); "
+                   "default: ns in json and csv, in a table each column in the unit that reads best")
       ->capture_default_str();
   report->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
   report->add_option("--pid", a.rep.pid, "only this process id")->check(CLI::PositiveNumber);

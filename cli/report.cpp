@@ -61,7 +61,7 @@ int run_report(const ReportArgs& a) {
     return 2;
   }
   std::string unit_suffix;
-  auto divisor = time_unit_divisor(a.timeunit, &unit_suffix);
+  auto divisor = time_unit_divisor(a.timeunit.empty() ? "ns" : a.timeunit, &unit_suffix);
   if (!divisor) {
     print_error("gpuobs report", divisor.error());
     return 2;
@@ -117,7 +117,10 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report", *failed);
     return failed->exit_code;
   }
-  for (auto& r : results) convert_time_unit(r, *divisor, unit_suffix);
+  for (auto& r : results) {
+    if (a.timeunit.empty() && *fmt == OutputFormat::table) convert_time_units_for_reading(r);
+    else convert_time_unit(r, *divisor, unit_suffix);
+  }
   if (names.size() == 1) {
     print_result(results[0], *fmt, std::cout);
     return 0;

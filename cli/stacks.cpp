@@ -1,6 +1,8 @@
 // gpuobs stacks FILE: the call stacks that launched, copied, allocated or
 // blocked the most, innermost frame first. gpuobs export folded FILE: the
 // same weights as flame-graph input (flamegraph.pl, speedscope, inferno).
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -153,16 +155,24 @@ int run_stacks(const StackArgs& a) {
 }
 
 int run_export_folded(const StackArgs& a) {
+  if (!a.output.empty())
+    if (Status st = check_output(a.output, a.force); !st) {
+      print_error("gpuobs export folded", st.error());
+      return st.error().exit_code;
+    }
   auto loaded = load(a, true, 0);
   if (!loaded) {
     print_error("gpuobs export folded", loaded.error());
     return loaded.error().exit_code;
   }
+  // Traced names reach a terminal when folded goes to standard output there:
+  // their control characters are escaped (a file keeps every byte).
+  const bool to_terminal = a.output.empty() && ::isatty(STDOUT_FILENO);
   auto write = [&](std::ostream& out) -> Status {
-    auto clean = [](std::string s) {  // ';' separates frames, newlines end lines
+    auto clean = [to_terminal](std::string s) {  // ';' separates frames, newlines end lines
       for (char& c : s)
         if (c == ';' || c == '\n') c = ':';
-      return s;
+      return to_terminal ? terminal_safe(s) : s;
     };
     // root first, the leaf (kernel, API, ioctl) on top
     for (auto& l : loaded->leaves) {

@@ -243,6 +243,33 @@ TEST(OptionValidation, SqlParametersWithoutAValueAreAnError) {
   EXPECT_EQ(read_file(o), "x\n42\n");
 }
 
+namespace {
+
+// Runs cmd under a pseudo-terminal of `cols` columns (util-linux script(1)):
+// what a user at a terminal sees, output and diagnostics together.
+std::string on_terminal(const std::string& cmd, int cols, const std::string& env = "") {
+  TempDir dir;
+  std::string inner = dir.file("inner.sh"), out = dir.file("out");
+  {
+    std::ofstream sh(inner);
+    sh << "stty cols " << cols << " rows 50\n" << env << " " << cmd << "\n";
+  }
+  (void)run("script -qec 'sh " + inner + "' /dev/null > " + out + " 2>&1 </dev/null");
+  return read_file(out);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    out.push_back(l);
+  }
+  return out;
+}
+
+}  // namespace
+
 // A kernel, process and library named with terminal controls: tables and
 // `stacks` show them escaped; JSON keeps the bytes.
 TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
@@ -298,34 +325,13 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
   EXPECT_NE(read_file(o).find("\\e[31mlib.so"), std::string::npos) << read_file(o);
   ASSERT_EQ(run(kGpuobs + " sql 'SELECT comm FROM processes' " + cap + " --format json >" + o), 0);
   EXPECT_EQ(nlohmann::json::parse(read_file(o))[0]["comm"], comm);
+  // export folded to a terminal escapes them too (into a file it keeps every byte).
+  std::string folded = on_terminal(kGpuobs + " export folded --by-process " + cap, 200);
+  EXPECT_NE(folded.find(";pid 77;"), std::string::npos) << folded;
+  EXPECT_EQ(folded.find('\x1b'), std::string::npos) << folded;
+  EXPECT_EQ(folded.find('\x07'), std::string::npos) << folded;
 }
 
-namespace {
-
-// Runs cmd under a pseudo-terminal of `cols` columns (util-linux script(1)):
-// what a user at a terminal sees, output and diagnostics together.
-std::string on_terminal(const std::string& cmd, int cols, const std::string& env = "") {
-  TempDir dir;
-  std::string inner = dir.file("inner.sh"), out = dir.file("out");
-  {
-    std::ofstream sh(inner);
-    sh << "stty cols " << cols << " rows 50\n" << env << " " << cmd << "\n";
-  }
-  (void)run("script -qec 'sh " + inner + "' /dev/null > " + out + " 2>&1 </dev/null");
-  return read_file(out);
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) {
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    out.push_back(l);
-  }
-  return out;
-}
-
-}  // namespace
 
 // Tables fit the terminal: the widest text columns are cut with "...",
 // numbers never; --wide cuts nothing; a pipe gets the whole text (issue 20).

@@ -97,8 +97,11 @@ Result<json> flame_graphs(Db& db, double min_share) {
 // is_string, value]): a replayed window's notes repeat on every slice, and
 // inline they made a 300-step training run's page 22 MB.
 json timeline(TraceLayout L, const HtmlOptions& o, int64_t capture_start) {
-  int64_t from = o.since_s ? capture_start + static_cast<int64_t>(*o.since_s * 1e9) : L.start_ns;
-  int64_t to = o.until_s ? capture_start + static_cast<int64_t>(*o.until_s * 1e9) : L.end_ns;
+  // Seconds past the capture's end select nothing (and never overflow).
+  const double span_s = static_cast<double>(std::max<int64_t>(0, L.end_ns - capture_start)) / 1e9 + 1;
+  auto at = [&](double s) { return capture_start + static_cast<int64_t>(std::min(s, span_s) * 1e9); };
+  int64_t from = o.since_s ? at(*o.since_s) : L.start_ns;
+  int64_t to = o.until_s ? at(*o.until_s) : L.end_ns;
   json tracks = json::array();
   for (const Track& t : L.tracks)
     tracks.push_back({{"id", t.uuid},

@@ -43,7 +43,9 @@ std::string cell_text(const Cell& c) {
 }
 
 std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  // A bare CR ends a record for RFC 4180 readers too: a traced name holding
+  // one must not split its row.
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
@@ -75,14 +77,17 @@ std::string table_text(const Cell& c) {
 }
 
 // Narrows the widest text columns, one byte at a time, until the row fits in
-// max_width (numbers are never cut: a cut number would be a wrong number).
-void fit_widths(std::vector<size_t>& width, const std::vector<bool>& numeric, size_t max_width) {
+// max_width. A column is never narrowed below its widest number (a cut
+// number would be a wrong number, also in a column that mixes numbers and
+// text, as report capture's value does) nor below kTableColumnMin.
+void fit_widths(std::vector<size_t>& width, const std::vector<size_t>& floor, size_t max_width) {
   size_t total = 2 * (width.empty() ? 0 : width.size() - 1);
   for (size_t w : width) total += w;
   while (total > max_width) {
     size_t widest = width.size();
     for (size_t i = 0; i < width.size(); ++i)
-      if (!numeric[i] && width[i] > kTableColumnMin && (widest == width.size() || width[i] > width[widest])) widest = i;
+      if (width[i] > std::max(kTableColumnMin, floor[i]) && (widest == width.size() || width[i] > width[widest]))
+        widest = i;
     if (widest == width.size()) return;  // nothing left to narrow: the row stays wider
     --width[widest];
     --total;
@@ -225,7 +230,12 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   for (size_t i = 0; i < r.columns.size(); ++i) width[i] = heads[i].size();
   for (const auto& row : r.rows)
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i]).size());
-  if (g_table_layout.max_width) fit_widths(width, numeric, g_table_layout.max_width);
+  std::vector<size_t> number_width(r.columns.size(), 0);  // the widest number of each column
+  for (const auto& row : r.rows)
+    for (size_t i = 0; i < row.size(); ++i)
+      if (std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]))
+        number_width[i] = std::max(number_width[i], table_text(row[i]).size());
+  if (g_table_layout.max_width) fit_widths(width, number_width, g_table_layout.max_width);
   auto line = [&](auto get, auto right) {
     for (size_t i = 0; i < r.columns.size(); ++i) {
       std::string t = cut_to(get(i), width[i]);
@@ -254,6 +264,28 @@ Result<double> time_unit_divisor(std::string_view unit, std::string* suffix) {
       return v.first;
     }
   return make_error("unknown time unit '" + std::string(unit) + "'", "use ns, us, ms or s (nsec, usec, msec, sec)", 2);
+}
+
+void convert_time_units_for_reading(QueryResult& r) {
+  static const std::pair<double, const char*> kUnits[] = {{1e9, "_s"}, {1e6, "_ms"}, {1e3, "_us"}};
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    const std::string& c = r.columns[i];
+    if (c.size() < 3 || c.compare(c.size() - 3, 3, "_ns") != 0 || c.ends_with("_mono_ns")) continue;
+    double largest = 0;
+    for (const auto& row : r.rows) {
+      if (auto* v = std::get_if<int64_t>(&row[i])) largest = std::max(largest, std::fabs(static_cast<double>(*v)));
+      else if (auto* d = std::get_if<double>(&row[i])) largest = std::max(largest, std::fabs(*d));
+    }
+    for (const auto& [divisor, suffix] : kUnits)
+      if (largest >= divisor) {
+        QueryResult one{{c}, {}};  // convert this column alone
+        for (const auto& row : r.rows) one.rows.push_back({row[i]});
+        convert_time_unit(one, divisor, suffix);
+        r.columns[i] = one.columns[0];
+        for (size_t k = 0; k < r.rows.size(); ++k) r.rows[k][i] = one.rows[k][0];
+        break;
+      }
+  }
 }
 
 void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix) {

@@ -46,6 +46,9 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out);
 // Units: ns, us, ms, s (also nsec, usec, msec, sec).
 Result<double> time_unit_divisor(std::string_view unit, std::string* suffix);
 void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix);
+// Tables without --timeunit: each *_ns column in the largest unit in which its
+// largest value is at least 1 (434269 ns -> 434.269 us), renamed to match.
+void convert_time_units_for_reading(QueryResult& r);
 
 // How tables are laid out, for the whole process (the CLI sets it once from
 // the terminal and --wide): cells cut at 96 characters unless cut_cells is

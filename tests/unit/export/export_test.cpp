@@ -714,7 +714,28 @@ TEST_F(Export, AnExistingOutputIsReplacedOnlyWithForceAndADeviceNever) {
     EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null was replaced";
     EXPECT_EQ(run(bin + " export " + kind + " " + path_ + " -f -o " + dir_.path()), 2);
     EXPECT_TRUE(std::filesystem::is_directory(dir_.path()));
+    // -o /dev/stdout with stdout redirected into a file: the output lands in
+    // that file and the link stays a link (with -f it was renamed over; a
+    // copy of the link, not /dev/stdout itself, so a regression harms nothing).
+    std::string link = dir_.file("stdout-" + kind), sink = dir_.file("sink-" + kind);
+    ASSERT_EQ(::symlink("/proc/self/fd/1", link.c_str()), 0);
+    for (const char* force : {"", "-f "}) {
+      EXPECT_EQ(
+          std::system((bin + " export " + kind + " " + path_ + " " + force + "-o " + link + " > " + sink).c_str()), 0)
+          << force;
+      EXPECT_TRUE(std::filesystem::is_symlink(link)) << force;
+      EXPECT_GT(std::filesystem::file_size(sink), 10u) << force;
+    }
+    // A file of the user's at OUT.tmp is not ours to truncate or remove.
+    std::string mine = dir_.file("existing." + kind + ".tmp");
+    { std::ofstream(mine) << "mine"; }
+    EXPECT_EQ(run(bin + " export " + kind + " " + path_ + " -f -o " + out), 0);
+    EXPECT_EQ(gpuobs::testing::file_bytes(mine), "mine");
   }
+  // export html --since past the end: an empty window, not the whole capture.
+  std::string html = dir_.file("late.html");
+  ASSERT_EQ(run(bin + " export html " + path_ + " --since 1e300 -o " + html), 0);
+  EXPECT_NE(gpuobs::testing::file_bytes(html).find("\"slices_kept\":0"), std::string::npos);
 }
 
 }  // namespace

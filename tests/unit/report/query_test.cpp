@@ -55,6 +55,17 @@ TEST(Query, RealsAreNeverInScientificNotation) {
 
 // A table narrowed to a width cuts the widest text column with "...", never
 // a number and never below 8 characters; cut_cells off keeps long text whole.
+// A CR in a traced name is quoted like a newline: RFC 4180 readers end a
+// record at a bare CR too (the review of issue 20's CSV outputs).
+TEST(Query, CsvQuotesACarriageReturn) {
+  QueryResult r;
+  r.columns = {"process", "n"};
+  r.rows.push_back({std::string("x\ry"), int64_t{5}});
+  std::ostringstream out;
+  print_result(r, OutputFormat::csv, out);
+  EXPECT_EQ(out.str(), "process,n\n\"x\ry\",5\n");
+}
+
 TEST(Query, TablesNarrowTextColumnsNeverNumbers) {
   QueryResult r;
   r.columns = {"n", "name", "note"};
@@ -74,6 +85,16 @@ TEST(Query, TablesNarrowTextColumnsNeverNumbers) {
   set_table_layout(TableLayout{10, true});
   print_result(r, OutputFormat::table, tiny);
   EXPECT_NE(tiny.str().find("123456789012345  kkkkk...  short"), std::string::npos) << tiny.str();
+  // A column mixing text and numbers (report capture's value): its numbers
+  // are whole however narrow the terminal.
+  QueryResult mixed;
+  mixed.columns = {"key", "value"};
+  mixed.rows.push_back({std::string("command"), std::string(40, 'c')});
+  mixed.rows.push_back({std::string("ring_buffer_bytes"), int64_t{12345678901234}});
+  std::ostringstream m;
+  set_table_layout(TableLayout{12, true});
+  print_result(mixed, OutputFormat::table, m);
+  EXPECT_NE(m.str().find("12345678901234"), std::string::npos) << m.str();
   // --wide: a 200-character cell is printed whole.
   r.rows[0][1] = std::string(200, 'w');
   std::ostringstream wide;
@@ -109,6 +130,18 @@ TEST(Query, TimeUnitConvertsDurationColumnsOnly) {
   EXPECT_EQ(suffix, "_s");
   EXPECT_EQ(*time_unit_divisor("ns", &suffix), 1);
   EXPECT_FALSE(time_unit_divisor("fortnights", &suffix).ok());
+  // A table without --timeunit: each column in the unit that reads best.
+  QueryResult t;
+  t.columns = {"blocked_ns", "avg_ns", "tiny_ns", "ts_mono_ns"};
+  t.rows.push_back({int64_t{434269}, 2500000000.0, int64_t{12}, int64_t{5000000}});
+  t.rows.push_back({int64_t{1000}, Cell{}, int64_t{3}, int64_t{6000000}});
+  convert_time_units_for_reading(t);
+  EXPECT_EQ(t.columns, (std::vector<std::string>{"blocked_us", "avg_s", "tiny_ns", "ts_mono_ns"}));
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][0]), 434.269);
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[1][0]), 1.0);
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][1]), 2.5);
+  EXPECT_EQ(std::get<int64_t>(t.rows[0][2]), 12);
+  EXPECT_EQ(std::get<int64_t>(t.rows[0][3]), 5000000);
   // Every report names its durations *_ns: no other time unit in any column.
   for (const auto& name : report_names()) {
     auto sql = report_sql(name);

@@ -43,6 +43,11 @@ expect "gpuobs export " folded perfetto chrome pprof html
 expect "gpuobs report k" kern_sum
 expect "gpuobs report kern_sum,api" kern_sum,api_sum
 expect "gpuobs report " api_sum capture top_stacks
+expect "gpuobs report --format csv k" kern_sum
+# After the name (a flag without a value between them), capture files.
+touch "${TMPDIR:-/tmp}/gpuobs-completion-test.gpuobs"
+expect "gpuobs report --wide kern_sum ${TMPDIR:-/tmp}/gpuobs-completion-te" "${TMPDIR:-/tmp}/gpuobs-completion-test.gpuobs"
+rm -f "${TMPDIR:-/tmp}/gpuobs-completion-test.gpuobs"
 expect "gpuobs record --st" --stack-depth --stack-copy
 expect "gpuobs record --unwind " fp dwarf bpf
 expect "gpuobs report kern_sum --format " table json csv
