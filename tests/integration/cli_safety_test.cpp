@@ -210,6 +210,18 @@ TEST(OptionValidation, NumericOptionsAreCheckedNotWrappedOrClamped) {
   refused("report api_sum " + cap + " --since 10 --until 1", "--until 1.000000 is not after --since 10.000000");
   refused("report api_sum " + cap + " --pid -3", "--pid");
   EXPECT_EQ(run(kGpuobs + " report api_sum " + cap + " --since 0.5 --until 2 >/dev/null"), 0);
+  // report a,b (like nsys stats -r): JSON is one object keyed by report; a
+  // name it does not know is refused before anything is printed (issue 20).
+  std::string several = dir.file("several.json");
+  ASSERT_EQ(run(kGpuobs + " report kern_sum,api_sum,capture " + cap + " --format json >" + several), 0);
+  auto reports = nlohmann::json::parse(read_file(several));
+  ASSERT_TRUE(reports.is_object()) << reports.dump();
+  EXPECT_EQ(reports.size(), 3u);
+  EXPECT_TRUE(reports["kern_sum"].is_array());
+  EXPECT_TRUE(reports["api_sum"].is_array());
+  EXPECT_FALSE(reports["capture"].empty());
+  EXPECT_EQ(run(kGpuobs + " report kern_sum,nope " + cap + " >" + several + " 2>/dev/null"), 2);
+  EXPECT_EQ(read_file(several), "");
   // --format: every command that takes it refuses a word it does not know
   // (segments printed a table and exited 0), and CSV is CSV (issue 20).
   std::string state = dir.file("state");
@@ -331,7 +343,6 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
   EXPECT_EQ(folded.find('\x1b'), std::string::npos) << folded;
   EXPECT_EQ(folded.find('\x07'), std::string::npos) << folded;
 }
-
 
 // Tables fit the terminal: the widest text columns are cut with "...",
 // numbers never; --wide cuts nothing; a pipe gets the whole text (issue 20).
