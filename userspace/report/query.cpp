@@ -266,11 +266,27 @@ Result<double> time_unit_divisor(std::string_view unit, std::string* suffix) {
   return make_error("unknown time unit '" + std::string(unit) + "'", "use ns, us, ms or s (nsec, usec, msec, sec)", 2);
 }
 
+namespace {
+
+// A duration column: *_ns, but not a timestamp (*_mono_ns).
+bool is_duration_column(const std::string& c) { return c.ends_with("_ns") && !c.ends_with("_mono_ns"); }
+
+// Column i divided by divisor and renamed *_ns -> *<suffix>.
+void convert_column(QueryResult& r, size_t i, double divisor, const std::string& suffix) {
+  std::string& c = r.columns[i];
+  c = c.substr(0, c.size() - 3) + suffix;
+  for (auto& row : r.rows) {
+    if (auto* v = std::get_if<int64_t>(&row[i])) row[i] = static_cast<double>(*v) / divisor;
+    else if (auto* d = std::get_if<double>(&row[i])) row[i] = *d / divisor;
+  }
+}
+
+}  // namespace
+
 void convert_time_units_for_reading(QueryResult& r) {
   static const std::pair<double, const char*> kUnits[] = {{1e9, "_s"}, {1e6, "_ms"}, {1e3, "_us"}};
   for (size_t i = 0; i < r.columns.size(); ++i) {
-    const std::string& c = r.columns[i];
-    if (c.size() < 3 || c.compare(c.size() - 3, 3, "_ns") != 0 || c.ends_with("_mono_ns")) continue;
+    if (!is_duration_column(r.columns[i])) continue;
     double largest = 0;
     for (const auto& row : r.rows) {
       if (auto* v = std::get_if<int64_t>(&row[i])) largest = std::max(largest, std::fabs(static_cast<double>(*v)));
@@ -278,11 +294,7 @@ void convert_time_units_for_reading(QueryResult& r) {
     }
     for (const auto& [divisor, suffix] : kUnits)
       if (largest >= divisor) {
-        QueryResult one{{c}, {}};  // convert this column alone
-        for (const auto& row : r.rows) one.rows.push_back({row[i]});
-        convert_time_unit(one, divisor, suffix);
-        r.columns[i] = one.columns[0];
-        for (size_t k = 0; k < r.rows.size(); ++k) r.rows[k][i] = one.rows[k][0];
+        convert_column(r, i, divisor, suffix);
         break;
       }
   }
@@ -290,15 +302,8 @@ void convert_time_units_for_reading(QueryResult& r) {
 
 void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix) {
   if (divisor == 1) return;
-  for (size_t i = 0; i < r.columns.size(); ++i) {
-    std::string& c = r.columns[i];
-    if (c.size() < 3 || c.compare(c.size() - 3, 3, "_ns") != 0 || c.ends_with("_mono_ns")) continue;
-    c = c.substr(0, c.size() - 3) + suffix;
-    for (auto& row : r.rows) {
-      if (auto* v = std::get_if<int64_t>(&row[i])) row[i] = static_cast<double>(*v) / divisor;
-      else if (auto* d = std::get_if<double>(&row[i])) row[i] = *d / divisor;
-    }
-  }
+  for (size_t i = 0; i < r.columns.size(); ++i)
+    if (is_duration_column(r.columns[i])) convert_column(r, i, divisor, suffix);
 }
 
 std::vector<std::string> report_names() {
