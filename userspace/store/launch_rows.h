@@ -1,7 +1,8 @@
-// Launches in the compact form (schema/migrations/012): a launch row is its
+// Launches in the compact form (schema/migrations/012, 016): a launch is its
 // time and a "shape" id; the shape (everything a repeated launch has in
 // common) and every name are stored once. Launches are buffered for the
-// writer's transaction, then inserted in time order, 64 rows per statement.
+// writer's transaction, then inserted in time order, up to 64 per row of
+// launch_runs (store/launch_runs.h).
 // Their counts per shape and second (launch_counts) are kept in memory and
 // stored about once a second of capture time, with the mark below which
 // every launch is counted (migration 013): launch_agg counts the launches
@@ -22,6 +23,7 @@
 #include "decode/launch_record.h"
 #include "store/db.h"
 #include "store/intern_table.h"
+#include "store/launch_runs.h"
 #include "store/string_table.h"
 
 namespace gpuobs {
@@ -82,21 +84,22 @@ class LaunchRowWriter {
   };
   using Counts = std::unordered_map<CountKey, Count, CountHash>;
   static void count(Counts& into, int64_t shape, int64_t ts_rel);
-  int insert_runs(std::span<const int64_t> ids, std::span<const int64_t> shapes);
+  // The run being built, as one row of launch_runs (nothing when empty).
+  int insert_run();
   int upsert_counts(const Counts& counts);
 
   sqlite3* db_ = nullptr;
   StringTable* strings_ = nullptr;
   NameSource names_;
   int64_t t0_ = 0;
-  Stmt ins_shape_, ins_launch_, ins_launches_, upsert_count_, set_mark_;
+  Stmt ins_shape_, ins_launch_, ins_run_, upsert_count_, set_mark_;
   InternTable<ShapeKey> shapes_;
   int64_t next_shape_id_ = 1;
   // process_id -> function -> strings.id of its kernel name (0: none known)
   std::unordered_map<int64_t, std::unordered_map<uint64_t, int64_t>> name_ids_;
   std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> api_ids_;  // api -> (symbol, vendor) string ids
   std::vector<Row> rows_;
-  std::vector<int64_t> run_ids_, run_shapes_;  // flush()'s rows for the 64-row statement
+  LaunchRunEncoder run_;  // flush()'s run being built
 
   // Committed launches not yet counted in launch_counts (ids >= counted_below_).
   Counts pending_;

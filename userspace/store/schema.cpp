@@ -12,6 +12,7 @@
 #include "events.h"
 
 #include "store/embedded_sql.h"
+#include "store/launch_runs.h"
 
 namespace gpuobs {
 namespace {
@@ -144,6 +145,22 @@ void add_reference_problems(Db& db, int max, std::vector<std::string>& problems)
     else if (*n) problems.push_back(std::to_string(*n) + " " + what);
   };
   for (const auto& [what, sql] : kChecks) count(what, sql);
+  // Schema 16: runs whose bytes do not decode (the view would stop early in them).
+  if (auto has = db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'launch_runs'"); has && *has) {
+    Stmt runs(db.get(), "SELECT id, launches FROM launch_runs");
+    int64_t bad = 0;
+    std::vector<RunLaunch> scratch;
+    int rc = SQLITE_ERROR;
+    while (runs.valid() && (rc = runs.step()) == SQLITE_ROW) {
+      const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(runs.get(), 1));
+      scratch.clear();
+      if (!decode_launch_run(sqlite3_column_int64(runs.get(), 0),
+                             {p, static_cast<size_t>(sqlite3_column_bytes(runs.get(), 1))}, scratch))
+        ++bad;
+    }
+    if (rc != SQLITE_DONE) problems.push_back(std::string("cannot check launch_runs: ") + db.errmsg());
+    else if (bad) problems.push_back(std::to_string(bad) + " launch_runs rows whose bytes do not decode");
+  }
   // Schema 14: the call tables' text ids (NULL is a NULL text, not a broken id).
   if (auto has = db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'copy_rows'"); !has || !*has) return;
   // Each table and its id columns, comma-separated.

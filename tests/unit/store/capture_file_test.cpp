@@ -194,7 +194,7 @@ TEST(CaptureIntegrity, CheckPrintsAHostileStateEscaped) {
 TEST(CaptureIntegrity, DamagedPagesAreReportedByEveryReader) {
   TempDir dir;
   std::string clean = dir.file("clean.gpuobs");
-  write_capture(clean, 20000);
+  write_capture(clean, 60000);
   auto [okrc, okout] = gpuobs_cli("check " + clean);
   EXPECT_EQ(okrc, 0) << okout;
   EXPECT_NE(okout.find(clean + ": ok (integrity_check), capture complete"), std::string::npos) << okout;
@@ -250,7 +250,7 @@ TEST(CaptureIntegrity, QueryMeetingCorruptionSaysSo) {
     auto db = Db::open(path, SQLITE_OPEN_READONLY);
     page_size = scalar(*db, "PRAGMA page_size");
     page = scalar(*db,
-                  "SELECT pageno FROM dbstat WHERE name = 'launches' AND pagetype = 'leaf' "  // the launch rows
+                  "SELECT pageno FROM dbstat WHERE name = 'launch_runs' AND pagetype = 'leaf' "  // the launch runs
                   "ORDER BY pageno LIMIT 1 OFFSET 10");
   }
   ASSERT_GT(page, 1);
