@@ -2,7 +2,8 @@
 -- One row per launch cost SQLite a B-tree insert per launch (about 0.3 us on
 -- the dev VM, 0.5-0.8 us on the H100 host): more than the daemon's whole
 -- budget per event at 1.5 M launches/s. A run row holds up to 64 launches of
--- one transaction, consecutive in time, as bytes; the launches view unpacks
+-- one transaction, consecutive in time and within 1 s of its first, as
+-- bytes; the launches view unpacks
 -- them, so kernel_launches and every query over it read the same rows as
 -- before.
 --
@@ -34,7 +35,8 @@ CREATE TABLE launch_runs (
 -- Every launch: (id, shape_id) as the launches table of schema 12 had them.
 -- SQLite has no function that reads a byte of a blob as a number: instr()
 -- in the 256 byte values finds it. One recursion step per byte: about 6 us
--- per launch in plain sqlite3; gpuobs's own readers decode runs in C++.
+-- per launch in plain sqlite3; gpuobs's own readers decode runs in C++
+-- (kernel_launches_between, store/launch_table.h).
 CREATE VIEW launches AS
   WITH RECURSIVE d (b, n, p, c, acc, mul, phase, key, shape, out) AS (
     SELECT launches, length(launches), 1, instr(x'000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff', substr(launches, 1, 1)) - 1,

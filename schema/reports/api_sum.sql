@@ -16,7 +16,7 @@ calls AS (
 launch_calls AS (
   SELECT api, launches AS n FROM launch_agg WHERE :since_s IS NULL AND :until_s IS NULL AND process_id IN sel
   UNION ALL
-  SELECT k.api, 1 FROM kernel_launches k, c
+  SELECT k.api, 1 FROM kernel_launches_between((SELECT t0 FROM c) + :since_s * 1e9, (SELECT t0 FROM c) + :until_s * 1e9) k, c
   WHERE NOT (:since_s IS NULL AND :until_s IS NULL) AND k.process_id IN sel
     AND (:since_s IS NULL OR k.ts_mono_ns >= c.t0 + :since_s * 1e9)
     AND (:until_s IS NULL OR k.ts_mono_ns <= c.t0 + :until_s * 1e9)),

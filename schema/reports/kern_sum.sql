@@ -17,7 +17,7 @@ l AS (
          k.grid_x * k.grid_y * k.grid_z, k.grid_x * k.grid_y * k.grid_z, k.grid_x * k.grid_y * k.grid_z,
          k.block_x * k.block_y * k.block_z, k.block_x * k.block_y * k.block_z, k.block_x * k.block_y * k.block_z,
          k.shared_mem_bytes, k.cooperative != 0
-  FROM kernel_launches k, c
+  FROM kernel_launches_between((SELECT t0 FROM c) + :since_s * 1e9, (SELECT t0 FROM c) + :until_s * 1e9) k, c
   WHERE NOT (:since_s IS NULL AND :until_s IS NULL) AND k.process_id IN sel
     AND (:since_s IS NULL OR k.ts_mono_ns >= c.t0 + :since_s * 1e9)
     AND (:until_s IS NULL OR k.ts_mono_ns <= c.t0 + :until_s * 1e9))

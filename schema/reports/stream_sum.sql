@@ -13,7 +13,7 @@ win AS (SELECT CASE WHEN :since_s IS NULL THEN -9e18 ELSE t0 + :since_s * 1e9 EN
 ops AS (
   SELECT process_id, stream, 'kernel' AS what, 0 AS bytes, launches AS n FROM launch_agg
     WHERE :since_s IS NULL AND :until_s IS NULL AND process_id IN sel
-  UNION ALL SELECT process_id, stream, 'kernel', 0, 1 FROM kernel_launches, win
+  UNION ALL SELECT process_id, stream, 'kernel', 0, 1 FROM kernel_launches_between((SELECT lo FROM win), (SELECT hi FROM win)), win
     WHERE NOT (:since_s IS NULL AND :until_s IS NULL) AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi
   UNION ALL SELECT process_id, stream, kind, bytes, 1 FROM copies, win
     WHERE async = 1 AND (result IS NULL OR result = 0) AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi

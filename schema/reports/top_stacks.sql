@@ -11,7 +11,7 @@ win AS (SELECT CASE WHEN :since_s IS NULL THEN -9e18 ELSE t0 + :since_s * 1e9 EN
                CASE WHEN :until_s IS NULL THEN 9e18 ELSE t0 + :until_s * 1e9 END AS hi FROM c),
 lc AS (SELECT stack_id, launches AS n FROM launch_agg WHERE :since_s IS NULL AND :until_s IS NULL
          AND stack_id != 0 AND process_id IN sel
-       UNION ALL SELECT stack_id, 1 FROM kernel_launches, win WHERE NOT (:since_s IS NULL AND :until_s IS NULL)
+       UNION ALL SELECT stack_id, 1 FROM kernel_launches_between((SELECT lo FROM win), (SELECT hi FROM win)), win WHERE NOT (:since_s IS NULL AND :until_s IS NULL)
          AND stack_id IS NOT NULL AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi),
 oc AS (SELECT stack_id, 0 AS launches, 1 AS n FROM api_calls_timed, win
        WHERE stack_id IS NOT NULL AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi),

@@ -19,7 +19,7 @@ constexpr const char* kMemorySql =
 // is read in its (process, ts) index order and the calls merged in C++.
 constexpr const char* kCallSql[] = {
     ("SELECT id, ts_mono_ns, NULL, process_id, tid, api, NULL, coalesce(kernel_name, printf('function 0x%x', function))"
-     " FROM kernel_launches"),
+     " FROM kernel_launches_between()"),  // store/launch_table.h: runs decoded in C++
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM memory_ops",
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM copies",
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM stream_ops",

@@ -87,7 +87,7 @@ Result<Input> load_input(Db& db) {
   st = each_row(
       db,
       "SELECT id, ts_mono_ns, NULL, process_id, tgid, tid, api, NULL, per_thread_stream, coalesce(stack_id, 0),"
-      " stream, coalesce(kernel_name, '') FROM kernel_launches",
+      " stream, coalesce(kernel_name, '') FROM kernel_launches_between()",  // runs decoded in C++ (store/launch_table.h)
       "kernel_launches", [&](sqlite3_stmt* r) {
         Call c = read_common(r, Table::kernel_launches, str);
         c.op = str.intern("launch");

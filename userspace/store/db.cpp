@@ -1,5 +1,7 @@
 #include "store/db.h"
 
+#include "store/launch_table.h"
+
 namespace gpuobs {
 
 Stmt::Stmt(sqlite3* db, std::string_view sql) {
@@ -33,6 +35,8 @@ Result<Db> Db::open(const std::string& path, int flags) {
     return make_error("cannot open " + path + ": " + msg);
   }
   sqlite3_busy_timeout(d.db_, 2000);
+  if (int rc = register_launch_table(d.db_); rc != SQLITE_OK)
+    return make_error("cannot open " + path + ": kernel_launches_between: " + sqlite3_errstr(rc));
   return d;
 }
 

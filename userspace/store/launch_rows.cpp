@@ -185,6 +185,8 @@ int LaunchRowWriter::flush(uint64_t* failed, bool store_counts) {
       }
     } else {
       id = id_of(slot);
+      if (run_.launches() && (id >> kSameTimeBits) - (run_.first_key() >> kSameTimeBits) > kMaxRunSpanNs)
+        if (int rc = insert_run(); rc != SQLITE_DONE) return fail(rc);
       if (!run_.launches()) run_.start(id);
       run_.add(id, row.shape);
       if (run_.launches() == kRunLaunches)

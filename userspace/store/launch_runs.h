@@ -16,6 +16,10 @@ namespace gpuobs {
 // What a run holds at most: one row's insert over 64 launches, and a blob
 // (about 200 bytes) that stays on its B-tree page.
 inline constexpr size_t kRunLaunches = 64;
+// And spans at most this much time from its first launch to its last, so the
+// runs of a time window start at most this far before it
+// (store/launch_table.h reads them so).
+inline constexpr int64_t kMaxRunSpanNs = 1'000'000'000;
 
 class LaunchRunEncoder {
  public:

@@ -151,6 +151,33 @@ TEST(LaunchRuns, TheViewUnpacksWhatTheWriterStored) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM launches WHERE id >> 3 = " + std::to_string(ts + 10 - kT0)), 6);
   EXPECT_EQ(scalar(*db, "SELECT max(length(launches)) <= 64 * 20 FROM launch_runs"), 1);
   EXPECT_EQ(scalar(*db, "SELECT sum(launches) FROM launch_agg"), 5000);
+
+  // kernel_launches_between (store/launch_table.h): every column as the view
+  // has it, for the whole capture and for a window, in id order.
+  auto rows = [&](const std::string& from) {
+    std::string all;
+    Stmt st(db->get(), "SELECT * FROM " + from);
+    EXPECT_TRUE(st.valid()) << db->errmsg();
+    while (st.step() == SQLITE_ROW) {
+      for (int c = 0; c < sqlite3_column_count(st.get()); ++c) {
+        const unsigned char* t = sqlite3_column_text(st.get(), c);
+        all += t ? reinterpret_cast<const char*>(t) : "NULL";
+        all += ',';
+      }
+      all += '\n';
+    }
+    return all;
+  };
+  const std::string whole = rows("kernel_launches ORDER BY id");
+  EXPECT_EQ(std::count(whole.begin(), whole.end(), '\n'), 5000);
+  EXPECT_EQ(rows("kernel_launches_between(NULL, NULL)"), whole);
+  EXPECT_EQ(rows("kernel_launches_between()"), whole);
+  const std::string lo = std::to_string(kT0 + 5000), hi = std::to_string(ts + 10);
+  const std::string window = rows("kernel_launches WHERE ts_mono_ns BETWEEN " + lo + " AND " + hi + " ORDER BY id");
+  EXPECT_GT(std::count(window.begin(), window.end(), '\n'), 1000);
+  EXPECT_LT(window.size(), whole.size());
+  EXPECT_EQ(rows("kernel_launches_between(" + lo + ", " + hi + ")"), window);
+  EXPECT_EQ(rows("kernel_launches_between(" + hi + ", " + lo + ")"), "");
 }
 
 // Crafted runs with the steps the writer rarely makes: the view agrees.
