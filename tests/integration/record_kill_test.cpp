@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/thread_priority.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "store/writer.h"
@@ -74,9 +75,9 @@ pid_t process_with_arg(const std::string& word) {
 // Documented bound (docs/operations.md): 400 ms. Asserted with a margin, so
 // this is no timing test: every launch issued more than 1 s before the kill
 // is in the capture, stored or counted as dropped. The workload is paced
-// (2 x 50,000 launches/s) below what the writer stores on a 2-core machine;
-// a machine loaded by other work can starve the writer past the bound
-// (docs/operations.md, "kill -9").
+// (2 x 50,000 launches/s) below what the writer stores on a 2-core machine.
+// Ordinary load on the machine no longer starves the writer past the bound
+// (its threads run at nice -10: the test below; docs/operations.md, "kill -9").
 TEST(RecordKill, KillNineAtFullRateLosesOnlyTheLastMoments) {
   TempDir dir;
   std::string cap = dir.file("k.gpuobs"), progress = dir.file("progress");
@@ -175,4 +176,61 @@ TEST(RecordKill, CleanEndIsMarkedComplete) {
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'stored_launch'"), 1000);
+}
+
+namespace {
+
+// Nice value of each thread of pid (field 19 of /proc/PID/task/TID/stat).
+std::vector<int> thread_nice(pid_t pid) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::string stat = read_file(e.path().string() + "/stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string f;
+    for (int i = 3; i <= 19 && fields >> f; ++i)
+      if (i == 19) out.push_back(std::stoi(f));
+  }
+  return out;
+}
+
+}  // namespace
+
+// The ring consumer and the writer run at nice -10 (common/thread_priority.h):
+// on a host loaded by ordinary work they were starved past the kill -9 bound
+// (641 ms on the 2-core VM under two busy loops; 48-143 ms at -10). The
+// command gpuobs record starts keeps its own priority.
+TEST(RecordKill, CaptureThreadsRunAheadOfOrdinaryWorkAndTheCommandDoesNot) {
+  TempDir dir;
+  std::string cap = dir.file("n.gpuobs"), progress = dir.file("progress");
+  pid_t rec = ::fork();
+  ASSERT_GE(rec, 0);
+  if (rec == 0) {
+    std::vector<std::string> args{GPUOBS_BIN,  "record",  "-o",         cap,     "--libcuda", FAKE_LIBCUDA,
+                                  "--",        LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--threads", "1",
+                                  "--launches", "30000",  "--rate",     "10000", "--truth",   dir.file("t.json"),
+                                  "--progress", progress};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(GPUOBS_BIN, argv.data());
+    ::_exit(127);
+  }
+  pid_t workload = 0;
+  for (int i = 0; i < 200 && !workload; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    workload = process_with_arg(progress);
+  }
+  ASSERT_GT(workload, 0) << "the workload did not start";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // recording: the consumer has polled
+  std::vector<int> rec_nice = thread_nice(rec), cmd_nice = thread_nice(workload);
+  int status = 0;
+  ASSERT_EQ(::waitpid(rec, &status, 0), rec);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The consumer (the polling thread) and the writer at least.
+  EXPECT_GE(std::count(rec_nice.begin(), rec_nice.end(), kCaptureNice), 2) << ::testing::PrintToString(rec_nice);
+  ASSERT_FALSE(cmd_nice.empty());
+  for (int n : cmd_nice) EXPECT_EQ(n, 0) << "the command's threads keep the priority they were started with";
 }

@@ -8,6 +8,7 @@
 #include "capture/host_info.h"
 #include "capture/procfs.h"
 #include "catalogue/api_spec.h"
+#include "common/thread_priority.h"
 #include "store/capture_file.h"
 #include "store/schema.h"
 
@@ -265,6 +266,12 @@ Status Session::track_root(uint32_t tgid) {
 }
 
 void Session::poll(int timeout_ms) {
+  // The ring consumer ahead of ordinary work (common/thread_priority.h): once,
+  // on the thread that polls, after record has started its command.
+  if (!priority_raised_) {
+    priority_raised_ = true;
+    if (!raise_capture_thread_priority()) spdlog::debug("capture: the ring consumer runs at the caller's priority");
+  }
   // BPF submits without waking the consumer: a process's first GPU ioctl is
   // seen up to one poll timeout late, and its library must be attached
   // within 100 ms of it.

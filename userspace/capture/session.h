@@ -160,6 +160,7 @@ class Session {
   uint64_t backlog_dropped_before_ = 0;             // writers of earlier segments
   // The counters go to the writer this often (it stores them with its batches).
   std::chrono::steady_clock::time_point counters_pushed_{};
+  bool priority_raised_ = false;  // poll() raised its thread's priority (common/thread_priority.h)
   // Library watch. Its rows wait in the outbox for the polling thread.
   std::mutex watch_out_mu_;
   std::vector<ProbeRow> watch_rows_;

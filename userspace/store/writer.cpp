@@ -1,5 +1,7 @@
 #include "store/writer.h"
 
+#include "common/thread_priority.h"
+
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -275,6 +277,8 @@ void CaptureWriter::push_many(std::vector<Queued>& events) {
 }
 
 void CaptureWriter::run() {
+  // Ahead of ordinary work: a starved writer holds events past the kill bound.
+  if (!raise_capture_thread_priority()) spdlog::debug("store: the writer runs at the caller's priority (no CAP_SYS_NICE)");
   std::vector<Item> batch;
   std::vector<ProbeRow> probe_rows;
   std::vector<Detach> detached;
