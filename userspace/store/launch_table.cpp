@@ -38,17 +38,24 @@ struct Value {
   std::string text;
 };
 using ShapeRow = std::vector<Value>;  // kernel_launches' columns 2..26
+// Every shape by id, as read at one moment: a capture still being written
+// gains shapes, so a later query reads them again (a new snapshot; cursors
+// keep the one they started with).
+struct Shapes {
+  int64_t max_id = -1, count = -1;
+  std::vector<std::unique_ptr<ShapeRow>> by_id;
+};
 
 struct Table : sqlite3_vtab {
   sqlite3* db = nullptr;
   bool runs = false;  // schema 16: launch_runs and launch_rows
   int64_t t0 = 0;
-  bool shapes_loaded = false;
-  std::vector<std::unique_ptr<ShapeRow>> shapes;  // by shape id
+  std::shared_ptr<const Shapes> shapes;
 };
 
 struct Cursor : sqlite3_vtab_cursor {
   Table* table() const { return static_cast<Table*>(pVtab); }
+  std::shared_ptr<const Shapes> shapes;
   // Schema 16: the window's launches, decoded, in key order.
   std::vector<RunLaunch> launches;
   size_t at = 0;
@@ -122,8 +129,18 @@ int close_cursor(sqlite3_vtab_cursor* c) {
 }
 
 int load_shapes(Table* t) {
-  if (t->shapes_loaded) return SQLITE_OK;
+  // max(id) and count(*) tell whether shapes were added since the last read
+  // (the writer only ever adds them).
+  int64_t max_id = 0, count = 0;
   sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(t->db, "SELECT coalesce(max(id), 0), count(*) FROM launch_shapes", -1, &st, nullptr) !=
+      SQLITE_OK)
+    return fail(t, t->db);
+  if (sqlite3_step(st) == SQLITE_ROW) max_id = sqlite3_column_int64(st, 0), count = sqlite3_column_int64(st, 1);
+  sqlite3_finalize(st);
+  if (t->shapes && t->shapes->max_id == max_id && t->shapes->count == count) return SQLITE_OK;
+  auto shapes = std::make_shared<Shapes>();
+  shapes->max_id = max_id, shapes->count = count;
   if (sqlite3_prepare_v2(t->db, kShapes, -1, &st, nullptr) != SQLITE_OK) return fail(t, t->db);
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -136,12 +153,12 @@ int load_shapes(Table* t) {
       if (v.type == SQLITE_TEXT) v.text = reinterpret_cast<const char*>(sqlite3_column_text(st, c + 1));
       else if (v.type != SQLITE_NULL) v.i = sqlite3_column_int64(st, c + 1);
     }
-    if (static_cast<size_t>(id) >= t->shapes.size()) t->shapes.resize(static_cast<size_t>(id) + 1);
-    t->shapes[static_cast<size_t>(id)] = std::move(row);
+    if (static_cast<size_t>(id) >= shapes->by_id.size()) shapes->by_id.resize(static_cast<size_t>(id) + 1);
+    shapes->by_id[static_cast<size_t>(id)] = std::move(row);
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return fail(t, t->db);
-  t->shapes_loaded = true;
+  t->shapes = std::move(shapes);
   return SQLITE_OK;
 }
 
@@ -237,6 +254,7 @@ int filter(sqlite3_vtab_cursor* c, int idx, const char*, int argc, sqlite3_value
     t->t0 = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   if (int rc = load_shapes(t); rc != SQLITE_OK) return rc;
+  cur->shapes = t->shapes;
   return filter_runs(cur, lo, hi);
 }
 
@@ -269,7 +287,7 @@ int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
   } else if (col == 1) {
     sqlite3_result_int64(ctx, (l.key >> 3) + cur->table()->t0);
   } else if (col < kColumns) {
-    const auto& shapes = cur->table()->shapes;
+    const auto& shapes = cur->shapes->by_id;
     const ShapeRow* s = l.shape > 0 && static_cast<size_t>(l.shape) < shapes.size()
                             ? shapes[static_cast<size_t>(l.shape)].get()
                             : nullptr;

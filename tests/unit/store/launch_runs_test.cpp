@@ -204,3 +204,23 @@ TEST(LaunchRuns, TheViewDecodesLargeAndNegativeStepsAsTheCodecDoes) {
   EXPECT_EQ(view.size(), size_t(50 * 51 / 2 + 50 * 0));  // 1 + 2 + ... + 50 launches
   EXPECT_TRUE(view == through_codec(*db));
 }
+
+// A capture still being written gains shapes: a connection that read
+// launches before reads the new ones with their columns, not NULLs.
+TEST(LaunchRuns, TheFunctionReadsShapesAddedSinceItsLastQuery) {
+  TempDir dir;
+  auto path = dir.file("live.gpuobs");
+  auto w = new_writer(path);
+  w->start();
+  w->push(fork_of(600, kT0 + 1));
+  for (int i = 0; i < 100; ++i) w->push(launch(600, kT0 + 1000 + uint64_t(i) * 10, 0x100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // committed
+  auto db = Db::open(path, SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(api) FROM kernel_launches_between()"), 100);
+  for (int i = 0; i < 50; ++i) w->push(launch(600, kT0 + 100000 + uint64_t(i) * 10, 0x200 + uint64_t(i)));
+  w->stop();  // committed (no write_end: it folds the WAL in, which an open reader holds back)
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches_between()"), 150);
+  EXPECT_EQ(scalar(*db, "SELECT count(api) FROM kernel_launches_between()"), 150);
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT function) FROM kernel_launches_between()"), 51);
+}
