@@ -56,7 +56,8 @@ struct Table : sqlite3_vtab {
 struct Cursor : sqlite3_vtab_cursor {
   Table* table() const { return static_cast<Table*>(pVtab); }
   std::shared_ptr<const Shapes> shapes;
-  // Schema 16: the window's launches, decoded, in key order.
+  // Schema 16: the window's launches, decoded, in key order (held in memory:
+  // 16 bytes a launch).
   std::vector<RunLaunch> launches;
   size_t at = 0;
   // Older captures: kernel_launches itself.
@@ -230,7 +231,7 @@ int filter(sqlite3_vtab_cursor* c, int idx, const char*, int argc, sqlite3_value
   };
   if ((idx & 1) && a < argc) arg(lo);
   if ((idx & 2) && a < argc) arg(hi);
-  // What the capture holds is read at the first query (not at connect: a
+  // What the capture holds is looked up at each query (not at connect: a
   // migration may create the tables after the module is registered).
   t->runs = has_table(t->db, "launch_runs");
   if (!t->runs) {
