@@ -243,7 +243,7 @@ Status LaunchRowWriter::rolled_back() {
   max_id_ = last.step() == SQLITE_ROW && sqlite3_column_type(last.get(), 0) != SQLITE_NULL
                 ? sqlite3_column_int64(last.get(), 0)
                 : kNoId;
-  // The last run's last launch (a run that does not decode: its first).
+  // The last run's last launch.
   if (Stmt run(db_, "SELECT id, launches FROM launch_runs ORDER BY id DESC LIMIT 1"); run.step() == SQLITE_ROW) {
     int64_t id = sqlite3_column_int64(run.get(), 0);
     const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(run.get(), 1));
@@ -251,6 +251,7 @@ Status LaunchRowWriter::rolled_back() {
     if (p && decode_launch_run(id, {p, static_cast<size_t>(sqlite3_column_bytes(run.get(), 1))}, decoded) &&
         !decoded.empty())
       id = decoded.back().key;
+    else id += kMaxRunSpanNs * kSameTimeSlots + kSameTimeSlots - 1;  // damaged: past any key it could hold
     max_id_ = max_id_ == kNoId ? id : std::max(max_id_, id);
   }
   txn_max_id_ = max_id_;

@@ -44,21 +44,17 @@ void LaunchRunEncoder::add(int64_t key, int64_t shape) {
 }
 
 bool decode_launch_run(int64_t first_key, std::span<const uint8_t> bytes, std::vector<RunLaunch>& out) {
-  const size_t before = out.size();
+  const size_t before = out.size();  // a run's first launch has step 0, the others more
   uint64_t key = static_cast<uint64_t>(first_key), shape = 0;
   size_t p = 0;
   while (p < bytes.size()) {
     uint64_t dk = 0, ds = 0;
-    if (!get(bytes, p, dk) || !get(bytes, p, ds) || (dk == 0 && out.size() != before)) {
-      out.resize(before);
+    if (!get(bytes, p, dk) || !get(bytes, p, ds) || (dk == 0 && out.size() != before) ||
+        dk > static_cast<uint64_t>(kMaxRunSpanNs) * 8 + 7)
       return false;
-    }
     key += dk;
     shape += static_cast<uint64_t>(unzigzag(ds));
-    if (static_cast<int64_t>(shape) < 1) {
-      out.resize(before);
-      return false;
-    }
+    if (static_cast<int64_t>(shape) < 1) return false;
     out.push_back(RunLaunch{static_cast<int64_t>(key), static_cast<int64_t>(shape)});
   }
   return true;

@@ -44,9 +44,10 @@ struct RunLaunch {
   bool operator==(const RunLaunch&) const = default;
 };
 
-// Appends the run's launches to out. False (out as it was) when the bytes
-// are not a well-formed run: a varint cut short or longer than 10 bytes, a
-// key that does not increase, a shape id below 1.
+// Appends the run's launches to out. False when the bytes are not a
+// well-formed run (a varint cut short or longer than 10 bytes, a key that does
+// not increase or steps past the 1 s span, a shape id below 1): out then has
+// the launches before the damage, as the launches view shows them.
 bool decode_launch_run(int64_t first_key, std::span<const uint8_t> bytes, std::vector<RunLaunch>& out);
 
 }  // namespace gpuobs

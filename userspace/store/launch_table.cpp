@@ -63,7 +63,13 @@ struct Cursor : sqlite3_vtab_cursor {
   // Older captures: kernel_launches itself.
   sqlite3_stmt* old = nullptr;
   bool old_done = true;
-  ~Cursor() { sqlite3_finalize(old); }
+  // The arguments, returned as the hidden columns: SQLite re-checks a
+  // constraint it was not told to omit (past its 16th), and would drop rows.
+  sqlite3_value* args[2] = {nullptr, nullptr};
+  ~Cursor() {
+    sqlite3_finalize(old);
+    for (auto* a : args) sqlite3_value_free(a);
+  }
 };
 
 int fail(sqlite3_vtab* vt, sqlite3* db) {
@@ -96,7 +102,7 @@ int disconnect(sqlite3_vtab* vt) {
   return SQLITE_OK;
 }
 
-int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+int best_index(sqlite3_vtab* vt, sqlite3_index_info* info) {
   int next = 1;
   int lo = -1, hi = -1;
   for (int i = 0; i < info->nConstraint; ++i) {
@@ -115,7 +121,12 @@ int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   if (lo >= 0) info->aConstraintUsage[lo].argvIndex = next++, info->aConstraintUsage[lo].omit = 1, info->idxNum |= 1;
   if (hi >= 0) info->aConstraintUsage[hi].argvIndex = next++, info->aConstraintUsage[hi].omit = 1, info->idxNum |= 2;
   info->estimatedCost = info->idxNum == 3 ? 1e4 : 1e7;
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn <= 1 && !info->aOrderBy[0].desc) info->orderByConsumed = 1;
+  // Rows come in id order. Since schema 12 the id is the time key, so that is
+  // also ts_mono_ns order; before, ids are in arrival order.
+  if (info->nOrderBy == 1 && !info->aOrderBy[0].desc &&
+      (info->aOrderBy[0].iColumn == 0 ||
+       (info->aOrderBy[0].iColumn == 1 && has_table(static_cast<Table*>(vt)->db, "launch_shapes"))))
+    info->orderByConsumed = 1;
   return SQLITE_OK;
 }
 
@@ -223,8 +234,13 @@ int filter(sqlite3_vtab_cursor* c, int idx, const char*, int argc, sqlite3_value
   cur->old_done = true;
   std::optional<int64_t> lo, hi;
   int a = 0;
+  for (auto*& v : cur->args) {
+    sqlite3_value_free(v);
+    v = nullptr;
+  }
   auto arg = [&](std::optional<int64_t>& out) {
     sqlite3_value* v = argv[a++];
+    cur->args[&out == &lo ? 0 : 1] = sqlite3_value_dup(v);
     int type = sqlite3_value_type(v);
     if (type == SQLITE_INTEGER) out = sqlite3_value_int64(v);
     else if (type != SQLITE_NULL) out = static_cast<int64_t>(std::clamp(sqlite3_value_double(v), -9e18, 9e18));
@@ -278,8 +294,12 @@ int eof(sqlite3_vtab_cursor* c) {
 
 int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
   auto* cur = static_cast<Cursor*>(c);
+  if (col == kLo || col == kHi) {
+    if (sqlite3_value* v = cur->args[col - kLo]) sqlite3_result_value(ctx, v);
+    return SQLITE_OK;
+  }
   if (cur->old) {
-    if (col < kColumns) sqlite3_result_value(ctx, sqlite3_column_value(cur->old, col));
+    sqlite3_result_value(ctx, sqlite3_column_value(cur->old, col));
     return SQLITE_OK;
   }
   const RunLaunch& l = cur->launches[cur->at];

@@ -90,9 +90,9 @@ TEST(LaunchRuns, EveryStepRoundTrips) {
       {0, 1},                                    // a key step of 8 and a shape step of 0
       {1, 300},                                  // one nanosecond's second launch; a shape step up
       {1000000, 2},                              // a shape step down
-      {int64_t{1} << 45, int64_t{1} << 40},      // steps of more than 32 bits
-      {(int64_t{1} << 45) + 127, 1},             // a varint's edges: 127, then 128 below
-      {(int64_t{1} << 45) + 255, 129},
+      {8'001'000'000, int64_t{1} << 40},         // a key step of 8e9 (1 s, the most a run spans); a shape step of 40 bits
+      {8'001'000'127, 1},                        // a varint's edges: 127, then 128 below
+      {8'001'000'255, 129},
   };
   std::string bytes = encode(launches);
   bool ok = false;
@@ -102,19 +102,21 @@ TEST(LaunchRuns, EveryStepRoundTrips) {
   EXPECT_EQ(encode({{5000, 3}}), std::string("\x00\x06", 2));
 }
 
-TEST(LaunchRuns, MalformedBytesAreRefusedAndLeaveTheOutputAsItWas) {
+TEST(LaunchRuns, MalformedBytesAreRefusedAndWhatDecodesBeforeTheDamageIsKept) {
+  // After a good first launch (step 0, shape 1: 00 02), each damage.
+  const std::string good("\x00\x02", 2);
   const std::vector<std::string> bad = {
-      std::string("\x00", 1),                     // a key step without its shape
-      std::string("\x00\x80", 2),                 // a varint cut short
-      std::string(11, '\xff') + std::string("\x01\x02", 2),  // a varint longer than 10 bytes
-      std::string("\x00\x02\x00\x02", 4),         // a second launch with the same key
-      std::string("\x00\x01", 2),                 // shape 0 - 1: below 1
+      std::string("\x05", 1),                                 // a key step without its shape
+      std::string("\x05\x80", 2),                             // a varint cut short
+      std::string(11, '\xff') + std::string("\x01\x02", 2),   // a varint longer than 10 bytes
+      std::string("\x00\x02", 2),                             // a second launch with the same key
+      std::string("\x05\x01", 2),                             // shape 1 - 1: below 1
+      std::string("\x88\xa0\xd9\xe6\x1d\x02", 6),          // a key step of 8e9 + 8: past the 1 s span
   };
   for (const std::string& b : bad) {
     std::vector<RunLaunch> out = {{7, 7}};
-    EXPECT_FALSE(decode_launch_run(100, bytes_of(b), out)) << ::testing::PrintToString(b);
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0], (RunLaunch{7, 7}));
+    EXPECT_FALSE(decode_launch_run(100, bytes_of(good + b), out)) << ::testing::PrintToString(b);
+    EXPECT_EQ(out, (std::vector<RunLaunch>{{7, 7}, {100, 1}})) << ::testing::PrintToString(b);
   }
 }
 
@@ -191,7 +193,7 @@ TEST(LaunchRuns, TheViewDecodesLargeAndNegativeStepsAsTheCodecDoes) {
   for (int r = 0; r < 50; ++r) {
     std::vector<RunLaunch> run;
     for (int i = 0; i < 1 + r % 64; ++i) {
-      key += 1 + static_cast<int64_t>(rng() % (uint64_t{1} << (1 + rng() % 45)));
+      key += 1 + static_cast<int64_t>(rng() % (uint64_t{1} << (1 + rng() % 32)));  // steps within a run's 1 s
       run.push_back({key, 1 + static_cast<int64_t>(rng() % (uint64_t{1} << (rng() % 40)))});
     }
     std::string bytes = encode(run);
