@@ -52,7 +52,10 @@ TEST_P(RecordStackOptions, LoadsAndRecordsEveryLaunchWithItsStack) {
   // Never more frames than asked for, and at least the probed function's caller.
   int64_t most = scalar(*db, "SELECT max(depth) FROM stacks WHERE id IN (SELECT stack_id FROM kernel_launches)");
   EXPECT_LE(most, depth);
-  EXPECT_GE(most, 1);
+  EXPECT_GE(most, 1) << "stacks " << text(*db, "SELECT group_concat(id || ':' || depth) FROM stacks")
+                     << "; the launches' " << text(*db, "SELECT group_concat(DISTINCT stack_id) FROM kernel_launches")
+                     << "; through the function "
+                     << text(*db, "SELECT group_concat(DISTINCT stack_id) FROM kernel_launches_between()");
   if (depth >= 8) {  // deep enough to leave the fake library: the workload's own launch loop
     EXPECT_GE(scalar(*db,
                      "SELECT count(*) FROM stack_symbols WHERE module LIKE '%launch_workload' AND stack_id IN "
