@@ -200,7 +200,7 @@ std::vector<int> thread_nice(pid_t pid) {
 
 // The ring consumer and the writer run at nice -10 (common/thread_priority.h):
 // on a host loaded by ordinary work they were starved past the kill -9 bound
-// (641 ms on the 2-core VM under two busy loops; 48-143 ms at -10). The
+// (641 ms on the 2-core VM under two busy loops; 39-135 ms at -10). The
 // command gpuobs record starts keeps its own priority.
 TEST(RecordKill, CaptureThreadsRunAheadOfOrdinaryWorkAndTheCommandDoesNot) {
   TempDir dir;

@@ -3,7 +3,7 @@
 // host busy with other processes starved them: gpuobs record killed with -9
 // under a load of two busy loops on a 2-core machine lost launches issued up
 // to 641 ms before the kill (the documented bound is 400 ms); at nice -10
-// the same runs lost 48-143 ms (docs/operations.md, "kill -9").
+// the same runs lost 39-135 ms (docs/operations.md, "kill -9").
 #pragma once
 
 namespace gpuobs {
