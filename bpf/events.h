@@ -95,7 +95,8 @@ struct gpuobs_stack_trailer {
 #define GPUOBS_STACK_F_FULL 16u  /* nr == cap: the walk may have gone deeper */
 #define GPUOBS_STACK_F_COPY 32u  /* a stack copy precedes ips (below) */
 /* --unwind bpf: ips were unwound in BPF from the unwind tables user space
- * loaded (bpf/unwind.bpf.h); frame 0 is the ip where the probe fired. */
+ * loaded (bpf/unwind.bpf.h); frame 0 is the ip where the probe fired,
+ * except at an entry (AT_ENTRY), where it is the caller. */
 #define GPUOBS_STACK_F_BPF_DWARF 64u
 
 /*

@@ -95,13 +95,27 @@ __noinline __u64 unwind_row_for(const struct gpuobs_unwind_proc *p, __u64 ip, __
 
 /* Unwinds from (ip, sp, bp) into ips[0 .. cap); returns the frames written,
  * or -1 when this process has no tables (yet): the caller walks frame
- * pointers instead. */
+ * pointers instead. At a function's entry (at_entry) the probed function is
+ * not written: ips[0] is its caller, and cap callers fit (issue 17: with cap
+ * 1 the one frame written was the probed function, which user space drops,
+ * so --stack-depth 1 --unwind bpf recorded empty stacks). */
 static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ips, __u32 cap, int at_entry)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	const struct gpuobs_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!p)
 		return -1;
+	/* ips[n] with n >= first_return is a return address. */
+	__u32 first_return = 1;
+	if (at_entry) {
+		/* A function's first instruction, whatever its CFI says: the return
+		 * address is at sp and rbp is still the caller's. Stepping here, out
+		 * of the loop, keeps the loop's states as few as before. */
+		if (bpf_probe_read_user(&ip, 8, (void *)sp) || !ip)
+			return 0;
+		sp += 8;
+		first_return = 0;
+	}
 	__u32 n = 0;
 	int i;
 	gpuobs_for(i, 0, GPUOBS_STACK_MAX)
@@ -109,24 +123,18 @@ static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ip
 		if (n >= cap || n >= GPUOBS_STACK_MAX)
 			break;
 		ips[n] = ip;
+		/* Frame 0 outside an entry is where the probe fired; the others are
+		 * return addresses. An address no table covers (its file's table is
+		 * still being built, or JIT code) takes the frame-pointer rule. */
+		__u64 row = unwind_row_for(p, ip, n >= first_return);
 		n++;
-		/* Frame 0 is where the probe fired; the others are return addresses.
-		 * An address no table covers (its file's table is still being
-		 * built, or JIT code) takes the frame-pointer rule. */
-		__u64 row = unwind_row_for(p, ip, n > 1);
 		if (row == UNWIND_STOP)
 			row = 0;
 		__u32 type = (row >> 48) & 0xff;
 		__s64 cfa_off = (__s16)(row >> 32);
 		__s64 rbp_slot = (__s8)(row >> 56);
 		__u64 cfa, ra = 0, next_bp = bp;
-		if ((!row || type == GPUOBS_UNWIND_FP) && n == 1 && at_entry) {
-			/* A function's first instruction: the return address is at
-			 * sp and rbp is still the caller's. */
-			cfa = sp + 8;
-			if (bpf_probe_read_user(&ra, 8, (void *)sp))
-				break;
-		} else if (!row || type == GPUOBS_UNWIND_FP) {
+		if (!row || type == GPUOBS_UNWIND_FP) {
 			cfa = bp + 16;
 			if (bpf_probe_read_user(&ra, 8, (void *)(bp + 8)) || bpf_probe_read_user(&next_bp, 8, (void *)bp))
 				break;

@@ -70,7 +70,7 @@ uint32_t run_worker(uint32_t worker, uint32_t launches, uint32_t* ptsz_calls) {
 
 int main(int argc, char** argv) {
   std::string lib, truth_path, progress_path;
-  uint32_t threads = 1, launches = 1000, child_launches = 0, die_in_sync = 0, hold_ms = 100;
+  uint32_t threads = 1, launches = 1000, child_launches = 0, die_in_sync = 0, hold_ms = 100, linger_ms = 0;
   bool leader_exits_first = false;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--leader-exits-first") leader_exits_first = true;
@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
     }
     if (k == "--die-in-sync") die_in_sync = std::stoul(argv[i + 1]);
     else if (k == "--hold-ms") hold_ms = std::stoul(argv[i + 1]);
+    else if (k == "--linger-ms") linger_ms = std::stoul(argv[i + 1]);
     else if (k == "--lib") lib = argv[i + 1];
     else if (k == "--threads") threads = std::stoul(argv[i + 1]);
     else if (k == "--launches") launches = std::stoul(argv[i + 1]);
@@ -184,5 +185,8 @@ int main(int argc, char** argv) {
                       {"ptsz", msg[1]}, {"exit_ok", WIFEXITED(st) && WEXITSTATUS(st) == 0}};
   }
   std::ofstream(truth_path) << truth.dump(2);
+  // Alive a while after the last launch, as every real GPU program is (tests
+  // that are not about processes gone before their stacks are named).
+  std::this_thread::sleep_for(std::chrono::milliseconds(linger_ms));
   return 0;
 }

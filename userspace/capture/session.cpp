@@ -123,6 +123,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
       },
   });
   s->stacks_->set_max_frames(opts.stack_depth);
+  s->stack_depth_ = opts.stack_depth;
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
                                   [eng](uint32_t tgid, const gpuobs_unwind_proc* proc) {
@@ -150,6 +151,9 @@ void Session::on_record(const void* data, size_t size) {
     // A trigger, not an event of the capture: the process mapped a GPU
     // library just now (its mmap's entry time).
     if (watch_) watch_->request(p->hdr.tgid, "mmap", static_cast<int64_t>(p->hdr.ts_ns));
+    // Its mappings now, while it surely lives: one that launches a few
+    // kernels and exits can be gone before its first stack is resolved.
+    if (stack_depth_ > 0) stacks_->on_mapped(p->hdr.tgid);
     return;
   }
   if (uint64_t lost = writer_->definitions_lost(); lost != definitions_lost_seen_) {

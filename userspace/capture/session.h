@@ -141,6 +141,7 @@ class Session {
   std::unique_ptr<CaptureWriter> writer_;
   Decoder decoder_;
   std::unique_ptr<StackResolver> stacks_;
+  uint32_t stack_depth_ = 0;  // --stack-depth: 0 reads no mappings
   uint64_t definitions_lost_seen_ = 0;
   // The consumer's per-event state, reused: events waiting for hand_over()
   // (stack definitions among them, in order) and the record's raw stack.

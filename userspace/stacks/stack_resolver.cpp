@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,10 +15,20 @@
 namespace gpuobs {
 namespace {
 
-// A process's mappings are re-read on a miss at most this often: an address
-// that is simply not code (a broken frame-pointer chain) must not cost a
-// /proc read per record.
-constexpr uint64_t kRereadIntervalNs = 50'000'000;
+// A miss re-reads a process's mappings only when the snapshot is older than
+// the record (the code may have been mapped in between). A re-read that
+// found the address lets the next one come at once (a program loading its
+// libraries); one that did not doubles the wait before the next, up to this:
+// addresses that are simply not code (broken frame-pointer chains, data
+// words at [sp]) must not cost a /proc read per record.
+constexpr uint64_t kFirstRereadGapNs = 1'000'000;
+constexpr uint64_t kMaxRereadGapNs = 50'000'000;
+
+uint64_t monotonic_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
+}
 // Bounded memory for processes with endless distinct stacks.
 constexpr size_t kMaxCachePerProcess = 1 << 16;
 
@@ -63,8 +74,8 @@ std::vector<uint64_t> call_chain(const RawStack& raw, IsCode is_code, uint64_t& 
 
 }  // namespace
 
-StackResolver::StackResolver(Sink sink, std::string proc_root)
-    : sink_(std::move(sink)), proc_root_(std::move(proc_root)) {}
+StackResolver::StackResolver(Sink sink, std::string proc_root, std::function<uint64_t()> now)
+    : sink_(std::move(sink)), proc_root_(std::move(proc_root)), now_(now ? std::move(now) : monotonic_ns) {}
 
 const ModuleDef* StackResolver::pseudo(const std::string& name) {
   auto& slot = pseudo_[name];
@@ -111,14 +122,19 @@ const ModuleDef* StackResolver::module_for(uint32_t tgid, const Mapping& m) {
   return slot.get();
 }
 
-void StackResolver::load(Process& p, uint32_t tgid, uint64_t ts_ns) {
-  p.loaded = true;
-  p.last_read_ns = ts_ns;
+bool StackResolver::load(Process& p, uint32_t tgid, bool count_unreadable) {
+  uint64_t read_ns = now_();
   auto maps = read_proc_maps(tgid, proc_root_);
   if (!maps) {
-    ++stats_.maps_unreadable;
-    return;
+    if (count_unreadable) {
+      ++stats_.maps_unreadable;
+      p.loaded = true;
+    }
+    if (p.loaded) p.read_ns = read_ns;  // no new try before the interval
+    return false;
   }
+  p.loaded = true;
+  p.read_ns = read_ns;
   ++stats_.maps_reads;
   p.ranges.clear();
   for (const Mapping& m : *maps) {
@@ -127,6 +143,7 @@ void StackResolver::load(Process& p, uint32_t tgid, uint64_t ts_ns) {
   }
   p.cache.clear();
   if (publish_) publish_tables(p, tgid);
+  return true;
 }
 
 void StackResolver::enable_bpf_unwind(uint64_t* rows, uint32_t capacity,
@@ -221,7 +238,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   ++stats_.with_stack;
   if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) ++stats_.bpf_unwound;
   Process& p = procs_[tgid];
-  if (!p.loaded) load(p, tgid, ts_ns);
+  if (!p.loaded) load(p, tgid);
   // A stack copy differs on every call (data words): no cache for those.
   if (!raw.has_copy) {
     cache_key(raw, key_);
@@ -231,13 +248,23 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     }
   }
 
-  // Addresses outside every known mapping: a library loaded since the last
-  // snapshot, so read the mappings again (rate-limited).
+  // An address outside every known mapping, with a snapshot older than the
+  // record: maybe a library mapped since, so read the mappings again
+  // (rate-limited when re-reads find nothing). A stack resolved while the answer was unsure is not
+  // cached: the next record of that call site tries again (issue 17's flaky
+  // depth-1 test cached an empty stack from a stale snapshot for good).
+  bool unsure = false;
   auto lookup = [&](uint64_t ip) {
     const Range* r = find(p, ip);
-    if (!r && ts_ns - p.last_read_ns >= kRereadIntervalNs) {
-      load(p, tgid, ts_ns);
-      r = find(p, ip);
+    if (!r && p.read_ns < ts_ns) {
+      if (now_() - p.read_ns >= p.reread_gap_ns) {
+        // Gone since the last snapshot: that snapshot stays, and is no loss.
+        load(p, tgid, p.ranges.empty());
+        r = find(p, ip);
+        p.reread_gap_ns = r ? 0 : std::clamp(p.reread_gap_ns * 2, kFirstRereadGapNs, kMaxRereadGapNs);
+      } else {
+        unsure = true;
+      }
     }
     return r;
   };
@@ -245,8 +272,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   bool copy_end = false, dwarf_deeper = false;
   std::vector<uint64_t> chain;
   if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) {
-    chain = raw.ips;
-    if ((raw.flags & GPUOBS_STACK_F_AT_ENTRY) && !chain.empty()) chain.erase(chain.begin());
+    chain = raw.ips;  // callers only: at an entry BPF leaves the probed function out
   } else if (raw.has_copy) {
     chain = unwinder_.unwind(
         raw,
@@ -295,11 +321,18 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     ++stats_.stacks;
     sink_.stack(stack_defs_.back());
   }
-  if (!raw.has_copy) {
+  if (!raw.has_copy && !unsure) {
     if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
     p.cache.emplace(key_, Process::Cached{it->second, sp_dropped != 0});
   }
   return it->second;
+}
+
+// A process gone already is not counted here: only when one of its stacks
+// could not be named (it may never have had one).
+void StackResolver::on_mapped(uint32_t tgid) {
+  auto [it, fresh] = procs_.try_emplace(tgid);
+  if (!load(it->second, tgid, false) && fresh) procs_.erase(it);
 }
 
 void StackResolver::on_fork(uint32_t parent, uint32_t child) {
@@ -309,7 +342,7 @@ void StackResolver::on_fork(uint32_t parent, uint32_t child) {
   if (it != procs_.end() && it->second.loaded) {
     c.ranges = it->second.ranges;  // fork copies the address space
     c.loaded = true;
-    c.last_read_ns = it->second.last_read_ns;
+    c.read_ns = it->second.read_ns;
     if (publish_) publish_tables(c, child);
   }
 }

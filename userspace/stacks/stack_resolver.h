@@ -1,8 +1,8 @@
 // Turns the raw return addresses of a record into an interned stack id, in
 // the capture thread, while the process still exists: per process, a snapshot
-// of its mappings (read when it is first seen, after exec, and again when an
-// address falls outside every known mapping) maps each address to (file,
-// file offset). Files are identified by (dev, inode) and kept open, so they
+// of its mappings (read when it maps a GPU library or is first seen, and
+// again when an address of a later record falls outside every known mapping)
+// maps each address to (file, file offset). Files are identified by (dev, inode) and kept open, so they
 // can be symbolized after the process has gone. Identical stacks from any
 // process share one id: frames are (module, offset), not addresses.
 #pragma once
@@ -55,10 +55,16 @@ class StackResolver {
     std::function<void(const FrameDef&)> frame;
     std::function<void(const StackDef&)> stack;
   };
-  explicit StackResolver(Sink sink, std::string proc_root = "/proc");
+  // now: CLOCK_MONOTONIC, the clock of the records' timestamps (tests pass
+  // their own).
+  explicit StackResolver(Sink sink, std::string proc_root = "/proc", std::function<uint64_t()> now = {});
 
   // 0 when the record has no stack.
   int64_t resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_ns);
+  // The process just mapped code (a GPU library, bpf/library.bpf.h): take
+  // its mappings now. A short-lived process may be gone by the time its
+  // first stack is resolved; this snapshot still names its frames.
+  void on_mapped(uint32_t tgid);
   void on_fork(uint32_t parent, uint32_t child);
   void on_exec(uint32_t tgid);
   void on_exit(uint32_t tgid);
@@ -87,7 +93,8 @@ class StackResolver {
   struct Process {
     std::vector<Range> ranges;  // sorted by start
     bool loaded = false;
-    uint64_t last_read_ns = 0;  // capture time of the last snapshot
+    uint64_t read_ns = 0;        // when the last snapshot was read (now_)
+    uint64_t reread_gap_ns = 0;  // the least time from that read to a re-read on a miss
     // (flags, raw addresses) -> stack id: the same call site repeats.
     struct Cached {
       int64_t stack_id;
@@ -95,7 +102,10 @@ class StackResolver {
     };
     std::unordered_map<std::string, Cached> cache;
   };
-  void load(Process& p, uint32_t tgid, uint64_t ts_ns);
+  // False when the process's maps could not be read (the snapshot before
+  // stays); counted, and remembered for a process never read, only when
+  // count_unreadable.
+  bool load(Process& p, uint32_t tgid, bool count_unreadable = true);
   void publish_tables(const Process& p, uint32_t tgid);
   // Takes the tables the builder finished and republishes the processes
   // that map those files.
@@ -116,6 +126,7 @@ class StackResolver {
   std::function<void(uint32_t, const gpuobs_unwind_proc*)> publish_;
   std::map<int64_t, FileTable> tables_;  // by module id
   std::string proc_root_;
+  std::function<uint64_t()> now_;
   size_t max_frames_ = GPUOBS_STACK_MAX;
   StackStats stats_;
   std::unordered_map<uint32_t, Process> procs_;
