@@ -447,7 +447,7 @@ TEST(OptionValidation, RecordAndTheDaemonShareTheCaptureOptions) {
     ASSERT_TRUE(daemon.count(o)) << o;
     EXPECT_EQ(record[o], daemon[o]) << o;
   }
-  EXPECT_NE(record["--ring-mb"].find("=16"), std::string::npos) << record["--ring-mb"];
+  EXPECT_NE(record["--ring-mb"].find("=64"), std::string::npos) << record["--ring-mb"];
   for (const char* bad :
        {"--ring-mb 4096", "--stack-depth 128", "--unwind lbr", "--stack-copy 100", "--stack-copy 4096 --unwind fp"}) {
     std::string e1 = dir.file("e1"), e2 = dir.file("e2");

@@ -19,7 +19,11 @@ class App;
 namespace gpuobs {
 
 // The defaults and bounds, the single source for both programs.
-inline constexpr uint32_t kRingMbDefault = 16, kRingMbMax = 1024;  // ring_mb << 20 fits 32 bits
+// 64 MiB: a launch record with the default 64-frame stack area takes 632
+// bytes of the ring, so 16 MiB held 18 ms of a busy 8-GPU host's 1.5 M
+// launches/s and 8 processes starting together overflowed it (issue 17:
+// 25,000-28,000 drops); 64 MiB held that burst with none.
+inline constexpr uint32_t kRingMbDefault = 64, kRingMbMax = 1024;  // ring_mb << 20 fits 32 bits
 inline constexpr uint32_t kStackDepthDefault = 64, kStackDepthMax = 127;
 inline constexpr uint32_t kStackCopyDefault = 16384, kStackCopyMax = 65536;
 

@@ -47,12 +47,13 @@ Status LaunchRowWriter::prepare(sqlite3* db, StringTable* strings, NameSource na
   return rolled_back();
 }
 
-int64_t LaunchRowWriter::name_id(int64_t process_id, uint64_t function) {
+int64_t LaunchRowWriter::name_id(int64_t process_id, uint64_t function, bool* failed) {
   auto& of_process = name_ids_[process_id];
   if (auto it = of_process.find(function); it != of_process.end()) return it->second;
   const std::string* name = names_ ? names_(process_id, function) : nullptr;
   int64_t id = name ? strings_->intern(*name) : 0;
   if (!name || id) of_process.emplace(function, id);  // a failed insert is tried again
+  else *failed = true;
   return id;
 }
 
@@ -67,28 +68,50 @@ std::pair<int64_t, int64_t> LaunchRowWriter::api_ids(uint32_t api) {
 
 int LaunchRowWriter::add(const LaunchRecord& r, uint64_t ts_ns, int64_t process_id, uint32_t tgid, uint32_t tid,
                          int64_t stack_id) {
-  ShapeKey k;
+  RawKey k;
   std::memset(&k, 0, sizeof k);
-  auto [api_sid, vendor_sid] = api_ids(r.api);
-  if (!api_sid || !vendor_sid) return SQLITE_ERROR;
-  k.process_id = process_id, k.stack_id = stack_id, k.name_id = name_id(process_id, r.function);
-  k.api_sid = api_sid, k.vendor_sid = vendor_sid;
+  k.process_id = process_id, k.stack_id = stack_id;
   k.function = r.function, k.shmem = r.shared_mem_bytes, k.stream = r.stream;
   k.kernel_params = r.kernel_params, k.extra = r.extra;
-  k.tgid = tgid, k.tid = tid, k.attributes = r.attributes;
+  k.tgid = tgid, k.tid = tid, k.api = r.api, k.attributes = r.attributes;
   for (int i = 0; i < 3; ++i) k.grid[i] = r.grid[i], k.block[i] = r.block[i], k.cluster[i] = r.cluster[i];
   k.args_complete = r.args_complete, k.cooperative = r.cooperative, k.per_thread = r.per_thread_stream;
   k.has_cluster = r.has_cluster;
-  const uint64_t h = InternTable<ShapeKey>::hash(k);
-  int64_t shape = shapes_.find(k, h);
+  const uint64_t h = InternTable<RawKey>::hash(k);
+  int64_t shape = by_raw_.find(k, h);
   if (!shape) {
-    if (int rc = insert_shape(k, next_shape_id_); rc != SQLITE_DONE) return rc;
-    shape = next_shape_id_++;
-    shapes_.insert(k, h, shape);
+    bool name_failed = false;
+    shape = shape_of(k, &name_failed);
+    if (shape <= 0) return shape ? static_cast<int>(-shape) : SQLITE_ERROR;
+    if (!name_failed) by_raw_.insert(k, h, shape);  // else the name is tried again next time
   }
   // Unsigned arithmetic: defined for any ts the ring could carry.
   rows_.push_back(Row{static_cast<int64_t>(ts_ns - static_cast<uint64_t>(t0_)), shape});
   return SQLITE_DONE;
+}
+
+// The shape id of a raw key seen for the first time (since forget_names):
+// the ids of its names, then the shape table; a new shape is inserted now.
+// 0 when an API name could not be stored, -rc when the shape insert failed;
+// *name_failed when the kernel's name could not (the shape has none).
+int64_t LaunchRowWriter::shape_of(const RawKey& raw, bool* name_failed) {
+  ShapeKey k;
+  std::memset(&k, 0, sizeof k);
+  auto [api_sid, vendor_sid] = api_ids(raw.api);
+  if (!api_sid || !vendor_sid) return 0;
+  k.process_id = raw.process_id, k.stack_id = raw.stack_id, k.name_id = name_id(raw.process_id, raw.function, name_failed);
+  k.api_sid = api_sid, k.vendor_sid = vendor_sid;
+  k.function = raw.function, k.shmem = raw.shmem, k.stream = raw.stream;
+  k.kernel_params = raw.kernel_params, k.extra = raw.extra;
+  k.tgid = raw.tgid, k.tid = raw.tid, k.attributes = raw.attributes;
+  for (int i = 0; i < 3; ++i) k.grid[i] = raw.grid[i], k.block[i] = raw.block[i], k.cluster[i] = raw.cluster[i];
+  k.args_complete = raw.args_complete, k.cooperative = raw.cooperative, k.per_thread = raw.per_thread;
+  k.has_cluster = raw.has_cluster;
+  const uint64_t h = InternTable<ShapeKey>::hash(k);
+  if (int64_t shape = shapes_.find(k, h)) return shape;
+  if (int rc = insert_shape(k, next_shape_id_); rc != SQLITE_DONE) return -static_cast<int64_t>(rc);
+  shapes_.insert(k, h, next_shape_id_);
+  return next_shape_id_++;
 }
 
 int LaunchRowWriter::insert_shape(const ShapeKey& k, int64_t id) {
@@ -256,6 +279,7 @@ Status LaunchRowWriter::rolled_back() {
   }
   txn_max_id_ = max_id_;
   shapes_.clear();
+  by_raw_.clear();
   name_ids_.clear();
   api_ids_.clear();
   next_shape_id_ = 1;

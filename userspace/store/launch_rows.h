@@ -40,7 +40,10 @@ class LaunchRowWriter {
   // of a failed shape insert, else SQLITE_DONE.
   int add(const LaunchRecord& r, uint64_t ts_ns, int64_t process_id, uint32_t tgid, uint32_t tid, int64_t stack_id);
   // The process learned a kernel name: its launches are looked up again.
-  void forget_names(int64_t process_id) { name_ids_.erase(process_id); }
+  void forget_names(int64_t process_id) {
+    name_ids_.erase(process_id);
+    by_raw_.clear();  // a new name is rare once a program runs: every raw key is looked up again
+  }
   // Inserts the buffered launches, and the counts when a second of capture
   // time has passed since they were last stored (or `store_counts`). Rows
   // that could not be inserted alone are added to *failed; an error that must
@@ -64,11 +67,22 @@ class LaunchRowWriter {
     uint32_t tgid, tid, grid[3], block[3], cluster[3], attributes;
     uint8_t args_complete, cooperative, per_thread, has_cluster;
   };
+  // What a launch record says, before any id is looked up: equal raw keys
+  // make equal shapes (the names and API ids are functions of process,
+  // function and API until forget_names), so most launches find their shape
+  // here with one hash, and only a new raw key looks the ids up.
+  struct RawKey {
+    int64_t process_id, stack_id;
+    uint64_t function, shmem, stream, kernel_params, extra;
+    uint32_t tgid, tid, api, attributes, grid[3], block[3], cluster[3];
+    uint8_t args_complete, cooperative, per_thread, has_cluster;
+  };
+  int64_t shape_of(const RawKey& raw, bool* name_failed);
   struct Row {
     int64_t ts_rel;
     int64_t shape;
   };
-  int64_t name_id(int64_t process_id, uint64_t function);
+  int64_t name_id(int64_t process_id, uint64_t function, bool* failed);
   std::pair<int64_t, int64_t> api_ids(uint32_t api);
   int insert_shape(const ShapeKey& k, int64_t id);
   // Launches per shape and second, not yet in launch_counts.
@@ -94,6 +108,7 @@ class LaunchRowWriter {
   int64_t t0_ = 0;
   Stmt ins_shape_, ins_launch_, ins_run_, upsert_count_, set_mark_;
   InternTable<ShapeKey> shapes_;
+  InternTable<RawKey> by_raw_;  // raw key -> shape id
   int64_t next_shape_id_ = 1;
   // process_id -> function -> strings.id of its kernel name (0: none known)
   std::unordered_map<int64_t, std::unordered_map<uint64_t, int64_t>> name_ids_;

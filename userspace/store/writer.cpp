@@ -266,10 +266,12 @@ void CaptureWriter::push(Event ev, int64_t stack_id) {
 void CaptureWriter::push_many(std::vector<Queued>& events) {
   if (events.empty()) return;
   auto now = std::chrono::steady_clock::now();
+  for (auto& q : events) q.queued = now;
   bool wake;
   {
     std::lock_guard lk(mu_);
-    for (auto& q : events) pending_.push_back(Item{std::move(q.ev), q.stack_id, now});
+    if (pending_.empty()) pending_.swap(events);
+    else pending_.insert(pending_.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
     wake = pending_.size() >= kBatchEvents;
   }
   events.clear();
