@@ -112,7 +112,7 @@ static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ip
 		 * address is at sp and rbp is still the caller's. Stepping here, out
 		 * of the loop, keeps the loop's states as few as before. */
 		if (bpf_probe_read_user(&ip, 8, (void *)sp) || !ip)
-			return 0;
+			return -1; /* the frame-pointer walk, with its fault flag and counter */
 		sp += 8;
 		first_return = 0;
 	}

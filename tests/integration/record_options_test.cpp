@@ -54,6 +54,9 @@ TEST_P(RecordStackOptions, LoadsAndRecordsEveryLaunchWithItsStack) {
     return;
   }
   EXPECT_EQ(with_stack, 25);
+  // Every one of them names at least the probed function's caller.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches k JOIN stacks s ON s.id = k.stack_id WHERE s.depth = 0"),
+            0);
   // Never more frames than asked for, and at least the probed function's caller.
   int64_t most = scalar(*db, "SELECT max(depth) FROM stacks WHERE id IN (SELECT stack_id FROM kernel_launches)");
   EXPECT_LE(most, depth);

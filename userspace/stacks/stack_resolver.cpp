@@ -242,7 +242,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   // A stack copy differs on every call (data words): no cache for those.
   if (!raw.has_copy) {
     cache_key(raw, key_);
-    if (auto it = p.cache.find(key_); it != p.cache.end()) {
+    if (auto it = p.cache.find(key_); it != p.cache.end() && (!it->second.retry_ns || now_() < it->second.retry_ns)) {
       stats_.sp_frames_dropped += it->second.sp_dropped;
       return it->second.stack_id;
     }
@@ -250,9 +250,10 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
 
   // An address outside every known mapping, with a snapshot older than the
   // record: maybe a library mapped since, so read the mappings again
-  // (rate-limited when re-reads find nothing). A stack resolved while the answer was unsure is not
-  // cached: the next record of that call site tries again (issue 17's flaky
-  // depth-1 test cached an empty stack from a stale snapshot for good).
+  // (rate-limited when re-reads find nothing). A stack resolved while the
+  // answer was unsure is cached only until a re-read may run again (issue
+  // 17's flaky depth-1 test cached an empty stack from a stale snapshot for
+  // good).
   bool unsure = false;
   auto lookup = [&](uint64_t ip) {
     const Range* r = find(p, ip);
@@ -321,9 +322,13 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     ++stats_.stacks;
     sink_.stack(stack_defs_.back());
   }
-  if (!raw.has_copy && !unsure) {
+  if (!raw.has_copy) {
     if (p.cache.size() >= kMaxCachePerProcess) p.cache.clear();
-    p.cache.emplace(key_, Process::Cached{it->second, sp_dropped != 0});
+    // An unsure stack is cached until the next re-read may run: resolving
+    // every record of it again until then cost half the records a full walk
+    // when a few call sites had broken chains (review of issue 17).
+    uint64_t retry = unsure ? std::max<uint64_t>(p.read_ns + p.reread_gap_ns, 1) : 0;
+    p.cache.insert_or_assign(key_, Process::Cached{it->second, sp_dropped != 0, retry});
   }
   return it->second;
 }

@@ -98,7 +98,8 @@ class StackResolver {
     // (flags, raw addresses) -> stack id: the same call site repeats.
     struct Cached {
       int64_t stack_id;
-      bool sp_dropped;  // counted again for every record with this stack
+      bool sp_dropped;    // counted again for every record with this stack
+      uint64_t retry_ns;  // 0: final; else resolved from a stale snapshot, again from this time (now_)
     };
     std::unordered_map<std::string, Cached> cache;
   };

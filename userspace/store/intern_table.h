@@ -7,6 +7,9 @@
 // 24-byte slot and, only when the 64-bit hash matches, compares one key.
 #pragma once
 
+#include <sys/random.h>
+
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -32,18 +35,32 @@ class InternTable {
       const unsigned __int128 m = static_cast<unsigned __int128>(x) * y;
       return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
     };
+    // Seeded per process: fold(x, 0) is 0 whatever x, so a word equal to its
+    // constant would make its pair's other word count for nothing; with a
+    // random seed in the constants no program can aim at that.
+    const uint64_t seed = hash_seed();
     uint64_t acc = sizeof(Key) * kC;
     size_t i = 0;
     for (; i + 16 <= sizeof(Key); i += 16) {
       uint64_t w0, w1;
       std::memcpy(&w0, p + i, 8);
       std::memcpy(&w1, p + i + 8, 8);
-      acc += fold(w0 ^ (kA + i * kC), w1 ^ (kB - i * kC));  // the position in the key counts
+      acc += fold(w0 ^ (kA + i * kC + seed), w1 ^ (kB - i * kC - seed));  // the position in the key counts
     }
     uint64_t tail[2] = {0, 0};
     std::memcpy(tail, p + i, sizeof(Key) - i);
-    acc += fold(tail[0] ^ kC, tail[1] ^ kA);
+    acc += fold(tail[0] ^ (kC + seed), tail[1] ^ (kA - seed));
     return fold(acc ^ kA, kB);
+  }
+  // Random, once per process (getrandom; the clock if that fails).
+  static uint64_t hash_seed() {
+    static const uint64_t seed = [] {
+      uint64_t s = 0;
+      if (::getrandom(&s, sizeof s, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof s))
+        s = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      return s * 2 + 1;
+    }();
+    return seed;
   }
   // The key's id, or 0 when it is not in the table.
   int64_t find(const Key& k, uint64_t h) const {

@@ -29,6 +29,8 @@ constexpr auto kMaxTransaction = std::chrono::milliseconds(100);
 // gpuobsd's emergency deletion made room) takes no more than one batch with it.
 constexpr size_t kMaxTransactionEvents = 8192;
 constexpr size_t kDeadlineCheckEvery = 256;  // events between clock reads
+constexpr size_t kChunkEvents = 1024;        // push(): events per chunk
+constexpr size_t kSpareChunks = 16;          // emptied chunks kept for the consumer
 // A writer this far behind, in time and in events (overload: producers
 // faster than SQLite, or a writer starved of CPU), drops the oldest launches,
 // calls and ioctls, counted as dropped_store_backlog, rather than queue
@@ -257,8 +259,9 @@ void CaptureWriter::push(Event ev, int64_t stack_id) {
   bool wake;
   {
     std::lock_guard lk(mu_);
-    pending_.push_back(Item{std::move(ev), stack_id, std::chrono::steady_clock::now()});
-    wake = pending_.size() >= kBatchEvents;
+    if (pending_.empty() || pending_.back().size() >= kChunkEvents) pending_.emplace_back();
+    pending_.back().push_back(Item{std::move(ev), stack_id, std::chrono::steady_clock::now()});
+    wake = ++pending_events_ >= kBatchEvents;
   }
   if (wake) cv_.notify_one();
 }
@@ -270,35 +273,50 @@ void CaptureWriter::push_many(std::vector<Queued>& events) {
   bool wake;
   {
     std::lock_guard lk(mu_);
-    if (pending_.empty()) pending_.swap(events);
-    else pending_.insert(pending_.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
-    wake = pending_.size() >= kBatchEvents;
+    pending_events_ += events.size();
+    pending_.push_back(std::move(events));
+    events = Chunk{};
+    if (!spare_.empty()) {
+      events.swap(spare_.back());
+      spare_.pop_back();
+    }
+    wake = pending_events_ >= kBatchEvents;
   }
-  events.clear();
   if (wake) cv_.notify_one();
 }
 
 void CaptureWriter::run() {
   // Ahead of ordinary work: a starved writer holds events past the kill bound.
   if (!raise_capture_thread_priority()) spdlog::debug("store: the writer runs at the caller's priority (no CAP_SYS_NICE)");
-  std::vector<Item> batch;
+  std::vector<Chunk> batch;
   std::vector<ProbeRow> probe_rows;
   std::vector<Detach> detached;
   for (;;) {
     bool stop;
+    size_t events;
     {
       std::unique_lock lk(mu_);
-      cv_.wait_for(lk, kBatchInterval, [&] { return stopping_ || pending_.size() >= kBatchEvents; });
+      cv_.wait_for(lk, kBatchInterval, [&] { return stopping_ || pending_events_ >= kBatchEvents; });
       batch.swap(pending_);
+      events = pending_events_;
+      pending_events_ = 0;
       probe_rows.swap(pending_probes_);
       detached.swap(pending_detached_);
       stop = stopping_;
     }
     {
       std::lock_guard db_lk(db_mu_);  // one lock per batch (the connection is NOMUTEX)
-      if (!batch.empty()) write_batch(batch);
+      if (events) write_batch(batch, events);
       else write_counters_only();
       write_library_changes(probe_rows, detached);
+    }
+    // The chunks go back to the consumer empty, their capacity kept (a few:
+    // a burst's many chunks are freed).
+    for (Chunk& c : batch) c.clear();
+    {
+      std::lock_guard lk(mu_);
+      for (Chunk& c : batch)
+        if (spare_.size() < kSpareChunks && c.capacity()) spare_.push_back(std::move(c));
     }
     batch.clear();
     if (stop) {
@@ -334,8 +352,10 @@ void CaptureWriter::forget_batch_state() {
   if (auto s = launches_.rolled_back(); !s) spdlog::warn("store: {}", s.error().message);
 }
 
-void CaptureWriter::write_batch(std::vector<Item>& all) {
-  for (size_t from = 0; from < all.size();) from = write_transaction(std::span<Item>(all).subspan(from)) + from;
+void CaptureWriter::write_batch(std::vector<Chunk>& all, size_t events) {
+  Cursor c{&all, 0, 0, events};
+  while (!all.empty() && all[c.chunk].empty() && c.chunk + 1 < all.size()) ++c.chunk;
+  while (!c.done()) write_transaction(c);
 }
 
 void CaptureWriter::write_event(Item& item, BatchTally& t) {
@@ -387,39 +407,43 @@ void CaptureWriter::add_tally(WriterStats& s, const BatchTally& t) {
   s.symbols = stacks_.stats();
 }
 
-size_t CaptureWriter::write_transaction(std::span<Item> items) {
+void CaptureWriter::write_transaction(Cursor& items) {
   // Bounded by time as well as count: a backlog is written as a series of
   // commits at most kMaxTransaction apart, never as one long transaction
   // that a kill -9 would lose whole.
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + kMaxTransaction, too_old = start - max_backlog_;
-  size_t waiting = items.size();
+  size_t waiting = items.left;
   {
     std::lock_guard lk(mu_);
-    waiting += pending_.size();
+    waiting += pending_events_;
   }
   bool overloaded = waiting >= max_backlog_events_;
-  std::span<Item> batch = items;
-  if (auto s = db_.exec("BEGIN"); !s) {
-    spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, batch.size());
+  // Everything left is lost with a transaction that cannot begin or commit.
+  auto lose_all = [&] {
+    size_t n = items.left;
+    while (!items.done()) items.next();
     ++definitions_lost_;  // stack definitions in the batch must be sent again
     std::lock_guard lk(mu_);
-    stats_.failed_rows += batch.size();
+    stats_.failed_rows += n;
     ++stats_.failed_batches;
-    return batch.size();
+    return n;
+  };
+  if (auto s = db_.exec("BEGIN"); !s) {
+    spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, lose_all());
+    return;
   }
   BatchTally tally;
   created_in_batch_.clear();
   batch_rolled_back_ = false;
   size_t written = 0;
-  for (auto& item : batch) {
+  for (; !items.done(); items.next()) {
     if (batch_rolled_back_) break;
     if (written >= kMaxTransactionEvents ||
-        (written && written % kDeadlineCheckEvery == 0 && std::chrono::steady_clock::now() >= deadline)) {
-      batch = batch.first(written);  // the rest goes into the next transaction
-      break;
-    }
+        (written && written % kDeadlineCheckEvery == 0 && std::chrono::steady_clock::now() >= deadline))
+      break;  // the rest goes into the next transaction
     ++written;
+    Item& item = items.item();
     if (overloaded && item.queued < too_old && droppable(item.ev)) ++tally.behind;
     else write_event(item, tally);
   }
@@ -451,15 +475,16 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
   if (batch_rolled_back_) {
     // As before transactions were cut by time: the whole batch is lost (its
     // stack definitions with it; later events may refer to them).
-    batch = items;
-    spdlog::warn("store: batch rolled back ({}); {} events lost", db_.errmsg(), batch.size());
+    std::string why = db_.errmsg();
     forget_batch_state();
-    ++definitions_lost_;
-    std::lock_guard lk(mu_);
-    stats_.failed_rows += batch.size();
-    ++stats_.failed_batches;
-    counters_dirty_ = true;  // its counter rows went with it
-    return batch.size();
+    size_t lost = written + lose_all();
+    {
+      std::lock_guard lk(mu_);
+      stats_.failed_rows += written;  // lose_all counted the rest
+      counters_dirty_ = true;         // its counter rows went with it
+    }
+    spdlog::warn("store: batch rolled back ({}); {} events lost", why, lost);
+    return;
   }
   if (tally.behind)
     spdlog::warn(
@@ -469,7 +494,6 @@ size_t CaptureWriter::write_transaction(std::span<Item> items) {
   std::lock_guard lk(mu_);
   add_tally(stats_, tally);
   ++stats_.batches;
-  return batch.size();
 }
 
 void CaptureWriter::set_counters(CounterMap counters) {

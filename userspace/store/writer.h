@@ -137,10 +137,11 @@ class CaptureWriter {
   };
   // Thread-safe: many events under one lock and one clock read (the ring
   // consumer hands over each poll's events at once, not one lock per event).
-  // Leaves `events` empty. When the writer has taken everything before, the
-  // vectors are swapped: an event is moved once, from the ring's decode into
-  // the vector the writer reads (a second 184-byte move per event cost the
-  // consumer about 4% of the daemon's CPU, issue 17).
+  // The vector itself is queued, as a chunk: no event is moved again and
+  // nothing is reallocated however far behind the writer is (growing one
+  // queue of 184-byte events under the lock stalled the consumer when the
+  // writer fell behind at a burst of new shapes, issue 17). `events` comes
+  // back empty, with the capacity of a chunk the writer has finished.
   void push_many(std::vector<Queued>& events);
   // Bumped each time a rolled-back batch lost stack definitions: the
   // producer must send them again (StackResolver::redefine_all).
@@ -163,10 +164,27 @@ class CaptureWriter {
   CaptureWriter() = default;
   void run();
   using Item = Queued;  // queued: when push() or push_many() took it
-  void write_batch(std::vector<Item>& batch);
-  // One transaction over the first items, cut at kMaxTransaction; returns how
-  // many it took (written, or lost with a rolled-back transaction).
-  size_t write_transaction(std::span<Item> items);
+  using Chunk = std::vector<Item>;
+  // The events of a batch in hand-over order, across its chunks.
+  struct Cursor {
+    std::vector<Chunk>* chunks;
+    size_t chunk = 0, at = 0, left = 0;  // left: events from here to the end
+    bool done() const { return left == 0; }
+    Item& item() { return (*chunks)[chunk][at]; }
+    void next() {
+      --left;
+      if (++at == (*chunks)[chunk].size()) {
+        at = 0;
+        do ++chunk;
+        while (left && (*chunks)[chunk].empty());
+      }
+    }
+  };
+  void write_batch(std::vector<Chunk>& batch, size_t events);
+  // One transaction over the next events, cut at kMaxTransaction; advances
+  // the cursor past what it took (written, or lost with a rolled-back
+  // transaction: then everything left).
+  void write_transaction(Cursor& items);
   // What one transaction wrote and dropped, added to the stats on commit.
   struct BatchTally {
     uint64_t launches = 0, ioctls = 0, procs = 0, calls = 0, behind = 0, launch_rows_failed = 0;
@@ -230,7 +248,9 @@ class CaptureWriter {
   std::mutex db_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Item> pending_;
+  std::vector<Chunk> pending_;   // chunks as handed over, oldest first
+  size_t pending_events_ = 0;    // events in pending_
+  std::vector<Chunk> spare_;     // emptied chunks, their capacity reused
   bool stopping_ = false;
   std::thread thread_;
   WriterStats stats_;
