@@ -6,6 +6,8 @@
 #include <fstream>
 #include <limits>
 
+#include "common/monotonic_clock.h"
+
 namespace gpuobs {
 namespace {
 
@@ -25,11 +27,7 @@ HostInfo read_host_info() {
   return h;
 }
 
-int64_t mono_now_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return to_ns(t);
-}
+int64_t mono_now_ns() { return monotonic_now_ns(); }
 
 int64_t realtime_offset_ns() {
   int64_t best_gap = std::numeric_limits<int64_t>::max(), offset = 0;

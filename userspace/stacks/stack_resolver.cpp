@@ -2,13 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
 
+#include "common/monotonic_clock.h"
 #include "events.h"
 #include "stacks/unwind_table.h"
 
@@ -24,11 +24,6 @@ namespace {
 constexpr uint64_t kFirstRereadGapNs = 1'000'000;
 constexpr uint64_t kMaxRereadGapNs = 50'000'000;
 
-uint64_t monotonic_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 // Bounded memory for processes with endless distinct stacks.
 constexpr size_t kMaxCachePerProcess = 1 << 16;
 
@@ -75,7 +70,7 @@ std::vector<uint64_t> call_chain(const RawStack& raw, IsCode is_code, uint64_t& 
 }  // namespace
 
 StackResolver::StackResolver(Sink sink, std::string proc_root, std::function<uint64_t()> now)
-    : sink_(std::move(sink)), proc_root_(std::move(proc_root)), now_(now ? std::move(now) : monotonic_ns) {}
+    : sink_(std::move(sink)), proc_root_(std::move(proc_root)), now_(now ? std::move(now) : [] { return static_cast<uint64_t>(monotonic_now_ns()); }) {}
 
 const ModuleDef* StackResolver::pseudo(const std::string& name) {
   auto& slot = pseudo_[name];

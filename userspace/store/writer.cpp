@@ -1,5 +1,6 @@
 #include "store/writer.h"
 
+#include "common/monotonic_clock.h"
 #include "common/thread_priority.h"
 
 #include <spdlog/spdlog.h>
@@ -354,7 +355,6 @@ void CaptureWriter::forget_batch_state() {
 
 void CaptureWriter::write_batch(std::vector<Chunk>& all, size_t events) {
   Cursor c{&all, 0, 0, events};
-  while (!all.empty() && all[c.chunk].empty() && c.chunk + 1 < all.size()) ++c.chunk;
   while (!c.done()) write_transaction(c);
 }
 
@@ -505,12 +505,6 @@ void CaptureWriter::set_counters(CounterMap counters) {
 
 namespace {
 
-int64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
 // The counters the writer itself keeps (Session::counters() names them the same).
 void add_writer_counters(CounterMap& c, const WriterStats& w) {
   c["stored_launch"] = {w.launches, "userspace"};
@@ -538,7 +532,7 @@ void CaptureWriter::write_progress(const WriterStats& now) {
     if (batch_rolled_back_) return;
     check(ins_counter_.bind(1, name).bind(2, v.first).bind(3, v.second).exec());
   }
-  if (!batch_rolled_back_) check(upd_committed_.bind(1, monotonic_ns()).exec());
+  if (!batch_rolled_back_) check(upd_committed_.bind(1, monotonic_now_ns()).exec());
 }
 
 void CaptureWriter::write_counters_only() {

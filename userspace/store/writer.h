@@ -165,7 +165,8 @@ class CaptureWriter {
   void run();
   using Item = Queued;  // queued: when push() or push_many() took it
   using Chunk = std::vector<Item>;
-  // The events of a batch in hand-over order, across its chunks.
+  // The events of a batch in hand-over order, across its chunks (never
+  // empty: push_many queues none, push fills the one it opens).
   struct Cursor {
     std::vector<Chunk>* chunks;
     size_t chunk = 0, at = 0, left = 0;  // left: events from here to the end
@@ -173,11 +174,7 @@ class CaptureWriter {
     Item& item() { return (*chunks)[chunk][at]; }
     void next() {
       --left;
-      if (++at == (*chunks)[chunk].size()) {
-        at = 0;
-        do ++chunk;
-        while (left && (*chunks)[chunk].empty());
-      }
+      if (++at == (*chunks)[chunk].size()) at = 0, ++chunk;
     }
   };
   void write_batch(std::vector<Chunk>& batch, size_t events);
