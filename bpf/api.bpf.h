@@ -12,11 +12,10 @@
 #include "maps.bpf.h"
 #include "stack.bpf.h"
 
-/* Records are too big for the BPF stack. Uprobe programs run preemptibly, so
- * no per-CPU scratch buffer: entry-only calls are built in their ring-buffer
- * reservation, entry+return calls in their thread's call_inflight value. This
- * all-zero value is only ever read: the template a new in-flight entry is
- * inserted from. */
+/* Records are too big for the BPF stack. Entry-only calls are built in a
+ * scratch slot (bpf/maps.bpf.h), entry+return calls in their thread's
+ * call_inflight value until they return. This all-zero value is only ever
+ * read: the template a new in-flight entry is inserted from. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -33,22 +32,33 @@ struct {
 	__type(value, struct gpuobs_api_call);
 } call_inflight SEC(".maps");
 
-/* A returned call: the entry built in call_inflight, with its whole blob area
- * (records must have a constant size), then the stack taken here at the
- * return site, where the frame-pointer walk starts at the caller itself. */
+/* Copies the record into the ring at its used size; counts it. */
+static __always_inline void call__submit(struct gpuobs_api_call *e, __u64 *busy, __u32 size)
+{
+	if (record__submit(e, busy, size, e->hdr.tgid))
+		counter__add(GPUOBS_CNT_SUBMIT_API);
+	else
+		counter__add(GPUOBS_CNT_DROP_API);
+}
+
+/* A returned call: the entry built in call_inflight, its blob cut to what
+ * is valid (rounded up to 8 bytes), then the stack taken here at the return
+ * site, where the frame-pointer walk starts at the caller itself. */
 static __always_inline void call__emit_returned(struct pt_regs *ctx, const struct gpuobs_api_call *v)
 {
-	const __u64 size = sizeof(struct gpuobs_api_call) + STACK_BYTES;
-	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
-	if (!e) {
-		counter__add(GPUOBS_CNT_DROP_API);
+	__u64 *busy;
+	struct gpuobs_api_call *e = record__begin(&busy);
+	if (!e)
 		return;
-	}
 	__builtin_memcpy(e, v, sizeof(*e));
-	e->hdr.size = size;
-	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_RETURN);
-	ringbuf__submit_event(e, e->hdr.tgid);
-	counter__add(GPUOBS_CNT_SUBMIT_API);
+	/* In 8-byte words, clamped where the verifier sees it: the stack
+	 * area's offset must stay provably inside the slot. */
+	__u64 words = ((__u64)e->blob_len + 7) / 8;
+	GPUOBS_CLAMP(words, GPUOBS_BLOB_MAX / 8);
+	__u32 body = offsetof(struct gpuobs_api_call, blob) + words * 8;
+	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + body,
+				  GPUOBS_STACK_F_AT_RETURN);
+	call__submit(e, busy, body + stack);
 }
 
 /* Fills the fixed part of a record (the bytes before blob):
@@ -102,15 +112,6 @@ static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_reg
 	}
 }
 
-/* Entry-only calls are built in their ring reservation, sized exactly: the
- * verifier needs a constant size, so each size has its own reservation. */
-static __always_inline void call__submit(struct gpuobs_api_call *e, __u32 size)
-{
-	e->hdr.size = size;
-	ringbuf__submit_event(e, e->hdr.tgid);
-	counter__add(GPUOBS_CNT_SUBMIT_API);
-}
-
 /* Entry-only calls carry no blob (the loader refuses a table entry that asks
  * for one: userspace/loader/engine.cpp), so their record is the fixed part. */
 SEC("uprobe")
@@ -119,16 +120,16 @@ int cu_call(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
-	const __u64 size = offsetof(struct gpuobs_api_call, blob) + STACK_BYTES;
-	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
-	if (!e) {
-		counter__add(GPUOBS_CNT_DROP_API);
+	__u64 *busy;
+	struct gpuobs_api_call *e = record__begin(&busy);
+	if (!e)
 		return 0;
-	}
 	call__fill_args(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	e->blob_kind = GPUOBS_BLOB_NONE;
-	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + offsetof(struct gpuobs_api_call, blob), GPUOBS_STACK_F_AT_ENTRY);
-	call__submit(e, size);
+	const __u32 body = offsetof(struct gpuobs_api_call, blob);
+	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + body,
+				  GPUOBS_STACK_F_AT_ENTRY);
+	call__submit(e, busy, body + stack);
 	return 0;
 }
 
@@ -199,12 +200,10 @@ static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid,
 					    int config_ok, __u64 attrs, const __u32 n)
 {
 	const __u32 body = offsetof(struct gpuobs_api_call, blob) + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
-	const __u64 size = body + STACK_BYTES;
-	struct gpuobs_api_call *e = bpf_ringbuf_reserve(&events, size, 0);
-	if (!e) {
-		counter__add(GPUOBS_CNT_DROP_API);
+	__u64 *busy;
+	struct gpuobs_api_call *e = record__begin(&busy);
+	if (!e)
 		return;
-	}
 	call__fill_args(e, ctx, pid_tgid, cookie);
 	e->blob_kind = GPUOBS_BLOB_LAUNCH_CONFIG;
 	__builtin_memcpy(e->blob, config, GPUOBS_LAUNCH_CONFIG_SIZE);
@@ -217,9 +216,11 @@ static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid,
 		else
 			__builtin_memset(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], 0, n * GPUOBS_LAUNCH_ATTR_SIZE);
 	}
-	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + body, GPUOBS_STACK_F_AT_ENTRY);
-	/* hdr.size is the reservation; blob_len says how much of the blob is valid. */
-	call__submit(e, size);
+	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)e + body,
+				  GPUOBS_STACK_F_AT_ENTRY);
+	/* The blob area is sized by the attribute count; blob_len says how much
+	 * of it is valid. */
+	call__submit(e, busy, body + stack);
 }
 
 SEC("uprobe")

@@ -21,7 +21,7 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 5
+#define GPUOBS_ABI_VERSION 6 /* 6: records sized to what they hold (trailer.cap = frames present) */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -68,8 +68,11 @@
 /*
  * Every event record (launch, ioctl, api call) ends with the caller's user
  * stack: ips[cap] then struct gpuobs_stack_trailer, both counted in hdr.size.
- * cap is the loader's stack depth (0: stacks off), so the trailer is always
- * the record's last 16 bytes and ips start cap * 8 bytes before it. ips is
+ * The trailer is always the record's last 16 bytes and ips start cap * 8
+ * bytes before it. Since ABI 6 a record is as long as what it holds: cap is
+ * the number of frames walked (at most the loader's depth; 0: stacks off or
+ * none read) and an api call's blob is cut to blob_len rounded up to 8
+ * (bpf/maps.bpf.h: record__begin/record__submit). ips is
  * the kernel's frame-pointer walk, innermost first; what frame 0 is depends
  * on where the probe fired (GPUOBS_STACK_F_AT_*), and user space completes
  * it with sp_word (userspace/stacks/stack_resolver.cpp).
@@ -78,7 +81,7 @@
 struct gpuobs_stack_trailer {
 	__u64 sp_word; /* the word at the user stack pointer (0 if unreadable) */
 	__u16 nr;      /* valid frames in ips[0 .. nr) */
-	__u16 cap;     /* frames reserved (the configured depth) */
+	__u16 cap;     /* frames in the record (ips[cap]); nr == cap since ABI 6 */
 	__u32 flags;   /* GPUOBS_STACK_F_* */
 };
 /* Return probe: ips[0] is the call site in the caller; all frames are real. */
@@ -92,7 +95,7 @@ struct gpuobs_stack_trailer {
  * address when the wrapper has no stack frame of its own. */
 #define GPUOBS_STACK_F_AT_SYSCALL 4u
 #define GPUOBS_STACK_F_FAULT 8u  /* bpf_get_stack failed: no frames */
-#define GPUOBS_STACK_F_FULL 16u  /* nr == cap: the walk may have gone deeper */
+#define GPUOBS_STACK_F_FULL 16u  /* the walk filled the configured depth: it may have gone deeper */
 #define GPUOBS_STACK_F_COPY 32u  /* a stack copy precedes ips (below) */
 /* --unwind bpf: ips were unwound in BPF from the unwind tables user space
  * loaded (bpf/unwind.bpf.h); frame 0 is the ip where the probe fired,
@@ -271,6 +274,14 @@ struct gpuobs_api_call {
 #define GPUOBS_CALL_F_STACK_ARGS_MISSING 4u /* args 7, 8 unreadable (zero) */
 #define GPUOBS_CALL_F_BLOB_FAULT 8u     /* the blob argument could not be read */
 
+/* The largest record body before the stack area (an api call with its whole
+ * blob): with the stack section, what a scratch slot must hold
+ * (bpf/maps.bpf.h, userspace/loader/engine.cpp). */
+#define GPUOBS_RECORD_BODY_MAX 640
+/* Scratch slots per CPU: how many preempted handlers one CPU can have
+ * building a record at once. */
+#define GPUOBS_SCRATCH_SLOTS 4
+
 /*
  * Counters: one per-CPU array (map "counters") indexed by these numbers; the
  * loader sums the CPUs. Part of the ABI: never renumber.
@@ -292,7 +303,8 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_API_NO_ENTRY 14    /* return without a stored entry: attached mid-call, or its entry
                                        * was lost (counted in API_ENTRY_FULL) */
 #define GPUOBS_CNT_STACK_FAULT 15    /* user stack unreadable: the record has no frames */
-#define GPUOBS_CNT__COUNT 16
+#define GPUOBS_CNT_DROP_SCRATCH_BUSY 16 /* event lost: every scratch slot of its CPU in use (bpf/maps.bpf.h) */
+#define GPUOBS_CNT__COUNT 17
 
 /*
  * Layout checks, compiled on both sides (BPF C and C++): a field moved,
@@ -377,6 +389,11 @@ GPUOBS_ASSERT_OFF(gpuobs_stack_regs, bp, 16);
 GPUOBS_ASSERT_SIZE(gpuobs_stack_copy_hdr, 8);
 GPUOBS_ASSERT_OFF(gpuobs_stack_copy_hdr, len, 0);
 GPUOBS_ASSERT_OFF(gpuobs_stack_copy_hdr, cap, 4);
+
+/* Every body fits a scratch slot's body part. */
+GPUOBS_ASSERT(sizeof(struct gpuobs_api_call) <= GPUOBS_RECORD_BODY_MAX, "api call body above the scratch size");
+GPUOBS_ASSERT(sizeof(struct gpuobs_ioctl) <= GPUOBS_RECORD_BODY_MAX, "ioctl body above the scratch size");
+GPUOBS_ASSERT(sizeof(struct gpuobs_launch) <= GPUOBS_RECORD_BODY_MAX, "launch body above the scratch size");
 
 /* Unwind tables: written by user space into the unwind_procs map. */
 GPUOBS_ASSERT_SIZE(gpuobs_unwind_mapping, 32);

@@ -79,9 +79,7 @@ static __always_inline int dev__watched(__u32 major, __u32 minor)
  * so the verifier must know len <= 256 (issue 20). */
 static __always_inline __u64 ioctl__clamp_len(__u64 len)
 {
-	asm volatile("if %[len] <= %[max] goto +1; %[len] = %[max]"
-		     : [len] "+r"(len)
-		     : [max] "i"(GPUOBS_IOCTL_HEAD_MAX));
+	GPUOBS_CLAMP(len, GPUOBS_IOCTL_HEAD_MAX);
 	return len;
 }
 
@@ -188,14 +186,13 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0; /* not a watched device: the common case */
 	__u64 now = bpf_ktime_get_ns();
 
-	const __u64 size = sizeof(struct gpuobs_ioctl) + STACK_BYTES;
-	struct gpuobs_ioctl *e = bpf_ringbuf_reserve(&events, size, 0);
+	__u64 *busy;
+	struct gpuobs_ioctl *e = record__begin(&busy);
 	if (!e) {
-		counter__add(GPUOBS_CNT_DROP_IOCTL);
 		bpf_map_delete_elem(&ioctl_inflight, &tid);
 		return 0;
 	}
-	hdr__fill(&e->hdr, GPUOBS_EV_IOCTL, size, pid_tgid, ent->ts_ns);
+	hdr__fill(&e->hdr, GPUOBS_EV_IOCTL, 0, pid_tgid, ent->ts_ns);
 	e->latency_ns = now - ent->ts_ns;
 	e->arg = ent->arg;
 	e->ret = ctx->ret;
@@ -212,10 +209,12 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	ioctl__copy_args(e);
 	/* The syscall's user registers: the thread is in ioctl(2) itself. */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	stack__fill(ctx, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp), (__u8 *)(e + 1),
-		    GPUOBS_STACK_F_AT_SYSCALL);
-	ringbuf__submit_event(e, pid_tgid >> 32);
-	counter__add(GPUOBS_CNT_SUBMIT_IOCTL);
+	__u32 stack = stack__fill(ctx, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp),
+				  (__u8 *)(e + 1), GPUOBS_STACK_F_AT_SYSCALL);
+	if (record__submit(e, busy, sizeof(*e) + stack, pid_tgid >> 32))
+		counter__add(GPUOBS_CNT_SUBMIT_IOCTL);
+	else
+		counter__add(GPUOBS_CNT_DROP_IOCTL);
 	return 0;
 }
 

@@ -31,13 +31,11 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 	if (!process__wanted(pid_tgid >> 32))
 		return 0;
 
-	const __u64 size = sizeof(struct gpuobs_launch) + STACK_BYTES;
-	struct gpuobs_launch *e = bpf_ringbuf_reserve(&events, size, 0);
-	if (!e) {
-		counter__add(GPUOBS_CNT_DROP_LAUNCH);
+	__u64 *busy;
+	struct gpuobs_launch *e = record__begin(&busy);
+	if (!e)
 		return 0;
-	}
-	hdr__fill(&e->hdr, GPUOBS_EV_LAUNCH, size, pid_tgid, bpf_ktime_get_ns());
+	hdr__fill(&e->hdr, GPUOBS_EV_LAUNCH, 0, pid_tgid, bpf_ktime_get_ns());
 	e->function = f;
 	e->grid_x = gx; /* 32-bit arguments: the register's upper half is unspecified */
 	e->grid_y = gy;
@@ -64,9 +62,12 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 		e->flags = GPUOBS_LAUNCH_F_STACK_ARGS_MISSING;
 		counter__add(GPUOBS_CNT_LAUNCH_ARGS_FAULT);
 	}
-	stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1), GPUOBS_STACK_F_AT_ENTRY);
-	ringbuf__submit_event(e, pid_tgid >> 32);
-	counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
+	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1),
+				  GPUOBS_STACK_F_AT_ENTRY);
+	if (record__submit(e, busy, sizeof(*e) + stack, pid_tgid >> 32))
+		counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
+	else
+		counter__add(GPUOBS_CNT_DROP_LAUNCH);
 	return 0;
 }
 

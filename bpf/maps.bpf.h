@@ -46,6 +46,11 @@ struct {
 
 #define GPUOBS_ANY_MINOR 0xffffffffULL
 
+/* v = min(v, max) in v's own register: the verifier then knows the bound
+ * on the register that is used (clang clamps a zero-extended copy
+ * otherwise). max must be a constant. */
+#define GPUOBS_CLAMP(v, max) asm volatile("if %[x] <= %[m] goto +1; %[x] = %[m]" : [x] "+r"(v) : [m] "i"(max))
+
 static __always_inline void counter__add(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
@@ -85,18 +90,76 @@ struct {
 	__type(value, __u8);
 } event_procs SEC(".maps");
 
-/* An event record. The first one of a process wakes the reader at once: it
- * reads the process's mappings for its stacks while the process still
- * exists, even one that exits milliseconds later. */
-static __always_inline void ringbuf__submit_event(void *rec, __u32 tgid)
+/*
+ * Records are built in a scratch slot and copied into the ring at the size
+ * they use (bpf_ringbuf_output), not reserved at their largest: a launch
+ * with 6 frames takes 160 bytes of ring instead of 624 at depth 64, so the
+ * same ring absorbs about 4 times the burst while the reader is held up.
+ * A ring reservation needs a constant size, hence the copy.
+ *
+ * Uprobe programs are preemptible (migration is disabled, so the CPU is
+ * fixed, but another task's program can run on it meanwhile), so a slot is
+ * claimed with a compare-and-swap on its first word, not by nesting depth:
+ * each CPU has GPUOBS_SCRATCH_SLOTS slots; an event that finds all of its
+ * CPU's slots taken is counted (GPUOBS_CNT_DROP_SCRATCH_BUSY) and lost.
+ * A slot is [__u64 busy][scratch_bytes of record] (BPF has 64-bit
+ * compare-and-swap on every CPU version the object is built for).
+ */
+/* Bytes of record a slot holds: set by the loader from the stack options
+ * (GPUOBS_RECORD_BODY_MAX + stack section); the map's value is 8 more. */
+const volatile __u32 scratch_bytes = 8;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 16);  /* resized by the loader: 8 + scratch_bytes */
+	__uint(max_entries, 1); /* resized: possible CPUs * GPUOBS_SCRATCH_SLOTS */
+} scratch SEC(".maps");
+
+/* A free slot of this CPU, claimed; 0 (counted) if none. *busy is what
+ * record__submit/record__abandon release. */
+static __always_inline void *record__begin(__u64 **busy)
 {
-	__u64 flags = ringbuf__wake_flags();
-	if (!bpf_map_lookup_elem(&event_procs, &tgid)) {
-		__u8 one = 1;
-		bpf_map_update_elem(&event_procs, &tgid, &one, BPF_ANY);
-		flags = BPF_RB_FORCE_WAKEUP;
+	__u32 base = bpf_get_smp_processor_id() * GPUOBS_SCRATCH_SLOTS;
+	for (__u32 i = 0; i < GPUOBS_SCRATCH_SLOTS; i++) {
+		__u32 key = base + i;
+		__u64 *s = bpf_map_lookup_elem(&scratch, &key);
+		if (!s)
+			break;
+		if (__sync_val_compare_and_swap(s, 0, 1) == 0) {
+			*busy = s;
+			return (__u8 *)s + 8;
+		}
 	}
-	bpf_ringbuf_submit(rec, flags);
+	counter__add(GPUOBS_CNT_DROP_SCRATCH_BUSY);
+	return 0;
+}
+
+static __always_inline void record__abandon(__u64 *busy)
+{
+	*busy = 0;
+}
+
+/* Copies the first `size` bytes of the slot's record into the ring (its
+ * header's size set first) and frees the slot. The first record of a
+ * process wakes the reader at once: it reads the process's mappings for its
+ * stacks while the process still exists, even one that exits milliseconds
+ * later. Returns 0 when the ring is full (the caller counts the drop). */
+static __always_inline int record__submit(void *rec, __u64 *busy, __u64 size, __u32 tgid)
+{
+	int ok = 0;
+	if (size >= sizeof(struct gpuobs_hdr) && size <= scratch_bytes) {
+		((struct gpuobs_hdr *)rec)->size = (__u32)size;
+		__u64 flags = ringbuf__wake_flags();
+		if (!bpf_map_lookup_elem(&event_procs, &tgid)) {
+			__u8 one = 1;
+			bpf_map_update_elem(&event_procs, &tgid, &one, BPF_ANY);
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+		ok = bpf_ringbuf_output(&events, rec, size, flags) == 0;
+	}
+	*busy = 0;
+	return ok;
 }
 
 /* Entry/exit pairs keep the entry per thread. A thread with an entry already

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The caller's user stack, appended to every event record (bpf/events.h:
- * ips[cap] + struct gpuobs_stack_trailer). Frames are copied with
+ * ips[nr] + struct gpuobs_stack_trailer). Frames are copied with
  * bpf_get_stack, never interned in a stack map: a BPF stack id can be lost or,
  * with BPF_F_REUSE_STACKID, name another stack after a hash collision. User
  * space interns the frames (userspace/stacks/). */
@@ -10,8 +10,9 @@
 #include "maps.bpf.h"
 #include "unwind.bpf.h"
 
-/* Frames per record, set by the loader (<= GPUOBS_STACK_MAX; 0: no stacks).
- * Read-only data is a constant to the verifier, so record sizes stay constant. */
+/* Most frames per record, set by the loader (<= GPUOBS_STACK_MAX; 0: no
+ * stacks). Read-only data is a constant to the verifier, which bounds every
+ * write into a scratch slot with it. */
 const volatile __u32 stack_depth = 64;
 /* Bytes of user stack copied per record for DWARF unwinding in user space
  * (--unwind dwarf; 0: frame pointers only). <= GPUOBS_STACK_COPY_MAX. */
@@ -57,52 +58,59 @@ static __always_inline void stack__copy(__u8 *area, __u64 ip, __u64 sp, __u64 bp
 	h->len = (__u32)len;
 }
 
-/* Fills the stack area that starts at `area` (STACK_BYTES long); ip, sp, bp
- * are the user registers where the probe fired, site one of
- * GPUOBS_STACK_F_AT_*. No interpretation here: user space knows which words
- * are code. */
-static __always_inline void stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp, __u8 *area, __u32 site)
+/* Fills the stack area that starts at `area` (at most STACK_BYTES long) and
+ * returns the bytes it used: the copy section, the frames walked, the
+ * trailer. ip, sp, bp are the user registers where the probe fired, site one
+ * of GPUOBS_STACK_F_AT_*. No interpretation here: user space knows which
+ * words are code. */
+static __always_inline __u32 stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp, __u8 *area, __u32 site)
 {
 	__u32 cap = stack_depth;
 	if (cap > GPUOBS_STACK_MAX)
 		cap = GPUOBS_STACK_MAX;
 	__u32 flags = site;
+	__u32 used = 0;
 	if (stack_copy_bytes) {
 		stack__copy(area, ip, sp, bp);
 		area += STACK_COPY_SECTION;
+		used = STACK_COPY_SECTION;
 		flags |= GPUOBS_STACK_F_COPY;
 	}
 	__u64 *ips = (__u64 *)area;
-	struct gpuobs_stack_trailer *t = (struct gpuobs_stack_trailer *)(area + (__u64)cap * 8);
-	t->cap = cap;
-	t->flags = flags;
-	t->nr = 0;
-	t->sp_word = 0;
-	if (!cap)
-		return;
-	if (site != GPUOBS_STACK_F_AT_RETURN && bpf_probe_read_user(&t->sp_word, sizeof(t->sp_word), (void *)sp))
-		t->sp_word = 0;
-	long n = -1;
-	if (unwind_in_bpf) {
-		n = unwind__walk(ip, sp, bp, ips, cap, site == GPUOBS_STACK_F_AT_ENTRY);
-		if (n >= 0) {
-			t->flags |= GPUOBS_STACK_F_BPF_DWARF;
-			if ((__u32)n >= cap)
-				t->flags |= GPUOBS_STACK_F_FULL;
-			t->nr = n > cap ? cap : (__u16)n;
-			return;
+	__u64 sp_word = 0;
+	__u32 nr = 0;
+	if (cap) {
+		if (site != GPUOBS_STACK_F_AT_RETURN && bpf_probe_read_user(&sp_word, sizeof(sp_word), (void *)sp))
+			sp_word = 0;
+		long n = -1;
+		if (unwind_in_bpf) {
+			n = unwind__walk(ip, sp, bp, ips, cap, site == GPUOBS_STACK_F_AT_ENTRY);
+			if (n >= 0) {
+				flags |= GPUOBS_STACK_F_BPF_DWARF;
+				nr = (__u32)n;
+			}
+		}
+		if (n < 0) {
+			n = bpf_get_stack(ctx, ips, cap * 8, BPF_F_USER_STACK);
+			if (n <= 0) {
+				flags |= GPUOBS_STACK_F_FAULT;
+				counter__add(GPUOBS_CNT_STACK_FAULT);
+			} else {
+				nr = (__u32)n / 8;
+			}
+		}
+		if (nr >= cap) {
+			nr = cap;
+			flags |= GPUOBS_STACK_F_FULL;
 		}
 	}
-	n = bpf_get_stack(ctx, ips, cap * 8, BPF_F_USER_STACK);
-	if (n <= 0) {
-		t->flags |= GPUOBS_STACK_F_FAULT;
-		counter__add(GPUOBS_CNT_STACK_FAULT);
-		return;
-	}
-	__u32 nr = (__u32)n / 8;
-	if (nr >= cap)
-		t->flags |= GPUOBS_STACK_F_FULL;
-	t->nr = nr;
+	/* The record ends after the frames walked: the trailer follows them. */
+	struct gpuobs_stack_trailer *t = (struct gpuobs_stack_trailer *)(area + (__u64)nr * 8);
+	t->sp_word = sp_word;
+	t->nr = (__u16)nr;
+	t->cap = (__u16)nr;
+	t->flags = flags;
+	return used + nr * 8 + sizeof(struct gpuobs_stack_trailer);
 }
 
 #endif

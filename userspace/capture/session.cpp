@@ -147,6 +147,7 @@ void Session::on_record(const void* data, size_t size) {
   Event ev = decoder_.decode(data, size, &raw);
   if (std::holds_alternative<std::monostate>(ev)) return;
   ++records_;
+  record_bytes_ += size;
   if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_LIB_MAP) {
     // A trigger, not an event of the capture: the process mapped a GPU
     // library just now (its mmap's entry time).
@@ -298,6 +299,10 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   Counters c = engine_->counters();
   for (int i = 0; i < GPUOBS_CNT__COUNT; ++i) out[counter_name(i)] = {c[i], "bpf"};
   const DecodeStats& d = decoder_.stats();
+  // What the ring carried (records are sized to what they hold, ABI 6):
+  // divided by the records, the ring bytes an event takes.
+  out["ring_records"] = {records_, "userspace"};
+  out["ring_record_bytes"] = {record_bytes_, "userspace"};
   out["decode_short_records"] = {d.short_records, "userspace"};
   out["decode_unknown_types"] = {d.unknown_types, "userspace"};
   out["decode_size_mismatch"] = {d.size_mismatch, "userspace"};
@@ -360,7 +365,7 @@ uint64_t Session::dropped() const {
   // a writer too far behind dropped (every segment's).
   return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
          c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
-         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + backlog_dropped_before_ +
+         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + c[GPUOBS_CNT_DROP_SCRATCH_BUSY] + backlog_dropped_before_ +
          writer_->stats().backlog_dropped;
 }
 

@@ -156,6 +156,7 @@ class Session {
   std::function<void(const Event&)> observer_;
   std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);
   uint64_t records_ = 0;
+  uint64_t record_bytes_ = 0;  // their sizes as the ring gave them
   std::map<std::string, uint64_t> extra_counters_;  // set_counter()
   uint64_t failed_batches_finished_ = 0;            // of the files rotated away from
   uint64_t backlog_dropped_before_ = 0;             // writers of earlier segments

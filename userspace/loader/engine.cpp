@@ -107,6 +107,7 @@ constexpr CounterName kCounterNames[] = {
     {GPUOBS_CNT_API_ENTRY_FULL, "dropped_api_call_inflight_full"},
     {GPUOBS_CNT_API_NO_ENTRY, "api_return_without_entry"},
     {GPUOBS_CNT_STACK_FAULT, "stack_unreadable"},
+    {GPUOBS_CNT_DROP_SCRATCH_BUSY, "dropped_scratch_slots_busy"},
 };
 static_assert(std::size(kCounterNames) == GPUOBS_CNT__COUNT, "a GPUOBS_CNT_* counter has no name here");
 
@@ -161,6 +162,21 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
     return make_error("stack copy size " + std::to_string(opts.stack_copy_bytes) + " is not valid",
                       "pass --stack-copy as a multiple of 8 up to " + std::to_string(GPUOBS_STACK_COPY_MAX), 2);
   e->skel_->rodata->stack_copy_bytes = opts.stack_copy_bytes;
+  // Scratch slots (bpf/maps.bpf.h): room for the largest body and a full
+  // stack section; the verifier bounds every write by this size.
+  uint64_t copy_section = opts.stack_copy_bytes ? sizeof(gpuobs_stack_regs) + opts.stack_copy_bytes +
+                                                      sizeof(gpuobs_stack_copy_hdr)
+                                                : 0;
+  uint64_t record_max = GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 +
+                        sizeof(gpuobs_stack_trailer);
+  record_max = (record_max + 7) & ~uint64_t{7};
+  e->skel_->rodata->scratch_bytes = static_cast<uint32_t>(record_max);
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return make_error("cannot count the possible CPUs: " + std::string(std::strerror(-ncpu)));
+  if (int err = bpf_map__set_value_size(e->skel_->maps.scratch, static_cast<uint32_t>(record_max + 8)))
+    return make_error("cannot size the record scratch slots: " + std::string(std::strerror(-err)));
+  if (int err = bpf_map__set_max_entries(e->skel_->maps.scratch, static_cast<uint32_t>(ncpu) * GPUOBS_SCRATCH_SLOTS))
+    return make_error("cannot size the record scratch slots: " + std::string(std::strerror(-err)));
   e->skel_->rodata->unwind_in_bpf = opts.unwind_in_bpf ? 1 : 0;
   e->rows_cap_ = opts.unwind_in_bpf ? opts.unwind_rows : 0;
   if (int err = bpf_map__set_max_entries(e->skel_->maps.unwind_rows, e->rows_cap_ ? e->rows_cap_ : 1))
