@@ -585,6 +585,9 @@ int run(const Options& o) {
     if (is_loss(k)) std::printf(" %s=%" PRId64, k.c_str(), v);
   if (c.count("store_failed_batches")) std::printf(" (store_failed_batches=%" PRId64 ")", c["store_failed_batches"]);
   std::printf("\n");
+  if (c.count("ring_records") && c["ring_records"] > 0)  // ABI 6: records as long as what they hold
+    std::printf("ring       %" PRId64 " records, %.0f bytes per record\n", c["ring_records"],
+                static_cast<double>(c["ring_record_bytes"]) / static_cast<double>(c["ring_records"]));
   double per_event = 0;
   if (done_ns) {
     per_event = static_cast<double>(cpu1 - cpu0) / static_cast<double>(std::max<int64_t>(stored, 1));
