@@ -31,7 +31,7 @@
 #define GPUOBS_EV_PROC_EXIT 5  /* struct gpuobs_proc: the whole thread group exited */
 #define GPUOBS_EV_API_CALL 6   /* struct gpuobs_api_call: any other probed library call */
 /* struct gpuobs_proc: the process mapped a file named like a GPU runtime
- * (libcuda.so*, libamdhip64.so*); filename is the file's base name. A trigger
+ * (libcuda.so*, libamdhip64.so*, libnccl.so*, librccl.so*); filename is the file's base name. A trigger
  * for user space to attach it (bpf/library.bpf.h), not stored. ABI 5. */
 #define GPUOBS_EV_LIB_MAP 7
 

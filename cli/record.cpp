@@ -55,7 +55,7 @@ std::vector<std::string> split_record_command(std::vector<std::string>& args) {
   // Options of gpuobs and of record that take a value (must match main.cpp).
   static const std::set<std::string> kTakesValue = {"-o",           "--output",  "--libcuda",     "--libhip",
                                                     "--watch-dev",  "--ring-mb", "--stack-depth", "--unwind",
-                                                    "--stack-copy", "-v",        "--log-level"};
+                                                    "--stack-copy", "--nccl-stall", "-v", "--log-level"};
   size_t i = 0;
   while (i < args.size() && args[i] != "record") i += kTakesValue.count(args[i]) ? 2 : 1;
   if (i >= args.size()) return {};

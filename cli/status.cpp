@@ -132,6 +132,7 @@ int run_status(const StatusArgs& a) {
   std::printf("batches lost:   %llu\n", static_cast<unsigned long long>(h->store_failed_batches));
   std::printf("emergency deletions: %llu (segments deleted on a full disk)\n",
               static_cast<unsigned long long>(h->emergency_deletions));
+  std::printf("NCCL stalls:    %llu (gpuobs report nccl_stalls)\n", static_cast<unsigned long long>(h->nccl_stalls));
   std::printf("metrics:        %llu connections open, %llu refused, %llu accept backoffs\n",
               static_cast<unsigned long long>(h->metrics_connections),
               static_cast<unsigned long long>(h->metrics_connections_refused),

@@ -330,6 +330,7 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   h.attach_failures = session_->attach_failures();
   h.store_failed_batches = session_->failed_batches_total();
   h.emergency_deletions = emergency_deletions_;
+  h.nccl_stalls = session_->nccl_stalls();
   if (metrics_) {
     MetricsServerStats m = metrics_->stats();
     h.metrics_connections = m.connections_active;

@@ -61,6 +61,10 @@ std::string render_prometheus(const HealthSnapshot& s) {
   family(out, "gpuobs_emergency_deletions_total", "counter",
          "Segments deleted, oldest first, because the state directory's disk was full.");
   sample(out, "gpuobs_emergency_deletions_total", s.emergency_deletions);
+  family(out, "gpuobs_nccl_stalls_total", "counter",
+         "NCCL/RCCL collectives found stalled: entered by some ranks of a communicator and not by others, or not "
+         "returned from, for longer than nccl_stall seconds (gpuobs report nccl_stalls).");
+  sample(out, "gpuobs_nccl_stalls_total", s.nccl_stalls);
   family(out, "gpuobs_metrics_connections", "gauge", "Connections to this endpoint open now.");
   sample(out, "gpuobs_metrics_connections", s.metrics_connections);
   family(out, "gpuobs_metrics_connections_refused_total", "counter",

@@ -58,6 +58,12 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
           },
           "BYTES"))
       ->capture_default_str();
+  app.add_option(names("--nccl-stall", config_spellings), *f.nccl_stall_s,
+                 "seconds after which a collective that some ranks of a communicator entered and others did not "
+                 "(or that none returned from) is reported as a stall, 1 to " +
+                     std::to_string(kNcclStallMaxS))
+      ->check(CLI::Range(1u, kNcclStallMaxS))
+      ->capture_default_str();
 }
 
 Status check_capture_options(UnwindMode unwind, uint32_t stack_copy, const char* spelling) {

@@ -26,6 +26,9 @@ namespace gpuobs {
 inline constexpr uint32_t kRingMbDefault = 64, kRingMbMax = 1024;  // ring_mb << 20 fits 32 bits
 inline constexpr uint32_t kStackDepthDefault = 64, kStackDepthMax = 127;
 inline constexpr uint32_t kStackCopyDefault = 16384, kStackCopyMax = 65536;
+// A collective some ranks entered and others not this long is a stall
+// (capture/nccl_watch.h); NCCL's own default watchdog in PyTorch waits 10 min.
+inline constexpr uint32_t kNcclStallDefaultS = 30, kNcclStallMaxS = 86400;
 
 // Where the parsed values go.
 struct CaptureOptionFields {
@@ -37,10 +40,11 @@ struct CaptureOptionFields {
   uint32_t* stack_depth = nullptr;
   UnwindMode* unwind = nullptr;
   uint32_t* stack_copy = nullptr;
+  uint32_t* nccl_stall_s = nullptr;
 };
 
 // Adds --libcuda, --libhip, --watch-dev, --no-gpu-devices, --ring-mb,
-// --stack-depth, --unwind and --stack-copy, range-checked (out-of-range
+// --stack-depth, --unwind, --stack-copy and --nccl-stall, range-checked (out-of-range
 // values are refused, never clamped or wrapped). config_spellings: also
 // --ring_mb and the like, the keys of gpuobsd's config file.
 void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings);

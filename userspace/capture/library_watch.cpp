@@ -35,7 +35,7 @@ bool stat_key(const std::string& path, uint64_t* dev, uint64_t* ino) {
 }
 
 std::span<const ApiSpec> table_for(const std::string& path) {
-  return path.find("libamdhip64.so") != std::string::npos ? hip_api_table() : cuda_api_table();
+  return api_table_for_library(path);
 }
 
 bool root_only(const struct stat& st) { return st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)); }

@@ -39,7 +39,7 @@ struct MappedLibrary {
   bool executable = false;
 };
 // True for the file names gpuobs probes: libcuda.so, libcuda.so.1,
-// libcuda.so.580.65.06, libamdhip64.so.6 ...
+// libcuda.so.580.65.06, libamdhip64.so.6, libnccl.so.2, librccl.so.1 ...
 bool is_gpu_runtime_name(std::string_view path);
 // Every distinct (dev, inode) of a GPU runtime library in a maps text; the
 // first mapping of each.

@@ -8,6 +8,7 @@
 #include "capture/host_info.h"
 #include "capture/procfs.h"
 #include "catalogue/api_spec.h"
+#include "common/monotonic_clock.h"
 #include "common/thread_priority.h"
 #include "store/capture_file.h"
 #include "store/schema.h"
@@ -105,6 +106,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   s->create_library_watch(opts);
+  s->nccl_watch_ = std::make_unique<NcclWatch>(int64_t{opts.nccl_stall_s} * 1000000000);
   if (auto st = s->attach_plan(opts, parse_nvidia_version(host.nvidia_driver)); !st) return fail(st.error());
   s->start_library_watch();
 
@@ -172,6 +174,12 @@ void Session::on_record(const void* data, size_t size) {
     else if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
     else if (p->type == GPUOBS_EV_PROC_EXIT) stacks_->on_exit(p->hdr.tgid);
   }
+  if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
+    if (const ApiSpec* spec = api_by_id(c->api); spec && spec->family == Family::collective)
+      nccl_watch_->on_call(*c, *spec);
+  } else if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_PROC_EXIT) {
+    nccl_watch_->on_exit(p->hdr.tgid);
+  }
   if (observer_) observer_(ev);
   if (watch_) note_for_library_watch(ev);
   note_origin(ev);
@@ -192,7 +200,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     }
     if (paths.empty()) libs = discover();
     for (const auto& p : opts.preload_libraries)
-      if ((p.find("libamdhip64.so") != std::string::npos) == (table.data() == hip_api_table().data()))
+      if (api_table_for_library(p).data() == table.data())
         if (auto f = library_file(p)) add_unique(libs, *f);
     for (const auto& lib : libs) {
       auto results = engine_->attach_api(lib, table);
@@ -285,6 +293,7 @@ void Session::poll(int timeout_ms) {
   hand_over();
   if (watch_) flush_library_watch();
   stacks_->tick();
+  check_nccl_stalls();
   // The losses counted so far reach the file with the next batch (at most
   // ~200 ms later): a capture cut short still says what it lost.
   if (auto now = std::chrono::steady_clock::now(); now - counters_pushed_ >= kCountersPushInterval) {
@@ -292,6 +301,21 @@ void Session::poll(int timeout_ms) {
     writer_->set_counters(counters());
   }
   if (n < 0) spdlog::warn("ring buffer poll failed: {}", std::strerror(-n));
+}
+
+void Session::check_nccl_stalls() {
+  auto now = std::chrono::steady_clock::now();
+  if (!nccl_watch_->watching() || now - nccl_checked_ < std::chrono::seconds(1)) return;
+  nccl_checked_ = now;
+  const auto table = nccl_api_table();
+  auto inflight = engine_->inflight_calls_between(table.front().id, table.back().id);
+  for (auto& s : nccl_watch_->check(monotonic_now_ns(), inflight)) {
+    spdlog::warn("NCCL stall: communicator {:016x} collective {} ({}) {}: ranks in [{}], missing [{}], waited {:.1f} s",
+                 s.comm_hash, s.seq, s.op.empty() ? "?" : s.op,
+                 s.kind == "missing" ? "not entered by every rank" : "not returned from", s.ranks_in,
+                 s.ranks_missing, static_cast<double>(s.waited_ns) / 1e9);
+    writer_->push_stall(std::move(s));
+  }
 }
 
 std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() const {
@@ -302,6 +326,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   // What the ring carried (records are sized to what they hold, ABI 6):
   // divided by the records, the ring bytes an event takes.
   out["ring_records"] = {records_, "userspace"};
+  out["nccl_stalls"] = {nccl_stalls(), "userspace"};
   out["ring_record_bytes"] = {record_bytes_, "userspace"};
   out["decode_short_records"] = {d.short_records, "userspace"};
   out["decode_unknown_types"] = {d.unknown_types, "userspace"};

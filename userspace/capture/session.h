@@ -18,6 +18,7 @@
 
 #include "capture/capture_options.h"
 #include "capture/library_watch.h"
+#include "capture/nccl_watch.h"
 #include "common/result.h"
 #include "decode/decoder.h"
 #include "loader/engine.h"
@@ -55,6 +56,8 @@ struct SessionOptions {
   // Found before the command starts (record: its LD_LIBRARY_PATH), attached
   // with the system's libraries unless --libcuda/--libhip replace those.
   std::vector<std::string> preload_libraries;
+  // NCCL stall watch (capture/nccl_watch.h): the threshold.
+  uint32_t nccl_stall_s = kNcclStallDefaultS;
 };
 
 struct SessionSummary {
@@ -110,6 +113,8 @@ class Session {
   uint64_t dropped() const;                      // every BPF drop counter summed
   WriterStats writer_stats() const;              // of the current file's writer
   // Batches lost (rolled back) by every file's writer of this session.
+  // Collective stalls the NCCL watch has found (capture/nccl_watch.h).
+  uint64_t nccl_stalls() const { return nccl_watch_ ? nccl_watch_->stalls_found() : 0; }
   uint64_t failed_batches_total() const { return failed_batches_finished_ + writer_->stats().failed_batches; }
 
  private:
@@ -130,6 +135,8 @@ class Session {
   // On the polling thread (the one that may rotate the writer): rows the
   // watch produced go to the current writer and to what segments repeat.
   void flush_library_watch();
+  // Once a second while NCCL communicators are known: stalls to the log and the writer.
+  void check_nccl_stalls();
   // Process origin (cgroup, container) read while the process is surely
   // alive: at start for every process, then at its first record, so the
   // writer (up to a batch later) has it even for short-lived processes.
@@ -173,6 +180,9 @@ class Session {
   std::unordered_set<uint32_t> origin_seen_;             // polling thread only
   uint32_t last_origin_tgid_ = 0;                        // the last tgid note_origin() saw (its set skipped)
   bool watch_host_wide_ = true;
+  // NCCL stall watch (fed on the polling thread, checked once a second).
+  std::unique_ptr<NcclWatch> nccl_watch_;
+  std::chrono::steady_clock::time_point nccl_checked_{};
   // Last member: stopped and destroyed before the engine it uses.
   std::unique_ptr<LibraryWatch> watch_;
 };

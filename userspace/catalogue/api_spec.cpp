@@ -74,7 +74,36 @@ std::string_view to_string(ApiKind kind) {
   return "unknown";
 }
 
-std::string_view to_string(Vendor vendor) { return vendor == Vendor::hip ? "hip" : "cuda"; }
+std::string_view to_string(Vendor vendor) {
+  switch (vendor) {
+    case Vendor::cuda: return "cuda";
+    case Vendor::hip: return "hip";
+    case Vendor::nccl: return "nccl";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(NcclOp op) {
+  switch (op) {
+    case NcclOp::comm_init: return "comm_init";
+    case NcclOp::comm_init_all: return "comm_init_all";
+    case NcclOp::comm_split: return "comm_split";
+    case NcclOp::comm_destroy: return "comm_destroy";
+    case NcclOp::comm_abort: return "comm_abort";
+    case NcclOp::comm_device: return "comm_device";
+    case NcclOp::all_reduce: return "all_reduce";
+    case NcclOp::broadcast: return "broadcast";
+    case NcclOp::reduce: return "reduce";
+    case NcclOp::all_gather: return "all_gather";
+    case NcclOp::reduce_scatter: return "reduce_scatter";
+    case NcclOp::all_to_all: return "all_to_all";
+    case NcclOp::send: return "send";
+    case NcclOp::recv: return "recv";
+    case NcclOp::group_start: return "group_start";
+    case NcclOp::group_end: return "group_end";
+  }
+  return "unknown";
+}
 
 const ApiSpec* api_by_id(uint32_t id) {
   // Ids are dense and ordered in each table (CUDA from 1, HIP from 1001):
@@ -84,11 +113,20 @@ const ApiSpec* api_by_id(uint32_t id) {
     auto it = std::find_if(t.begin(), t.end(), [&](const ApiSpec& s) { return s.id == id; });
     return it == t.end() ? nullptr : &*it;
   };
+  if (id > 2000) return find(nccl_api_table(), 2001, id);
   return id > 1000 ? find(hip_api_table(), 1001, id) : find(cuda_api_table(), 1, id);
 }
 
+std::span<const ApiSpec> api_table_for_library(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  if (base.starts_with("libamdhip64.so")) return hip_api_table();
+  if (base.starts_with("libnccl.so") || base.starts_with("librccl.so")) return nccl_api_table();
+  return cuda_api_table();
+}
+
 const ApiSpec* api_by_symbol(std::string_view symbol) {
-  for (auto table : {cuda_api_table(), hip_api_table()})
+  for (auto table : {cuda_api_table(), hip_api_table(), nccl_api_table()})
     for (const ApiSpec& s : table)
       if (s.symbol == symbol) return &s;
   return nullptr;

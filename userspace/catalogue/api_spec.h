@@ -12,7 +12,7 @@
 
 namespace gpuobs {
 
-enum class Family : uint8_t { launch, memory, copy, memset, stream, event, sync, module };
+enum class Family : uint8_t { launch, memory, copy, memset, stream, event, sync, module, collective };
 enum class ProbeKind : uint8_t {
   launch,        // cu_launch_kernel: 11-argument launch, entry only
   launch_ex,     // cu_launch_kernel_ex: CUlaunchConfig, entry only
@@ -49,7 +49,17 @@ enum class ApiKind : uint8_t {
 };
 
 // clang-format on
-enum class Vendor : uint8_t { cuda, hip };  // libcuda.so or libamdhip64.so
+enum class Vendor : uint8_t { cuda, hip, nccl };  // libcuda.so, libamdhip64.so, libnccl.so/librccl.so
+
+// What an NCCL call does (Family::collective; catalogue/nccl_api.cpp). Its
+// SQL text (nccl_calls.op) is to_string(op).
+enum class NcclOp : uint8_t {
+  comm_init, comm_init_all, comm_split, comm_destroy, comm_abort, comm_device,  // communicators
+  all_reduce, broadcast, reduce, all_gather, reduce_scatter, all_to_all,        // collectives
+  send, recv,                                                                   // point to point
+  group_start, group_end,
+};
+std::string_view to_string(NcclOp op);
 
 // SQL text of each value: the only place it is spelled.
 std::string_view to_string(ApiOp op);
@@ -82,12 +92,26 @@ struct ApiSpec {
   uint8_t dir_arg = 0;      // the argument holding a copy direction (hipMemcpyKind)
   bool no_result = false;   // returns void: the return probe's eax means nothing
   Vendor vendor = Vendor::cuda;
+  // NCCL (Family::collective): what the call does and where its operands are
+  // (count in `bytes`, the communicator in `handle`, the stream in `stream`).
+  NcclOp nccl = NcclOp::comm_init;
+  uint8_t dtype_arg = 0;  // ncclDataType_t
+  uint8_t redop_arg = 0;  // ncclRedOp_t
+  uint8_t peer_arg = 0;   // root (broadcast, reduce) or peer (send, recv)
+  uint8_t nranks_arg = 0;
+  uint8_t rank_arg = 0;
 };
 
-// The CUDA driver API table (libcuda.so.1) and the HIP runtime table
-// (libamdhip64.so, catalogue/hip_api.cpp; ids from 1001). Ids are unique across both.
+// The CUDA driver API table (libcuda.so.1), the HIP runtime table
+// (libamdhip64.so, catalogue/hip_api.cpp; ids from 1001) and the NCCL table
+// (libnccl.so.2 and RCCL's librccl.so.1, which exports the same API;
+// catalogue/nccl_api.cpp; ids from 2001). Ids are unique across all three.
 std::span<const ApiSpec> cuda_api_table();
 std::span<const ApiSpec> hip_api_table();
+std::span<const ApiSpec> nccl_api_table();
+// The table for a library file by its name: libamdhip64.so* -> HIP,
+// libnccl.so* and librccl.so* -> NCCL, anything else -> CUDA.
+std::span<const ApiSpec> api_table_for_library(std::string_view path);
 const ApiSpec* api_by_id(uint32_t id);
 // By symbol, CUDA's table first (nullptr when in neither): for tests and
 // benches that build events by name.

@@ -43,6 +43,7 @@ struct HealthSnapshot {
   // Failure modes of issue 15, counted since the daemon started (0 in a
   // status file written by an older gpuobsd).
   uint64_t emergency_deletions = 0;          // segments deleted because the disk was full
+  uint64_t nccl_stalls = 0;                  // collective stalls found (capture/nccl_watch.h)
   uint64_t store_failed_batches = 0;         // batches rolled back (their rows are in store_failed)
   uint64_t metrics_connections = 0;          // metrics connections open now
   uint64_t metrics_connections_refused = 0;  // over the cap or short of fds: 503 and closed

@@ -33,6 +33,7 @@ nlohmann::json to_json(const HealthSnapshot& h) {
           {"segments", h.segments},
           {"storage_bytes", h.storage_bytes},
           {"emergency_deletions", h.emergency_deletions},
+          {"nccl_stalls", h.nccl_stalls},
           {"store_failed_batches", h.store_failed_batches},
           {"metrics_connections", h.metrics_connections},
           {"metrics_connections_refused", h.metrics_connections_refused},
@@ -66,6 +67,7 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
     h.storage_bytes = j.at("storage_bytes").get<uint64_t>();
     // Added in issue 15: absent from an older gpuobsd's file.
     h.emergency_deletions = j.value("emergency_deletions", uint64_t{0});
+    h.nccl_stalls = j.value("nccl_stalls", uint64_t{0});
     h.store_failed_batches = j.value("store_failed_batches", uint64_t{0});
     h.metrics_connections = j.value("metrics_connections", uint64_t{0});
     h.metrics_connections_refused = j.value("metrics_connections_refused", uint64_t{0});

@@ -33,20 +33,6 @@ T read_at(std::string_view blob, size_t off) {
   return v;
 }
 
-CallCommon common(const ApiCallEvent& e, const ApiSpec& s) {
-  bool returned = e.flags & GPUOBS_CALL_F_RETURNED;
-  CallCommon c;
-  c.ts_ns = e.hdr.ts_ns;
-  c.tgid = e.hdr.tgid;
-  c.tid = e.hdr.tid;
-  c.api = s.symbol;
-  if (returned) c.duration_ns = e.duration_ns;
-  if (returned && !s.no_result) c.result = e.ret;
-  c.per_thread = s.per_thread;
-  c.ok = !returned || e.ret == 0;
-  c.vendor = s.vendor;
-  return c;
-}
 
 // CUmemorytype: 1 host, 2 device, 3 array, 4 unified (cuda.h).
 MemType memtype(uint32_t t) { return t >= 1 && t <= 4 ? static_cast<MemType>(t) : MemType::unknown; }
@@ -102,6 +88,21 @@ CopyDirection hip_direction(uint64_t kind) {
 
 }  // namespace
 
+CallCommon call_common(const ApiCallEvent& e, const ApiSpec& s) {
+  bool returned = e.flags & GPUOBS_CALL_F_RETURNED;
+  CallCommon c;
+  c.ts_ns = e.hdr.ts_ns;
+  c.tgid = e.hdr.tgid;
+  c.tid = e.hdr.tid;
+  c.api = s.symbol;
+  if (returned) c.duration_ns = e.duration_ns;
+  if (returned && !s.no_result) c.result = e.ret;
+  c.per_thread = s.per_thread;
+  c.ok = !returned || e.ret == 0;
+  c.vendor = s.vendor;
+  return c;
+}
+
 std::string_view to_string(CopyDirection d) {
   switch (d.how) {
     case CopyDirection::How::peer: return "peer";
@@ -140,7 +141,7 @@ std::string_view to_string(StreamOp op) {
 
 MemoryCall decode_memory(const ApiCallEvent& e, const ApiSpec& s) {
   MemoryCall m;
-  m.call = common(e, s);
+  m.call = call_common(e, s);
   m.op = s.op;
   m.kind = s.kind;
   bool begins = s.op == ApiOp::alloc || s.op == ApiOp::create || s.op == ApiOp::map;
@@ -164,7 +165,7 @@ MemoryCall decode_memory(const ApiCallEvent& e, const ApiSpec& s) {
 
 CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& s) {
   CopyCall c;
-  c.call = common(e, s);
+  c.call = call_common(e, s);
   c.memset = s.family == Family::memset;
   c.async = s.op == ApiOp::copy_async || s.op == ApiOp::memset_async;
   c.dst = arg(e, s.dst);
@@ -195,7 +196,7 @@ CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& s) {
 
 StreamCall decode_stream(const ApiCallEvent& e, const ApiSpec& s) {
   StreamCall c;
-  c.call = common(e, s);
+  c.call = call_common(e, s);
   bool event_family = s.family == Family::event;
   switch (s.op) {
     case ApiOp::create: c.op = event_family ? StreamOp::event_create : StreamOp::stream_create; break;
@@ -221,7 +222,7 @@ StreamCall decode_stream(const ApiCallEvent& e, const ApiSpec& s) {
 
 SyncCall decode_sync(const ApiCallEvent& e, const ApiSpec& s) {
   SyncCall c;
-  c.call = common(e, s);
+  c.call = call_common(e, s);
   c.target = s.kind;
   c.stream = arg_if(e, s.stream);
   c.event = arg_if(e, s.event);
@@ -232,7 +233,7 @@ SyncCall decode_sync(const ApiCallEvent& e, const ApiSpec& s) {
 
 ModuleCall decode_module(const ApiCallEvent& e, const ApiSpec& s) {
   ModuleCall m;
-  m.call = common(e, s);
+  m.call = call_common(e, s);
   m.op = s.op;
   m.kind = s.kind;
   // __hipRegisterFunction returns nothing: the handle it names is an argument.

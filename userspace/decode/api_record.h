@@ -130,6 +130,9 @@ struct ModuleCall {
   uint64_t kernel = 0;  // from_kernel: the CUkernel
 };
 
+// The common columns of a call of spec s (shared by decode/nccl_record.cpp).
+CallCommon call_common(const ApiCallEvent& e, const ApiSpec& s);
+
 // Each decodes one call of its family (spec.family); string views point into e.blob.
 MemoryCall decode_memory(const ApiCallEvent& e, const ApiSpec& spec);
 CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& spec);      // Family::copy and Family::memset

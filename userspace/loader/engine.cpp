@@ -492,6 +492,22 @@ size_t Engine::inflight_calls() const {
   return n;
 }
 
+std::vector<gpuobs_api_call> Engine::inflight_calls_between(uint32_t first_api, uint32_t last_api) const {
+  std::vector<gpuobs_api_call> out;
+  uint32_t key = 0, next = 0;
+  uint32_t* prev = nullptr;
+  gpuobs_api_call v;
+  while (bpf_map__get_next_key(skel_->maps.call_inflight, prev, &next, sizeof next) == 0) {
+    key = next;
+    prev = &key;
+    // An entry deleted between the two calls is simply not there.
+    if (bpf_map__lookup_elem(skel_->maps.call_inflight, &key, sizeof key, &v, sizeof v, 0) == 0 &&
+        v.api >= first_api && v.api <= last_api)
+      out.push_back(v);
+  }
+  return out;
+}
+
 Counters Engine::counters() const {
   Counters out{};
   int ncpu = libbpf_num_possible_cpus();

@@ -127,7 +127,8 @@ int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
   const ApiSpec* s = api_by_id(e.api);
   if (!s) return SQLITE_MISMATCH;
   switch (s->family) {
-    case Family::launch: return SQLITE_MISMATCH;  // store/launch_rows.h
+    case Family::launch: return SQLITE_MISMATCH;      // store/launch_rows.h
+    case Family::collective: return SQLITE_MISMATCH;  // store/nccl_rows.h
     case Family::memory: return write_memory(decode_memory(e, *s), pid);
     case Family::copy:
     case Family::memset: return write_copy(decode_copy(e, *s), pid);

@@ -89,6 +89,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   w->upd_committed_ = Stmt(d, "UPDATE capture SET committed_mono_ns = ? WHERE id = 1");
   if (auto st = w->strings_.prepare(d); !st) return st.error();
   if (auto st = w->api_.prepare(d, &w->strings_); !st) return st.error();
+  if (auto st = w->nccl_.prepare(d, &w->strings_); !st) return st.error();
   CaptureWriter* self = w.get();
   if (auto st = w->launches_.prepare(d, &w->strings_,
                                      [self](int64_t pid, uint64_t fn) { return self->api_.name_of(pid, fn); });
@@ -155,6 +156,11 @@ void CaptureWriter::push_probes(std::vector<ProbeRow> rows) {
   for (auto& r : rows) pending_probes_.push_back(std::move(r));
 }
 
+void CaptureWriter::push_stall(NcclStall stall) {
+  std::lock_guard lk(mu_);
+  pending_stalls_.push_back(std::move(stall));
+}
+
 void CaptureWriter::push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns) {
   std::lock_guard lk(mu_);
   pending_detached_.push_back(Detach{dev, inode, mono_ns});
@@ -182,6 +188,21 @@ void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vect
   }
   rows.clear();
   detached.clear();
+}
+
+// Stalls are rare: one transaction each, a failure counted as lost rows.
+void CaptureWriter::write_stalls(std::vector<NcclStall>& stalls) {
+  for (const auto& s : stalls) {
+    if (!db_.exec("BEGIN")) {
+      stats_.failed_rows += 1 + s.ranks.size();
+      continue;
+    }
+    if (write_nccl_stall(db_.get(), s) != SQLITE_DONE || !db_.exec("COMMIT")) {
+      (void)db_.exec("ROLLBACK");
+      stats_.failed_rows += 1 + s.ranks.size();
+    }
+  }
+  stalls.clear();
 }
 
 Status CaptureWriter::write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name,
@@ -214,6 +235,7 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
   prev.stop();  // its maps are ours to read only once its thread is gone
   next_process_id_ = prev.next_process_id_;
   api_.carry_names_from(prev.api_);
+  nccl_.carry_from(prev.nccl_);
   if (auto s = db_.exec("BEGIN"); !s) return s;
   // Built aside and kept only once COMMIT succeeds: after a ROLLBACK no row
   // of these ids exists here, and live_ must not claim they do.
@@ -292,6 +314,7 @@ void CaptureWriter::run() {
   std::vector<Chunk> batch;
   std::vector<ProbeRow> probe_rows;
   std::vector<Detach> detached;
+  std::vector<NcclStall> stalls;
   for (;;) {
     bool stop;
     size_t events;
@@ -303,6 +326,7 @@ void CaptureWriter::run() {
       pending_events_ = 0;
       probe_rows.swap(pending_probes_);
       detached.swap(pending_detached_);
+      stalls.swap(pending_stalls_);
       stop = stopping_;
     }
     {
@@ -310,6 +334,7 @@ void CaptureWriter::run() {
       if (events) write_batch(batch, events);
       else write_counters_only();
       write_library_changes(probe_rows, detached);
+      write_stalls(stalls);
     }
     // The chunks go back to the consumer empty, their capacity kept (a few:
     // a burst's many chunks are freed).
@@ -322,7 +347,7 @@ void CaptureWriter::run() {
     batch.clear();
     if (stop) {
       std::lock_guard lk(mu_);
-      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty()) return;
+      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty() && pending_stalls_.empty()) return;
     }
   }
 }
@@ -347,6 +372,7 @@ void CaptureWriter::forget_batch_state() {
   threads_.clear();
   api_.forget_allocations();
   api_.forget_batch_rows();
+  nccl_.forget_batch_rows();
   driver_.forget_allocations();
   // Names and shapes the batch inserted are gone with it.
   if (auto s = strings_.reload(); !s) spdlog::warn("store: {}", s.error().message);
@@ -370,7 +396,10 @@ void CaptureWriter::write_event(Item& item, BatchTally& t) {
     int64_t pid = process_for(c->hdr.tgid);
     note_thread(pid, c->hdr.tid, c->hdr.ts_ns);
     const ApiSpec* spec = api_by_id(c->api);
-    if (spec && spec->family == Family::launch) {
+    if (spec && spec->family == Family::collective) {
+      check(nccl_.write_call(*c, *spec, pid, item.stack_id));
+      ++t.calls;
+    } else if (spec && spec->family == Family::launch) {
       check(launches_.add(decode_launch(*c, *spec), c->hdr.ts_ns, pid, c->hdr.tgid, c->hdr.tid, item.stack_id));
       ++t.launches;
     } else {
@@ -626,6 +655,7 @@ void CaptureWriter::on_proc(const ProcEvent& e) {
       check(upd_exit_.bind(1, e.hdr.ts_ns).bind(2, e.exit_code).bind(3, id).exec());
       api_.forget_process(id);
       driver_.forget_process(id);
+      nccl_.forget_process(tgid);
       live_.erase(tgid);
       live_origin_.erase(tgid);
       break;

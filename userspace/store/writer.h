@@ -26,6 +26,7 @@
 #include "store/db.h"
 #include "store/driver_rows.h"
 #include "store/launch_rows.h"
+#include "store/nccl_rows.h"
 #include "store/stack_rows.h"
 #include "store/string_table.h"
 
@@ -96,6 +97,8 @@ class CaptureWriter {
   // Run time (thread-safe): probe rows of a library attached while capturing,
   // and the end of a library's probes; written with the next batch.
   void push_probes(std::vector<ProbeRow> rows);
+  // Run time (thread-safe): a stall the NCCL watch found; written with the next batch.
+  void push_stall(NcclStall stall);
   void push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns);
   // Before start(): fills processes.cgroup / container_id.
   void set_origin_lookup(OriginLookup lookup) { origin_ = std::move(lookup); }
@@ -194,6 +197,7 @@ class CaptureWriter {
     int64_t mono_ns;
   };
   void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
+  void write_stalls(std::vector<NcclStall>& stalls);
   int64_t process_for(uint32_t tgid);
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
@@ -215,9 +219,11 @@ class CaptureWriter {
   ProcessLookup lookup_;
   OriginLookup origin_;
   std::vector<ProbeRow> pending_probes_;  // guarded by mu_
+  std::vector<NcclStall> pending_stalls_;  // guarded by mu_
   std::vector<Detach> pending_detached_;  // guarded by mu_
   StringTable strings_;
   ApiRowWriter api_;
+  NcclRowWriter nccl_;
   LaunchRowWriter launches_;
   StackRowWriter stacks_;
   std::atomic<uint64_t> definitions_lost_{0};
