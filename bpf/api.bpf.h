@@ -5,6 +5,7 @@
  *   cu_call        entry only (launch-like calls: no return probe)
  *   cu_call_enter  entry of a call whose result/out-value/blocked time we need
  *   cu_call_exit   its return probe
+ *   outer_call_enter/outer_call_exit  the same for NCCL, whose calls make libcuda calls
  *   cu_launch_kernel_ex  cuLaunchKernelEx(_ptsz): CUlaunchConfig and attributes */
 #ifndef GPUOBS_API_BPF_H
 #define GPUOBS_API_BPF_H
@@ -31,6 +32,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gpuobs_api_call);
 } call_inflight SEC(".maps");
+
+/* The same for calls of a library layered over libcuda (NCCL): an
+ * ncclAllReduce launches its kernels and records its events through
+ * libcuda calls, probed too, on the same thread before it returns. One
+ * in-flight entry per thread in one map would have the inner call's entry
+ * replace the outer's (stale), and the outer's return find none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct gpuobs_api_call);
+} outer_inflight SEC(".maps");
 
 /* Copies the record into the ring at its used size; counts it. */
 static __always_inline void call__submit(struct gpuobs_api_call *e, __u64 *busy, __u32 size)
@@ -133,8 +146,9 @@ int cu_call(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uprobe")
-int cu_call_enter(struct pt_regs *ctx)
+/* Entry of a call whose result, out-value or blocked time is needed: its
+ * thread's slot in `map` is claimed and filled in place. */
+static __always_inline int call__enter(struct pt_regs *ctx, void *map)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!process__wanted(pid_tgid >> 32))
@@ -143,26 +157,25 @@ int cu_call_enter(struct pt_regs *ctx)
 	struct gpuobs_api_call *tmpl = bpf_map_lookup_elem(&call_zero, &zero);
 	if (!tmpl)
 		return 0;
-	/* Claim this thread's slot, then fill it in place. */
-	inflight__store(&call_inflight, tid, tmpl, GPUOBS_CNT_API_STALE, GPUOBS_CNT_API_ENTRY_FULL);
-	struct gpuobs_api_call *e = bpf_map_lookup_elem(&call_inflight, &tid);
+	inflight__store(map, tid, tmpl, GPUOBS_CNT_API_STALE, GPUOBS_CNT_API_ENTRY_FULL);
+	struct gpuobs_api_call *e = bpf_map_lookup_elem(map, &tid);
 	if (e)
 		call__build(e, ctx, pid_tgid, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
-SEC("uretprobe")
-int cu_call_exit(struct pt_regs *ctx)
+/* Its return: result, time, out-value; the record emitted, the slot freed. */
+static __always_inline int call__exit(struct pt_regs *ctx, void *map)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct gpuobs_api_call *e = bpf_map_lookup_elem(&call_inflight, &tid);
+	struct gpuobs_api_call *e = bpf_map_lookup_elem(map, &tid);
 	if (!e) {
 		if (process__wanted(pid_tgid >> 32))
 			counter__add(GPUOBS_CNT_API_NO_ENTRY);
 		return 0;
 	}
-	e->ret = (__s32)PT_REGS_RC(ctx); /* CUresult is a 32-bit enum in eax */
+	e->ret = (__s32)PT_REGS_RC(ctx); /* CUresult / ncclResult_t: a 32-bit enum in eax */
 	e->duration_ns = bpf_ktime_get_ns() - e->hdr.ts_ns;
 	e->flags |= GPUOBS_CALL_F_RETURNED;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -185,8 +198,33 @@ int cu_call_exit(struct pt_regs *ctx)
 			e->flags |= GPUOBS_CALL_F_OUT_READ;
 	}
 	call__emit_returned(ctx, e);
-	bpf_map_delete_elem(&call_inflight, &tid);
+	bpf_map_delete_elem(map, &tid);
 	return 0;
+}
+
+SEC("uprobe")
+int cu_call_enter(struct pt_regs *ctx)
+{
+	return call__enter(ctx, &call_inflight);
+}
+
+SEC("uretprobe")
+int cu_call_exit(struct pt_regs *ctx)
+{
+	return call__exit(ctx, &call_inflight);
+}
+
+/* NCCL (ProbeKind::outer_entry_return): the same, in outer_inflight. */
+SEC("uprobe")
+int outer_call_enter(struct pt_regs *ctx)
+{
+	return call__enter(ctx, &outer_inflight);
+}
+
+SEC("uretprobe")
+int outer_call_exit(struct pt_regs *ctx)
+{
+	return call__exit(ctx, &outer_inflight);
 }
 
 /* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra):

@@ -72,6 +72,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	/* A thread that dies inside a probed call never reaches its return probe. */
 	__u32 tid = BPF_CORE_READ(p, pid);
 	bpf_map_delete_elem(&call_inflight, &tid);
+	bpf_map_delete_elem(&outer_inflight, &tid);
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
 	bpf_map_delete_elem(&lib_map_inflight, &tid);
 

@@ -13,9 +13,15 @@
  *                        the library, as a rank waiting for a peer that never
  *                        comes would ("entered, never returned").
  *   FAKE_NCCL_DIE_AT=S   the S-th collective call _exit(3)s inside the library.
+ *   FAKE_NCCL_LIBCUDA=P  launch the work as the real library does, through
+ *                        libcuda: a collective outside a group, and the
+ *                        group end that closes one, call cuStreamQuery of the
+ *                        libcuda file P before returning (a probed libcuda call
+ *                        nested inside a probed NCCL call, on the same thread).
  *   FAKE_NCCL_DEVICE=D   the CUDA device a new communicator reports through
  *                        ncclCommCuDevice (default 0): the real library takes
  *                        the device current at init, set by cudaSetDevice. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -100,6 +106,22 @@ __attribute__((noinline)) static void count_call(enum fn f)
 	atomic_fetch_add_explicit(&fn_calls[f], 1, memory_order_relaxed);
 }
 
+/* FAKE_NCCL_LIBCUDA: the nested libcuda call of a launch. */
+__attribute__((noinline)) static void launch_work(void)
+{
+	static int (*query)(void *);
+	static int looked;
+	if (!looked) {
+		looked = 1;
+		const char *path = getenv("FAKE_NCCL_LIBCUDA");
+		void *lib = path && *path ? dlopen(path, RTLD_NOW) : NULL;
+		if (lib)
+			query = (int (*)(void *))dlsym(lib, "cuStreamQuery");
+	}
+	if (query)
+		query(NULL);
+}
+
 /* The hang and die knobs. Called from the entry point, so the blocked or
  * dying thread has the entry point's frame on its stack and the call's
  * return probe never fires. */
@@ -122,6 +144,8 @@ __attribute__((noinline)) static ncclResult_t collective(enum fn f, ncclComm_t c
 		return fail(ncclInvalidArgument, "invalid communicator");
 	if ((int)type < 0 || type >= ncclNumTypes)
 		return fail(ncclInvalidArgument, "invalid data type");
+	if (group_depth == 0)
+		launch_work();
 	return ncclSuccess;
 }
 
@@ -383,6 +407,8 @@ __attribute__((noinline)) static ncclResult_t group_step(int delta)
 	if (delta < 0 && group_depth == 0)
 		return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
 	group_depth += delta;
+	if (delta < 0 && group_depth == 0)
+		launch_work();
 	return ncclSuccess;
 }
 

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nccl_single_rank: %s\n", dlerror());
     return 1;
   }
+  // An application loads libnccl well before it makes a communicator
+  // (PyTorch at import); gpuobs attaches a library when it is mapped, within
+  // milliseconds, not before: the calls of the first milliseconds are not seen.
+  usleep(300 * 1000);
   int dev = 0;
   void* ctx = nullptr;
   cu("cuInit", 0u);
@@ -114,8 +118,10 @@ int main(int argc, char** argv) {
   nccl("ncclCommDestroy", 0, comm);
   Dl_info info{};
   dladdr(sym(g_nccl, "ncclAllReduce"), &info);
+  char real[4096] = "?";
+  if (info.dli_fname && !realpath(info.dli_fname, real)) std::snprintf(real, sizeof real, "%s", info.dli_fname);
   std::printf("{\"pid\": %d, \"comm\": \"%p\", \"stream\": \"%p\", \"library\": \"%s\", \"calls\": {", getpid(), comm,
-              stream, info.dli_fname ? info.dli_fname : "?");
+              stream, real);
   const char* sep = "";
   for (auto& [name, n] : g_calls) {
     std::printf("%s\"%s\": [%d, %llu]", sep, name.c_str(), n, static_cast<unsigned long long>(g_bytes[name]));

@@ -12,6 +12,10 @@
 //              prints its truth; it says so on stderr
 //          [--config]  ncclCommInitRankConfig instead of ncclCommInitRank
 //          [--linger-ms N]  sleep N ms after printing the truth, before exit
+//          [--start-ms N]  sleep N ms before the first NCCL call: an application
+//              loads libnccl long before it makes a communicator (PyTorch at
+//              import), and gpuobs attaches a library mapped while it runs
+//              within milliseconds of the mapping, not before it
 //
 // Each iteration, on stream (cudaStream_t)(0x5000 + R): ncclAllReduce,
 // ncclBroadcast, ncclAllGather, ncclReduceScatter, { ncclGroupStart, ncclSend
@@ -46,14 +50,14 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: nccl_rank_workload --rank R --nranks N --id-file PATH --iters K [--sleep-ms MS] [--sleep-every E]\n"
-    "                          [--stop-before-iter I] [--config] [--linger-ms N]\n";
+    "                          [--stop-before-iter I] [--config] [--linger-ms N] [--start-ms N]\n";
 constexpr auto kIdTimeout = std::chrono::seconds(10);
 
 struct Options {
   int rank = -1, nranks = -1;
   std::string id_file;
   int64_t iters = -1;  // required
-  uint32_t sleep_ms = 0, sleep_every = 1, linger_ms = 0;
+  uint32_t sleep_ms = 0, sleep_every = 1, linger_ms = 0, start_ms = 0;
   int64_t stop_before_iter = -1;  // -1: never
   bool config = false;
 };
@@ -127,6 +131,7 @@ Options parse_options(int argc, char** argv) {
     else if (k == "--sleep-every") o.sleep_every = parse_number<uint32_t>(k, v, 1, kMaxU32);
     else if (k == "--stop-before-iter") o.stop_before_iter = parse_number<int64_t>(k, v, 0, kMaxU32);
     else if (k == "--linger-ms") o.linger_ms = parse_number<uint32_t>(k, v, 0, kMaxU32);
+    else if (k == "--start-ms") o.start_ms = parse_number<uint32_t>(k, v, 0, kMaxU32);
     else bad_args("unknown option '" + std::string(k) + "'");
   }
   if (o.rank < 0) bad_args("--rank is required");
@@ -210,6 +215,7 @@ int main(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   const int R = o.rank, N = o.nranks;
   const size_t n = static_cast<size_t>(N);
+  if (o.start_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.start_ms));
 
   int version = 0;
   check(R, kGetVersion, ncclGetVersion(&version));

@@ -18,7 +18,11 @@ enum class ProbeKind : uint8_t {
   launch_ex,     // cu_launch_kernel_ex: CUlaunchConfig, entry only
   entry,         // cu_call: entry only (launch-like, hot path)
   entry_return,  // cu_call_enter + cu_call_exit: result, blocked time, out-value
-  launch_dim3    // cu_call: a launch taking dim3 by value (hipLaunchKernel: grid and block in 2 registers each)
+  launch_dim3,   // cu_call: a launch taking dim3 by value (hipLaunchKernel: grid and block in 2 registers each)
+  // outer_call_enter + outer_call_exit: entry_return for a library whose
+  // calls make probed libcuda calls before they return (NCCL): its entries
+  // are kept in a map of their own, so a nested call cannot replace them.
+  outer_entry_return,
 };
 
 // What a call does. The SQL text of each value (memory_ops.op, gpu_modules.op,

@@ -13,7 +13,7 @@ namespace gpuobs {
 namespace {
 
 constexpr Family C = Family::collective;
-constexpr ProbeKind ER = ProbeKind::entry_return;
+constexpr ProbeKind ER = ProbeKind::outer_entry_return;
 constexpr Vendor N = Vendor::nccl;
 
 // Ids from 2001, dense, never renumbered: only append.

@@ -142,7 +142,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->multi_ = !(no_multi && *no_multi == '1') && uprobe_multi_supported();
   if (e->multi_)
     for (auto* p : {e->skel_->progs.cu_launch_kernel, e->skel_->progs.cu_launch_kernel_ex, e->skel_->progs.cu_call,
-                    e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.empty_uprobe,
+                    e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.outer_call_enter,
+                    e->skel_->progs.outer_call_exit, e->skel_->progs.empty_uprobe,
                     e->skel_->progs.empty_uretprobe})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
   spdlog::debug("library probes: {}", e->multi_ ? "uprobe-multi links" : "one perf-event uprobe per symbol");
@@ -257,6 +258,9 @@ std::vector<ProbeResult> Engine::attach_api(const LibraryFile& lib, std::span<co
       case ProbeKind::launch_dim3: site.progs = {{skel_->progs.cu_call, false}}; break;
       case ProbeKind::entry_return:
         site.progs = {{skel_->progs.cu_call_enter, false}, {skel_->progs.cu_call_exit, true}};
+        break;
+      case ProbeKind::outer_entry_return:
+        site.progs = {{skel_->progs.outer_call_enter, false}, {skel_->progs.outer_call_exit, true}};
         break;
     }
     for (auto& [p, ret] : site.progs) r.program += (r.program.empty() ? "" : "+") + std::string(bpf_program__name(p));
@@ -497,11 +501,11 @@ std::vector<gpuobs_api_call> Engine::inflight_calls_between(uint32_t first_api, 
   uint32_t key = 0, next = 0;
   uint32_t* prev = nullptr;
   gpuobs_api_call v;
-  while (bpf_map__get_next_key(skel_->maps.call_inflight, prev, &next, sizeof next) == 0) {
+  while (bpf_map__get_next_key(skel_->maps.outer_inflight, prev, &next, sizeof next) == 0) {
     key = next;
     prev = &key;
     // An entry deleted between the two calls is simply not there.
-    if (bpf_map__lookup_elem(skel_->maps.call_inflight, &key, sizeof key, &v, sizeof v, 0) == 0 &&
+    if (bpf_map__lookup_elem(skel_->maps.outer_inflight, &key, sizeof key, &v, sizeof v, 0) == 0 &&
         v.api >= first_api && v.api <= last_api)
       out.push_back(v);
   }

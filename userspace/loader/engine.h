@@ -102,9 +102,9 @@ class Engine {
   Counters counters() const;
   // Calls entered but not yet returned (entries of call_inflight).
   size_t inflight_calls() const;
-  // The entries of call_inflight whose API number is in [first_api, last_api]
-  // (the NCCL stall watch: calls entered and not returned), as their records
-  // stand (header, arguments; no result yet).
+  // The entries of outer_inflight (NCCL calls entered and not returned: the
+  // stall watch) whose API number is in [first_api, last_api], as their
+  // records stand (header, arguments; no result yet).
   std::vector<gpuobs_api_call> inflight_calls_between(uint32_t first_api, uint32_t last_api) const;
   uint32_t ring_bytes() const { return ring_bytes_; }
   uint32_t stack_depth() const { return stack_depth_; }

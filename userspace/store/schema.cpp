@@ -236,13 +236,40 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
 
 namespace {
 
-// A capture of schema 10 to 14 read by this build: the columns later migrations
+// A capture of schema 10 to 16 read by this build: no NCCL tables (17): empty
+// views stand in for them; below 15, the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
 // compact launch tables need nothing: kernel_launches and launch_agg are
 // tables there, with the same columns.
 void present_as_current(Db& db, int64_t version) {
+  (void)db.exec("PRAGMA query_only = 0");
+  if (version < 17) {
+    // No NCCL tables before 17: empty ones, so the nccl reports and users'
+    // SQL answer "no rows" instead of "no such table".
+    const char* empty[] = {
+        "CREATE TEMP VIEW nccl_comms AS SELECT NULL AS id, NULL AS process_id, NULL AS tgid, NULL AS comm,"
+        " NULL AS comm_hash, NULL AS rank, NULL AS nranks, NULL AS device, NULL AS parent_hash,"
+        " NULL AS created_mono_ns, NULL AS api, NULL AS result, NULL AS stack_id WHERE 0",
+        "CREATE TEMP VIEW nccl_calls AS SELECT NULL AS id, NULL AS ts_mono_ns, NULL AS duration_ns,"
+        " NULL AS process_id, NULL AS tgid, NULL AS tid, NULL AS api, NULL AS op, NULL AS comm_id, NULL AS comm,"
+        " NULL AS comm_hash, NULL AS rank, NULL AS nranks, NULL AS seq, NULL AS count, NULL AS datatype,"
+        " NULL AS redop, NULL AS peer, NULL AS stream, NULL AS bytes, NULL AS send_buf, NULL AS recv_buf,"
+        " NULL AS result, NULL AS stack_id WHERE 0",
+        "CREATE TEMP VIEW nccl_stalls AS SELECT NULL AS id, NULL AS detected_mono_ns, NULL AS comm_hash,"
+        " NULL AS seq, NULL AS op, NULL AS kind, NULL AS nranks, NULL AS ranks_in, NULL AS ranks_missing,"
+        " NULL AS waited_ns WHERE 0",
+        "CREATE TEMP VIEW nccl_stall_ranks AS SELECT NULL AS stall_id, NULL AS rank, NULL AS tgid, NULL AS state,"
+        " NULL AS last_seq, NULL AS last_api, NULL AS last_call_mono_ns WHERE 0"};
+    for (const char* sql : empty)
+      if (auto s = db.exec(sql); !s) spdlog::warn("cannot present the schema-{} capture's NCCL tables: {}", version,
+                                                  s.error().message);
+  }
+  if (version >= 15) {
+    (void)db.exec("PRAGMA query_only = 1");
+    return;
+  }
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";
   if (version < 11) extra += ", NULL AS state, NULL AS committed_mono_ns";
@@ -299,7 +326,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 15) present_as_current(*db, *ver);
+  if (*ver < 17) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

@@ -1,0 +1,182 @@
+// NCCL capture (issue 22) against the fake libnccl.so.2 (tests/fakes: the
+// real NCCL 2.28 ABI) and nccl_rank_workload, one rank per process, under
+// gpuobs record with real BPF: exact calls, counts, bytes and streams per
+// rank, sequence numbers matched across ranks, a straggler found, and the
+// stall watch's rows for a rank that never enters, one that dies inside a
+// collective and a collective nobody returns from. Root.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_util.h"
+#include "store/schema.h"
+#include "unit/test_util.h"
+
+using namespace gpuobs;
+using namespace gpuobs::testing;
+
+namespace {
+
+std::pair<int, std::string> gpuobs_cli(const std::string& args) {
+  return run_output(std::string(GPUOBS_BIN) + " " + args + " 2>/dev/null");
+}
+
+// One rank: the workload's command line (its JSON truth to dir/out.R).
+std::string rank_cmd(const TempDir& dir, int rank, int nranks, int iters, const std::string& extra,
+                     const std::string& env = "") {
+  // FAKE_NCCL_LIBCUDA: the fake launches through libcuda as NCCL does (a
+  // probed cuStreamQuery inside the probed NCCL call); --start-ms: the
+  // library is mapped 300 ms before it is used (attached on its mapping).
+  return env + " FAKE_NCCL_LIBCUDA=" + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --start-ms 300 --rank " +
+         std::to_string(rank) + " --nranks " + std::to_string(nranks) +
+         " --id-file " + dir.file("id") + " --iters " + std::to_string(iters) + " " + extra + " > " +
+         dir.file("out." + std::to_string(rank));
+}
+
+// gpuobs record of a shell script; returns its exit status.
+int record(const TempDir& dir, const std::string& script, const std::string& opts = "") {
+  std::string cmd = std::string(GPUOBS_BIN) + " record --libcuda " + FAKE_LIBCUDA + " " + opts + " -o " +
+                    dir.file("c.gpuobs") + " -- sh -c '" +
+                    script + "' 2> " + dir.file("log");
+  return run(cmd);
+}
+
+}  // namespace
+
+TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
+  TempDir dir;
+  // Rank 2 sleeps 100 ms before each of its 4 iterations: last at every collective.
+  std::string script;
+  for (int r = 0; r < 3; ++r)
+    script += rank_cmd(dir, r, 3, 4, r == 2 ? "--sleep-ms 100 --sleep-every 1" : "--linger-ms 200") + " & ";
+  script += "wait";
+  ASSERT_EQ(record(dir, script), 0) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  // Per op: 3 ranks x 4 iterations, and the bytes each call moves.
+  struct Want {
+    const char* op;
+    int64_t calls, bytes;
+  } want[] = {{"all_reduce", 12, 12 * 1024 * 4},     {"broadcast", 12, 12 * 256 * 4},
+              {"all_gather", 12, 12 * 128 * 2 * 3},  {"reduce_scatter", 12, 12 * 64 * 2 * 3},
+              {"send", 12, 12 * 32 * 8},             {"recv", 12, 12 * 32 * 8},
+              {"reduce", 12, 12 * 32 * 8},           {"all_to_all", 12, 12 * 16 * 3},
+              {"group_start", 12, 0},                {"group_end", 12, 0},
+              {"comm_init", 3, 0},                   {"comm_destroy", 3, 0}};
+  for (const auto& w : want) {
+    std::string where = std::string(" FROM nccl_calls WHERE op = '") + w.op + "'";
+    EXPECT_EQ(scalar(*db, "SELECT count(*)" + where), w.calls) << w.op;
+    EXPECT_EQ(scalar(*db, "SELECT coalesce(sum(bytes), 0)" + where), w.bytes) << w.op;
+    EXPECT_EQ(scalar(*db, "SELECT count(*)" + where + " AND result <> 0"), 0) << w.op;
+  }
+  EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT datatype) FROM nccl_calls WHERE op = 'reduce_scatter'"),
+            "bfloat16");
+  EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT redop) FROM nccl_calls WHERE op = 'reduce_scatter'"), "max");
+  EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT redop) FROM nccl_calls WHERE op = 'reduce'"), "prod");
+  // Send goes to the next rank, recv comes from the previous one.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op = 'send' AND peer <> (rank + 1) % 3"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op = 'recv' AND peer <> (rank + 2) % 3"), 0);
+  // One communicator, three ranks, each on its own stream (0x5000 + rank),
+  // with the handle and device the workload reports.
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT comm_hash) FROM nccl_calls WHERE comm_hash IS NOT NULL"), 1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_comms WHERE nranks = 3 AND device = rank"), 3);
+  for (int r = 0; r < 3; ++r) {
+    auto truth = read_json(dir.file("out." + std::to_string(r)));
+    std::string of_rank = " FROM nccl_calls WHERE rank = " + std::to_string(r);
+    EXPECT_EQ(text(*db, "SELECT printf('0x%x', comm) FROM nccl_comms WHERE rank = " + std::to_string(r)),
+              truth["comm"].get<std::string>());
+    EXPECT_EQ(scalar(*db, "SELECT tgid FROM nccl_comms WHERE rank = " + std::to_string(r)), truth["pid"].get<int>());
+    EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT printf('0x%x', stream))" + of_rank + " AND stream IS NOT NULL"),
+              truth["stream"].get<std::string>());
+  }
+  // Collectives numbered 1..24 on each rank, each seen in all 3 ranks.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM (SELECT seq FROM nccl_calls WHERE seq IS NOT NULL GROUP BY seq"
+                        " HAVING count(DISTINCT rank) = 3 AND count(DISTINCT op) = 1)"),
+            24);
+  EXPECT_EQ(scalar(*db, "SELECT max(seq) FROM nccl_calls"), 24);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op IN ('send', 'recv') AND seq IS NOT NULL"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE stack_id IS NULL"), 0);
+  // nccl_sum: every collective matched in 3 ranks, skew >= the 100 ms sleep.
+  auto [src, sum] = gpuobs_cli("report nccl_sum --format csv " + dir.file("c.gpuobs"));
+  ASSERT_EQ(src, 0) << sum;
+  EXPECT_NE(sum.find(",all_reduce,3,3,12,49152,"), std::string::npos) << sum;
+  EXPECT_GE(scalar(*db, "SELECT min(m) FROM (SELECT max(ts_mono_ns) - min(ts_mono_ns) AS m FROM nccl_calls"
+                        " WHERE seq IS NOT NULL GROUP BY seq)"),
+            100000000);
+  // nccl_ranks: rank 2 is the straggler, late at all 24, from the workload's code.
+  auto [rrc, ranks] = gpuobs_cli("report nccl_ranks --format json " + dir.file("c.gpuobs"));
+  ASSERT_EQ(rrc, 0) << ranks;
+  auto rows = nlohmann::json::parse(ranks);
+  ASSERT_EQ(rows.size(), 3u) << ranks;
+  EXPECT_EQ(rows[0]["rank"], 2) << ranks;
+  EXPECT_EQ(rows[0]["late"], 24) << ranks;
+  EXPECT_EQ(rows[0]["waited_ns"], 0) << ranks;
+  EXPECT_EQ(rows[1]["late"], 0) << ranks;
+  EXPECT_FALSE(rows[0]["call_site"].is_null()) << ranks;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 0);
+  // The libcuda calls nested in them are there too, and lost nothing:
+  // 3 ranks x 4 iterations x (6 collectives + 1 group end).
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stream_ops WHERE api = 'cuStreamQuery'"), 84);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'api_return_without_entry'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'api_entry_stale'"), 0);
+}
+
+TEST(Nccl, ARankThatNeverEntersIsAStallNamingIt) {
+  TempDir dir;
+  // Rank 1 stops before iteration 1 (collective 7) and is killed after the
+  // others have waited 3 s; the watch's threshold is 1 s.
+  std::string script = rank_cmd(dir, 0, 3, 2, "--linger-ms 3000") + " & " +
+                       rank_cmd(dir, 1, 3, 2, "--stop-before-iter 1") + " & P=$!; " +
+                       rank_cmd(dir, 2, 3, 2, "--linger-ms 3000") + " & sleep 3; kill $P; wait";
+  ASSERT_EQ(record(dir, script, "--nccl-stall 1"), 0) << read_file(dir.file("log"));
+  EXPECT_NE(read_file(dir.file("log")).find("NCCL stall"), std::string::npos) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  ASSERT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 1);
+  EXPECT_EQ(text(*db, "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
+                      " FROM nccl_stalls"),
+            "missing 7 all_reduce [0,2] [1]");
+  EXPECT_GE(scalar(*db, "SELECT waited_ns FROM nccl_stalls"), 1000000000);
+  EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
+                      " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
+            "0:in:12 1:missing:6 2:in:12");
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'nccl_stalls'"), 1);
+  auto [rc, out] = gpuobs_cli("report nccl_stalls --format csv " + dir.file("c.gpuobs"));
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find(",missing,"), std::string::npos) << out;
+}
+
+TEST(Nccl, ARankThatDiesInsideACollectiveIsReportedExited) {
+  TempDir dir;
+  // Rank 0 _exits inside its 8th collective (iteration 1's broadcast).
+  std::string script = rank_cmd(dir, 0, 3, 2, "", "FAKE_NCCL_DIE_AT=8") + " & " +
+                       rank_cmd(dir, 1, 3, 2, "--linger-ms 2500") + " & " +
+                       rank_cmd(dir, 2, 3, 2, "--linger-ms 2500") + " & wait";
+  ASSERT_EQ(record(dir, script, "--nccl-stall 1"), 0) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  ASSERT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 1);
+  EXPECT_EQ(text(*db, "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
+                      " FROM nccl_stalls"),
+            "missing 8 broadcast [1,2] [0]");
+  EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
+                      " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
+            "0:exited:7 1:in:12 2:in:12");
+}
+
+TEST(Nccl, ACollectiveNoRankReturnsFromIsNotReturned) {
+  TempDir dir;
+  // Every rank blocks inside its 3rd collective; killed after 2.5 s.
+  std::string script = rank_cmd(dir, 0, 2, 2, "", "FAKE_NCCL_HANG_AT=3") + " & A=$!; " +
+                       rank_cmd(dir, 1, 2, 2, "", "FAKE_NCCL_HANG_AT=3") + " & B=$!; sleep 2.5; kill $A $B; wait";
+  ASSERT_EQ(record(dir, script, "--nccl-stall 1"), 0) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  ASSERT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 1);
+  EXPECT_EQ(text(*db, "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
+                      " FROM nccl_stalls"),
+            "not_returned 3 all_gather [0,1] []");
+  EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
+                      " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
+            "0:inside:2 1:inside:2");
+}
