@@ -442,14 +442,22 @@ TEST(OptionValidation, RecordAndTheDaemonShareTheCaptureOptions) {
   };
   auto record = help_of(kGpuobs + " record"), daemon = help_of(GPUOBSD_BIN);
   for (const char* o : {"--ring-mb", "--stack-depth", "--unwind", "--stack-copy", "--libcuda", "--libhip",
-                        "--watch-dev", "--no-gpu-devices"}) {
+                        "--watch-dev", "--no-gpu-devices", "--nccl-stall"}) {
     ASSERT_TRUE(record.count(o)) << o;
     ASSERT_TRUE(daemon.count(o)) << o;
     EXPECT_EQ(record[o], daemon[o]) << o;
   }
   EXPECT_NE(record["--ring-mb"].find("=64"), std::string::npos) << record["--ring-mb"];
-  for (const char* bad :
-       {"--ring-mb 4096", "--stack-depth 128", "--unwind lbr", "--stack-copy 100", "--stack-copy 4096 --unwind fp"}) {
+  // Every option that takes a value, given as "--option VALUE" (not
+  // "=VALUE"): gpuobs record finds where its command starts by them
+  // (cli/record.cpp); one it does not know swallowed its value (--nccl-stall 2
+  // was refused as "1 required UINT missing").
+  for (const char* good : {"--ring-mb 8", "--stack-depth 8", "--unwind fp", "--stack-copy 16384 --unwind dwarf",
+                           "--nccl-stall 2", "--watch-dev 1:3"})
+    EXPECT_EQ(run(kGpuobs + " record " + good + " -f -o " + dir.file("g.gpuobs") + " -- true 2>/dev/null"), 0)
+        << good;
+  for (const char* bad : {"--ring-mb 4096", "--stack-depth 128", "--unwind lbr", "--stack-copy 100",
+                          "--stack-copy 4096 --unwind fp", "--nccl-stall 0"}) {
     std::string e1 = dir.file("e1"), e2 = dir.file("e2");
     EXPECT_EQ(run(kGpuobs + " record " + bad + " -o " + dir.file("x.gpuobs") + " -- true 2>" + e1), 2) << bad;
     EXPECT_EQ(run(std::string(GPUOBSD_BIN) + " --config /dev/null " + bad + " --print-config >/dev/null 2>" + e2), 2)
