@@ -101,6 +101,10 @@ struct gpuobs_stack_trailer {
  * loaded (bpf/unwind.bpf.h); frame 0 is the ip where the probe fired,
  * except at an entry (AT_ENTRY), where it is the caller. */
 #define GPUOBS_STACK_F_BPF_DWARF 64u
+/* Stacks were asked for (depth > 0): the record has a stack, maybe of 0
+ * frames (a fault). Since ABI 6 cap is the frames walked, so cap 0 alone no
+ * longer says "stacks off". */
+#define GPUOBS_STACK_F_ASKED 128u
 
 /*
  * Unwind tables for --unwind bpf. One row per CFI row of a code file, sorted

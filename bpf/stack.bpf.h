@@ -80,6 +80,7 @@ static __always_inline __u32 stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp
 	__u64 sp_word = 0;
 	__u32 nr = 0;
 	if (cap) {
+		flags |= GPUOBS_STACK_F_ASKED;
 		if (site != GPUOBS_STACK_F_AT_RETURN && bpf_probe_read_user(&sp_word, sizeof(sp_word), (void *)sp))
 			sp_word = 0;
 		long n = -1;

@@ -60,6 +60,7 @@ CREATE TABLE nccl_stalls (
 );
 -- Each rank of a stalled communicator at detection: 'in' (entered and
 -- returned), 'inside' (entered, not returned), 'missing' (not entered),
+-- 'unseen' (never seen on this host: another host's rank),
 -- 'exited' (its process ended before entering); its last call on the
 -- communicator (nccl_calls: tgid and ts_mono_ns name the row and its stack).
 CREATE TABLE nccl_stall_ranks (

@@ -18,7 +18,7 @@ calls AS (
     AND (:since_s IS NULL OR n.ts_mono_ns >= c.t0 + :since_s * 1e9)
     AND (:until_s IS NULL OR n.ts_mono_ns <= c.t0 + :until_s * 1e9)),
 inst AS (
-  SELECT comm_hash, seq, min(ts_mono_ns) AS first_ns, max(ts_mono_ns) AS last_ns, count(DISTINCT rank) AS seen
+  SELECT comm_hash, seq, min(ts_mono_ns) AS first_ns, max(ts_mono_ns) AS last_ns, count(DISTINCT tgid) AS seen
   FROM calls GROUP BY comm_hash, seq),
 arr AS (
   SELECT calls.comm_hash, calls.rank, calls.tgid, calls.process_id, calls.stack_id,

@@ -11,15 +11,21 @@
 --   :pid, :process (comm), :since_s / :until_s (seconds after capture start).
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
 sel AS (SELECT id FROM processes WHERE (:pid IS NULL OR tgid = :pid) AND (:process IS NULL OR comm = :process)),
-calls AS (
+every AS (
   SELECT n.* FROM nccl_calls n, c
-  WHERE n.process_id IN sel AND n.op NOT IN ('comm_init', 'comm_init_all', 'comm_split', 'comm_destroy',
+  WHERE n.op NOT IN ('comm_init', 'comm_init_all', 'comm_split', 'comm_destroy',
                                              'comm_abort', 'comm_device', 'group_start', 'group_end')
     AND (:since_s IS NULL OR n.ts_mono_ns >= c.t0 + :since_s * 1e9)
     AND (:until_s IS NULL OR n.ts_mono_ns <= c.t0 + :until_s * 1e9)),
+-- The rows of the processes asked for; a collective's skew is over every
+-- rank, whichever are asked for (a split communicator's ranks have no rank
+-- number: processes are counted).
+calls AS (SELECT * FROM every WHERE process_id IN sel),
 inst AS (
-  SELECT comm_hash, op, seq, max(ts_mono_ns) - min(ts_mono_ns) AS skew, count(DISTINCT rank) AS seen
-  FROM calls WHERE seq IS NOT NULL AND comm_hash IS NOT NULL GROUP BY comm_hash, seq),
+  SELECT comm_hash, op, seq, max(ts_mono_ns) - min(ts_mono_ns) AS skew, count(DISTINCT tgid) AS seen
+  FROM every WHERE seq IS NOT NULL AND comm_hash IS NOT NULL
+    AND comm_hash IN (SELECT comm_hash FROM calls)
+  GROUP BY comm_hash, seq),
 ranked AS (
   SELECT comm_hash, op, skew, row_number() OVER (PARTITION BY comm_hash, op ORDER BY skew) AS rn,
          count(*) OVER (PARTITION BY comm_hash, op) AS n
@@ -32,7 +38,7 @@ skew AS (
   FROM ranked GROUP BY comm_hash, op)
 SELECT CASE WHEN calls.comm_hash IS NULL THEN '(unknown)' ELSE printf('%016x', calls.comm_hash) END AS comm,
        calls.op                        AS op,
-       count(DISTINCT calls.rank)      AS ranks,
+       count(DISTINCT calls.tgid)      AS ranks,
        max(calls.nranks)               AS nranks,
        count(*)                        AS calls,
        sum(calls.bytes)                AS bytes,

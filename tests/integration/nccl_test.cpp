@@ -23,19 +23,24 @@ std::pair<int, std::string> gpuobs_cli(const std::string& args) {
 
 // One rank: the workload's command line (its JSON truth to dir/out.R).
 std::string rank_cmd(const TempDir& dir, int rank, int nranks, int iters, const std::string& extra,
-                     const std::string& env = "") {
+                     const std::string& env = "", int start_ms = 300) {
   // FAKE_NCCL_LIBCUDA: the fake launches through libcuda as NCCL does (a
   // probed cuStreamQuery inside the probed NCCL call); --start-ms: the
-  // library is mapped 300 ms before it is used (attached on its mapping).
-  return env + " FAKE_NCCL_LIBCUDA=" + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --start-ms 300 --rank " +
-         std::to_string(rank) + " --nranks " + std::to_string(nranks) +
+  // library is mapped that long before it is used.
+  return env + " FAKE_NCCL_LIBCUDA=" + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --start-ms " + std::to_string(start_ms) +
+         " --rank " + std::to_string(rank) + " --nranks " + std::to_string(nranks) +
          " --id-file " + dir.file("id") + " --iters " + std::to_string(iters) + " " + extra + " > " +
          dir.file("out." + std::to_string(rank));
 }
 
-// gpuobs record of a shell script; returns its exit status.
-int record(const TempDir& dir, const std::string& script, const std::string& opts = "") {
-  std::string cmd = std::string(GPUOBS_BIN) + " record --libcuda " + FAKE_LIBCUDA + " " + opts + " -o " +
+// gpuobs record of a shell script; returns its exit status. preload: the
+// fake libnccl's directory in record's LD_LIBRARY_PATH, so it is attached
+// before the command starts (else: where the ranks map it, within
+// milliseconds of the mapping).
+int record(const TempDir& dir, const std::string& script, const std::string& opts = "", bool preload = true) {
+  std::string lib = FAKE_LIBNCCL;
+  std::string env = preload ? "LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " : "";
+  std::string cmd = env + GPUOBS_BIN + " record --libcuda " + FAKE_LIBCUDA + " " + opts + " -o " +
                     dir.file("c.gpuobs") + " -- sh -c '" +
                     script + "' 2> " + dir.file("log");
   return run(cmd);
@@ -45,12 +50,14 @@ int record(const TempDir& dir, const std::string& script, const std::string& opt
 
 TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   TempDir dir;
-  // Rank 2 sleeps 100 ms before each of its 4 iterations: last at every collective.
+  // Rank 2 sleeps 100 ms before each of its 4 iterations: last at every
+  // collective. The library is attached where the ranks map it (no
+  // LD_LIBRARY_PATH), 1 s before they use it.
   std::string script;
   for (int r = 0; r < 3; ++r)
-    script += rank_cmd(dir, r, 3, 4, r == 2 ? "--sleep-ms 100 --sleep-every 1" : "--linger-ms 200") + " & ";
+    script += rank_cmd(dir, r, 3, 4, r == 2 ? "--sleep-ms 100 --sleep-every 1" : "--linger-ms 200", "", 1000) + " & ";
   script += "wait";
-  ASSERT_EQ(record(dir, script), 0) << read_file(dir.file("log"));
+  ASSERT_EQ(record(dir, script, "", false), 0) << read_file(dir.file("log"));
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   // Per op: 3 ranks x 4 iterations, and the bytes each call moves.
@@ -96,13 +103,14 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   EXPECT_EQ(scalar(*db, "SELECT max(seq) FROM nccl_calls"), 24);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op IN ('send', 'recv') AND seq IS NOT NULL"), 0);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE stack_id IS NULL"), 0);
+  EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT reason) FROM probes WHERE library LIKE '%libnccl%'"), "mmap");
   // nccl_sum: every collective matched in 3 ranks, skew >= the 100 ms sleep.
   auto [src, sum] = gpuobs_cli("report nccl_sum --format csv " + dir.file("c.gpuobs"));
   ASSERT_EQ(src, 0) << sum;
   EXPECT_NE(sum.find(",all_reduce,3,3,12,49152,"), std::string::npos) << sum;
   EXPECT_GE(scalar(*db, "SELECT min(m) FROM (SELECT max(ts_mono_ns) - min(ts_mono_ns) AS m FROM nccl_calls"
                         " WHERE seq IS NOT NULL GROUP BY seq)"),
-            100000000);
+            50000000);  // 100 ms less the other ranks' later start
   // nccl_ranks: rank 2 is the straggler, late at all 24, from the workload's code.
   auto [rrc, ranks] = gpuobs_cli("report nccl_ranks --format json " + dir.file("c.gpuobs"));
   ASSERT_EQ(rrc, 0) << ranks;

@@ -11,7 +11,8 @@
 //              I < K): the rank never enters I's first collective, and never
 //              prints its truth; it says so on stderr
 //          [--config]  ncclCommInitRankConfig instead of ncclCommInitRank
-//          [--linger-ms N]  sleep N ms after printing the truth, before exit
+//          [--linger-ms N]  keep the communicator N ms after the last iteration,
+//              before destroying it
 //          [--start-ms N]  sleep N ms before the first NCCL call: an application
 //              loads libnccl long before it makes a communicator (PyTorch at
 //              import), and gpuobs attaches a library mapped while it runs
@@ -292,6 +293,10 @@ int main(int argc, char** argv) {
     ++done;
   }
   const ncclComm_t comm_value = comm;
+  // Kept before the destroy: a real rank whose peer is missing would still
+  // be on the communicator (blocked), and the stall watch forgets a
+  // communicator every rank has left.
+  if (o.linger_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
   check(R, kCommDestroy, ncclCommDestroy(comm));
 
   std::string calls, buffers;
@@ -311,6 +316,5 @@ int main(int argc, char** argv) {
     std::free(b.send);
     std::free(b.recv);
   }
-  if (o.linger_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
   return 0;
 }

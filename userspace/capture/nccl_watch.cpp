@@ -21,9 +21,15 @@ void NcclWatch::on_call(const ApiCallEvent& e, const ApiSpec& spec) {
   Comm& m = comms_[h->id_hash];
   if (h->nranks) m.nranks = h->nranks;
   Rank& r = m.ranks[*h->rank];
+  if (c.op == NcclOp::comm_init) r = Rank{};  // a communicator made anew under a known id (NCCL_COMM_ID)
   r.tgid = c.call.tgid;
   r.comm = c.comm;
   r.exited = false;
+  if (c.op == NcclOp::comm_destroy || c.op == NcclOp::comm_abort) {
+    r.gone = true;
+    forget_if_gone(h->id_hash);
+    return;
+  }
   if (!seq) return;
   r.last_seq = seq;
   r.last_ts = static_cast<int64_t>(c.call.ts_ns);
@@ -35,23 +41,64 @@ void NcclWatch::on_call(const ApiCallEvent& e, const ApiSpec& spec) {
 }
 
 void NcclWatch::on_exit(uint32_t tgid) {
+  std::vector<uint64_t> touched;
   for (auto& [hash, m] : comms_)
     for (auto& [rank, r] : m.ranks)
-      if (r.tgid == tgid) r.exited = true;
+      if (r.tgid == tgid) {
+        r.exited = r.gone = true;
+        touched.push_back(hash);
+      }
+  for (uint64_t h : touched) forget_if_gone(h);
   handles_.forget_process(tgid);
 }
 
-// Sequence numbers every rank has passed are of no more use.
+// A communicator every rank has destroyed or exited from is forgotten (the
+// daemon runs for months): no stall can happen on it any more. Every rank:
+// one that exits before its peers are seen (ring order is not call order)
+// still holds the communicator for them; one with ranks on other hosts,
+// never all seen, is forgotten by check() a while after its last call here.
+void NcclWatch::forget_if_gone(uint64_t hash) {
+  auto it = comms_.find(hash);
+  if (it == comms_.end()) return;
+  const Comm& m = it->second;
+  if (!m.nranks || static_cast<int64_t>(m.ranks.size()) < *m.nranks) return;
+  for (auto& [rank, r] : m.ranks)
+    if (!r.gone) return;
+  comms_.erase(it);
+  std::erase_if(reported_, [&](const auto& k) { return std::get<0>(k) == hash; });
+}
+
+// Sequence numbers every rank has passed are of no more use. Until every
+// rank has been seen, a rank seen later (its init arrives after its peers
+// ran ahead: ring order across processes is not call order, and another
+// host's ranks are never seen) may still be behind them: only the oldest
+// beyond a bound are dropped then.
 void NcclWatch::prune(Comm& m) {
+  constexpr size_t kKeepUnmatched = 4096;
   int64_t low = INT64_MAX;
   for (auto& [rank, r] : m.ranks) low = std::min(low, r.last_seq);
   if (low == INT64_MAX) return;
+  bool all_seen = m.nranks && static_cast<int64_t>(m.ranks.size()) >= *m.nranks;
+  if (!all_seen) {
+    while (m.first_entry.size() > kKeepUnmatched) m.first_entry.erase(m.first_entry.begin());
+    while (m.op_of.size() > kKeepUnmatched) m.op_of.erase(m.op_of.begin());
+    return;
+  }
   m.first_entry.erase(m.first_entry.begin(), m.first_entry.lower_bound(low));
   m.op_of.erase(m.op_of.begin(), m.op_of.lower_bound(low));
 }
 
 std::vector<NcclStall> NcclWatch::check(int64_t now, std::span<const gpuobs_api_call> inflight) {
   std::vector<NcclStall> out;
+  // Communicators whose ranks here are all gone, quiet for 10 thresholds.
+  std::erase_if(comms_, [&](const auto& kv) {
+    int64_t last = 0;
+    for (auto& [rank, r] : kv.second.ranks) {
+      if (!r.gone) return false;
+      last = std::max(last, r.last_ts);
+    }
+    return now - last > 10 * threshold_ns_;
+  });
   for (auto& [hash, m] : comms_) {
     if (!m.nranks || *m.nranks < 2) continue;
     // What each rank has entered: its last returned collective, or the one
@@ -78,12 +125,14 @@ std::vector<NcclStall> NcclWatch::check(int64_t now, std::span<const gpuobs_api_
           m.op_of.emplace(s.entered, std::string(to_string(spec->nccl)));
         }
     }
+    // Over the ranks seen: a rank never seen on this host (another host's,
+    // or one that made the communicator before gpuobs started) says nothing.
     int64_t low = INT64_MAX, high = 0;
-    for (int64_t rank = 0; rank < *m.nranks; ++rank) {
-      int64_t e = st.count(rank) ? st[rank].entered : 0;  // a rank never seen entered nothing
-      low = std::min(low, e);
-      high = std::max(high, e);
+    for (auto& [rank, x] : st) {
+      low = std::min(low, x.entered);
+      high = std::max(high, x.entered);
     }
+    if (low == INT64_MAX) continue;
     NcclStall s;
     if (low < high) {
       // Some ranks entered low + 1, others not.
@@ -121,8 +170,9 @@ std::vector<NcclStall> NcclWatch::check(int64_t now, std::span<const gpuobs_api_
       }
       bool entered = x && x->entered >= s.seq;
       if (entered) in.push_back(rank);
-      else missing.push_back(rank);
-      if (x && x->inside && x->entered == s.seq) k.state = "inside";
+      else if (x) missing.push_back(rank);
+      if (!x) k.state = "unseen";
+      else if (x->inside && x->entered == s.seq) k.state = "inside";
       else if (entered) k.state = "in";
       else if (r != m.ranks.end() && r->second.exited) k.state = "exited";
       else if (x && x->inside) k.state = "inside";  // stuck in an earlier collective

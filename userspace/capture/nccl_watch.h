@@ -1,8 +1,11 @@
 // The NCCL stall watch: from the NCCL calls of every process (in ring
-// order) and the calls entered but not returned (BPF's call_inflight map),
+// order) and the calls entered but not returned (BPF's outer_inflight map),
 // finds the collectives a communicator is stuck on: entered by some ranks
-// and not by others for longer than the threshold (kind "missing"), or
-// entered by every rank and not returned from by some (kind "not_returned").
+// and not by others seen on this host for longer than the threshold (kind
+// "missing"; a rank never seen here is "unseen", not missing: another
+// host's), or entered by every rank and not returned from by some (kind
+// "not_returned"). A communicator all of whose ranks exited or destroyed it
+// is forgotten.
 // Ranks are matched by the communicator's id hash (decode/nccl_record.h)
 // and the collectives' sequence numbers. Each stall is reported once.
 // Runs on the polling thread; no I/O.
@@ -46,6 +49,7 @@ class NcclWatch {
     int64_t last_ts = 0;    // its entry time
     std::string last_api;
     bool exited = false;
+    bool gone = false;  // exited, or destroyed its communicator
   };
   struct Comm {
     std::optional<int64_t> nranks;
@@ -54,6 +58,7 @@ class NcclWatch {
     std::map<int64_t, std::string> op_of;          // seq -> op (pruned with first_entry)
   };
   void prune(Comm& c);
+  void forget_if_gone(uint64_t hash);
 
   int64_t threshold_ns_;
   NcclComms handles_;                           // (tgid, handle) -> identity, seq

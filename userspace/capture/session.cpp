@@ -244,6 +244,22 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     rows.push_back(
         ProbeRow{"libamdhip64.so", 0, 0, "*", "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
   }
+  // NCCL/RCCL have no search of their own (attached where processes map
+  // them), but those the command's LD_LIBRARY_PATH names are attached now,
+  // like libcuda's: its first communicator is seen whatever the attach latency.
+  for (const auto& p : opts.preload_libraries) {
+    if (api_table_for_library(p).data() != nccl_api_table().data()) continue;
+    auto f = library_file(p);
+    if (!f) continue;
+    auto results = engine_->attach_api(*f, nccl_api_table());
+    if (watch_) watch_->add_known(*f, results);
+    int64_t attached_ns = mono_now_ns();
+    for (auto& r : results) {
+      rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
+                              r.error, "startup", 0, 0, attached_ns});
+      probes_.push_back(std::move(r));
+    }
+  }
   if (auto st = writer_->write_probes(rows); !st) return st;
   probe_rows_ = rows;
 
@@ -309,6 +325,7 @@ void Session::check_nccl_stalls() {
   nccl_checked_ = now;
   const auto table = nccl_api_table();
   auto inflight = engine_->inflight_calls_between(table.front().id, table.back().id);
+  spdlog::debug("NCCL watch: check at {} ns, {} calls in flight", monotonic_now_ns(), inflight.size());
   for (auto& s : nccl_watch_->check(monotonic_now_ns(), inflight)) {
     spdlog::warn("NCCL stall: communicator {:016x} collective {} ({}) {}: ranks in [{}], missing [{}], waited {:.1f} s",
                  s.comm_hash, s.seq, s.op.empty() ? "?" : s.op,

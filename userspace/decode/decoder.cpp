@@ -37,7 +37,7 @@ std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawS
     std::memcpy(&regs, rec + start, sizeof regs);
   }
   if (out) {
-    out->present = t.cap > 0 || (t.flags & GPUOBS_STACK_F_COPY);
+    out->present = t.cap > 0 || (t.flags & (GPUOBS_STACK_F_COPY | GPUOBS_STACK_F_ASKED));
     out->flags = t.flags;
     out->sp_word = t.sp_word;
     out->ips.resize(t.nr);

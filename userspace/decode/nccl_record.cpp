@@ -110,8 +110,8 @@ uint64_t nccl_id_hash(uint64_t word0, uint64_t word1) {
   return h & 0x7fffffffffffffffull;
 }
 
-uint64_t nccl_split_hash(uint64_t parent_hash, int64_t color) {
-  return nccl_id_hash(parent_hash, static_cast<uint64_t>(color));
+uint64_t nccl_split_hash(uint64_t parent_hash, int64_t ordinal, int64_t color) {
+  return nccl_id_hash(nccl_id_hash(parent_hash, static_cast<uint64_t>(ordinal)), static_cast<uint64_t>(color));
 }
 
 int64_t NcclComms::observe(uint32_t tgid, const NcclCall& c) {
@@ -127,14 +127,19 @@ int64_t NcclComms::observe(uint32_t tgid, const NcclCall& c) {
         if (c.op == NcclOp::comm_init_all) m.rank = 0;  // the first of ndev, all in this process
       }
       return 0;
-    case NcclOp::comm_split:
+    case NcclOp::comm_split: {
+      // Every rank of the parent calls the split, NOCOLOR ones too (no new
+      // communicator for them): count it in each.
+      auto parent = comms_.find({tgid, c.parent.value_or(0)});
+      int64_t ordinal = parent != comms_.end() ? ++parent->second.splits : 0;
       if (c.comm) {
         Comm m;
-        if (const Comm* p = find(tgid, c.parent.value_or(0)); p && p->id_hash && c.color)
-          m.id_hash = nccl_split_hash(p->id_hash, *c.color);
+        if (parent != comms_.end() && parent->second.id_hash && c.color)
+          m.id_hash = nccl_split_hash(parent->second.id_hash, ordinal, *c.color);
         comms_[{tgid, c.comm}] = m;
       }
       return 0;
+    }
     case NcclOp::comm_device:
       if (auto it = comms_.find({tgid, c.comm}); it != comms_.end() && c.device) it->second.device = c.device;
       return 0;

@@ -50,9 +50,11 @@ std::optional<uint64_t> nccl_bytes(const NcclCall& c, std::optional<int64_t> nra
 // unique id (since NCCL 2.16 a random 64-bit magic, then the root's socket
 // address), hashed (FNV-1a, 63 bits so it fits SQLite's INTEGER unsigned).
 uint64_t nccl_id_hash(uint64_t word0, uint64_t word1);
-// A split communicator's identity: its parent's and the color (every rank
-// that passes the same color on the same parent is in it).
-uint64_t nccl_split_hash(uint64_t parent_hash, int64_t color);
+// A split communicator's identity: its parent's, which split of the parent
+// it came from (the 1st, 2nd, ...: splits are collective on the parent, so
+// every rank counts them alike) and the color (every rank that passes the
+// same color to that split is in it).
+uint64_t nccl_split_hash(uint64_t parent_hash, int64_t ordinal, int64_t color);
 
 // What a process's communicator handles are: identity, rank, size; and the
 // sequence number of each collective on each (1, 2, ...). Fed every NCCL
@@ -63,6 +65,7 @@ class NcclComms {
     uint64_t id_hash = 0;  // 0: unknown (made by ncclCommInitAll, or its init was not seen)
     std::optional<int64_t> rank, nranks, device;
     int64_t next_seq = 1;
+    int64_t splits = 0;  // ncclCommSplit calls on it so far (collective: the same order in every rank)
     bool destroyed = false;
   };
   // Updates the state with c (an init, a split, a destroy, a device query)

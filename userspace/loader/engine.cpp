@@ -501,7 +501,10 @@ std::vector<gpuobs_api_call> Engine::inflight_calls_between(uint32_t first_api, 
   uint32_t key = 0, next = 0;
   uint32_t* prev = nullptr;
   gpuobs_api_call v;
-  while (bpf_map__get_next_key(skel_->maps.outer_inflight, prev, &next, sizeof next) == 0) {
+  // Entries come and go while this walks: a key deleted under it makes the
+  // walk start again from the first, so it is bounded by the map's size.
+  uint32_t budget = 2 * bpf_map__max_entries(skel_->maps.outer_inflight);
+  while (budget-- > 0 && bpf_map__get_next_key(skel_->maps.outer_inflight, prev, &next, sizeof next) == 0) {
     key = next;
     prev = &key;
     // An entry deleted between the two calls is simply not there.

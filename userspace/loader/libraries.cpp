@@ -115,6 +115,10 @@ std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs) {
   if (dirs.empty()) return out;  // ld.so ignores an empty LD_LIBRARY_PATH (an empty element is ".")
   std::vector<std::string> names = {"libcuda.so.1"};
   for (const char* n : kLibhipNames) names.emplace_back(n);
+  // The sonames NCCL and RCCL are loaded by (DT_NEEDED of libtorch_cuda,
+  // dlopen by JAX's plugins).
+  names.emplace_back("libnccl.so.2");
+  names.emplace_back("librccl.so.1");
   for (const auto& name : names)
     for (const auto& dir : split_list(dirs)) {
       // ld.so reads an empty element as the current directory.

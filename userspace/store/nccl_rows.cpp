@@ -47,6 +47,7 @@ int64_t NcclRowWriter::text(std::string_view t) {
 void NcclRowWriter::forget_process(uint32_t tgid) {
   comms_.forget_process(tgid);
   row_of_.erase(row_of_.lower_bound({tgid, 0}), row_of_.upper_bound({tgid, UINT64_MAX}));
+  std::erase_if(new_in_batch_, [&](const auto& k) { return k.first == tgid; });
 }
 
 int64_t NcclRowWriter::comm_row(const NcclCall& c, int64_t pid, int64_t stack_id, bool made_here) {
@@ -79,6 +80,7 @@ int64_t NcclRowWriter::comm_row(const NcclCall& c, int64_t pid, int64_t stack_id
   }
   int64_t id = sqlite3_last_insert_rowid(db_);
   row_of_[key] = id;
+  new_in_batch_.push_back(key);
   return id;
 }
 

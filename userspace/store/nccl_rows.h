@@ -49,8 +49,16 @@ class NcclRowWriter {
   Status prepare(sqlite3* db, StringTable* strings);
   // SQLite's code of the insert (SQLITE_DONE on success).
   int write_call(const ApiCallEvent& e, const ApiSpec& spec, int64_t process_id, int64_t stack_id);
-  // The batch was rolled back: its comm rows are gone (written again on next use).
-  void forget_batch_rows() { row_of_.clear(); }
+  // A call not stored (dropped behind a backlog, lost with its batch): it
+  // still takes its sequence number, so later ones match the other ranks'.
+  void skip_call(const ApiCallEvent& e, const ApiSpec& spec) { comms_.observe(e.hdr.tgid, decode_nccl(e, spec)); }
+  // The batch was rolled back: the comm rows it inserted are gone (written
+  // again on next use); those of committed batches stay.
+  void forget_batch_rows() {
+    for (const auto& k : new_in_batch_) row_of_.erase(k);
+    new_in_batch_.clear();
+  }
+  void committed() { new_in_batch_.clear(); }
   void forget_process(uint32_t tgid);
   // gpuobsd rotation: the communicators and their sequence numbers go on;
   // the new file gets its own comm rows.
@@ -66,6 +74,7 @@ class NcclRowWriter {
   Stmt comm_, call_;
   NcclComms comms_;
   std::map<std::pair<uint32_t, uint64_t>, int64_t> row_of_;  // (tgid, comm) -> nccl_comm_rows.id
+  std::vector<std::pair<uint32_t, uint64_t>> new_in_batch_;  // row_of_ keys inserted since the last commit
   bool failed_ = false;
 };
 

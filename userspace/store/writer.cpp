@@ -384,6 +384,11 @@ void CaptureWriter::write_batch(std::vector<Chunk>& all, size_t events) {
   while (!c.done()) write_transaction(c);
 }
 
+void CaptureWriter::skip_event(Item& item) {
+  if (auto* c = std::get_if<ApiCallEvent>(&item.ev))
+    if (const ApiSpec* spec = api_by_id(c->api); spec && spec->family == Family::collective) nccl_.skip_call(*c, *spec);
+}
+
 void CaptureWriter::write_event(Item& item, BatchTally& t) {
   Event& ev = item.ev;
   api_.set_stack(item.stack_id);
@@ -451,7 +456,7 @@ void CaptureWriter::write_transaction(Cursor& items) {
   // Everything left is lost with a transaction that cannot begin or commit.
   auto lose_all = [&] {
     size_t n = items.left;
-    while (!items.done()) items.next();
+    for (; !items.done(); items.next()) skip_event(items.item());
     ++definitions_lost_;  // stack definitions in the batch must be sent again
     std::lock_guard lk(mu_);
     stats_.failed_rows += n;
@@ -473,8 +478,12 @@ void CaptureWriter::write_transaction(Cursor& items) {
       break;  // the rest goes into the next transaction
     ++written;
     Item& item = items.item();
-    if (overloaded && item.queued < too_old && droppable(item.ev)) ++tally.behind;
-    else write_event(item, tally);
+    if (overloaded && item.queued < too_old && droppable(item.ev)) {
+      ++tally.behind;
+      skip_event(item);
+    } else {
+      write_event(item, tally);
+    }
   }
   // The launches, in time order, with their counts: a batch whose counts
   // cannot be stored is rolled back whole.
@@ -499,6 +508,7 @@ void CaptureWriter::write_transaction(Cursor& items) {
       batch_rolled_back_ = true;
     } else {
       launches_.committed();
+      nccl_.committed();
     }
   }
   if (batch_rolled_back_) {

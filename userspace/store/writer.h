@@ -191,6 +191,9 @@ class CaptureWriter {
   };
   // One event into its rows (launch, call, ioctl, process, stack definition).
   void write_event(Item& item, BatchTally& t);
+  // An event not written (dropped, or lost with its batch): what must still
+  // be counted of it (an NCCL call's sequence number).
+  void skip_event(Item& item);
   void add_tally(WriterStats& s, const BatchTally& t);
   struct Detach {
     uint64_t dev, inode;

@@ -123,6 +123,9 @@ TEST(NcclRecord, CommsNumberCollectivesPerCommunicatorAndProcess) {
   comms.observe(8, decode(call("ncclCommSplit", {0xc0, 5, 1, 0x30}, 8, 0, 0xf8)));
   EXPECT_NE(comms.find(7, 0xf0)->id_hash, 0u);
   EXPECT_EQ(comms.find(7, 0xf0)->id_hash, comms.find(8, 0xf8)->id_hash);
+  // The parent split again with the same color: another communicator.
+  comms.observe(7, decode(call("ncclCommSplit", {0xc0, 5, 0, 0x30}, 7, 0, 0xf4)));
+  EXPECT_NE(comms.find(7, 0xf4)->id_hash, comms.find(7, 0xf0)->id_hash);
   // A reused handle after a destroy is a new communicator: numbering starts again.
   comms.observe(7, decode(call("ncclCommDestroy", {0xc0}, 7)));
   init(7, 0xc0, 0);
