@@ -1,5 +1,6 @@
-// The CUDA and HIP argument decoders: the API tables (userspace/catalogue/
-// cuda_api.cpp, hip_api.cpp), the decoder that turns each call's raw
+// The CUDA, HIP and NCCL argument decoders: the API tables (userspace/catalogue/
+// cuda_api.cpp, hip_api.cpp, nccl_api.cpp; NCCL calls through decode/
+// nccl_record.cpp and store/nccl_rows.cpp), the decoder that turns each call's raw
 // registers, out-value and blob into typed records (userspace/decode/
 // api_record.cpp) and the writer that binds them (userspace/store/api_rows.cpp:
 // CUlaunchConfig, CUDA_MEMCPY2D/3D, dim3 pairs, kernel names and their
@@ -26,6 +27,7 @@
 #include "store/api_rows.h"
 #include "store/db.h"
 #include "store/launch_rows.h"
+#include "store/nccl_rows.h"
 #include "store/schema.h"
 #include "store/string_table.h"
 
@@ -52,6 +54,7 @@ struct Capture {
   gpuobs::ApiRowWriter rows;
   gpuobs::StringTable strings;
   gpuobs::LaunchRowWriter launches;
+  gpuobs::NcclRowWriter nccl;
   Capture() {
     auto d = gpuobs::Db::open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     check(bool(d));
@@ -59,6 +62,7 @@ struct Capture {
     check(bool(gpuobs::migrate(db)));
     check(bool(rows.prepare(db.get())));
     check(bool(strings.prepare(db.get())));
+    check(bool(nccl.prepare(db.get(), &strings)));
     check(
         bool(launches.prepare(db.get(), &strings, [this](int64_t pid, uint64_t fn) { return rows.name_of(pid, fn); })));
   }
@@ -105,6 +109,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (s && s->family == gpuobs::Family::launch) {
           check(cap.launches.add(gpuobs::decode_launch(e, *s), e.hdr.ts_ns, pid, e.hdr.tgid, e.hdr.tid, 0) ==
                 SQLITE_DONE);
+          break;
+        }
+        if (s && s->family == gpuobs::Family::collective) {
+          check(cap.nccl.write_call(e, *s, pid, 0) == SQLITE_DONE);
           break;
         }
         int rc = cap.rows.write_call(e, pid);
