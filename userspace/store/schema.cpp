@@ -248,20 +248,21 @@ void present_as_current(Db& db, int64_t version) {
   if (version < 17) {
     // No NCCL tables before 17: empty ones, so the nccl reports and users'
     // SQL answer "no rows" instead of "no such table".
+    // Each view's text in parentheses: adjacent literals of one element.
     const char* empty[] = {
-        "CREATE TEMP VIEW nccl_comms AS SELECT NULL AS id, NULL AS process_id, NULL AS tgid, NULL AS comm,"
-        " NULL AS comm_hash, NULL AS rank, NULL AS nranks, NULL AS device, NULL AS parent_hash,"
-        " NULL AS created_mono_ns, NULL AS api, NULL AS result, NULL AS stack_id WHERE 0",
-        "CREATE TEMP VIEW nccl_calls AS SELECT NULL AS id, NULL AS ts_mono_ns, NULL AS duration_ns,"
-        " NULL AS process_id, NULL AS tgid, NULL AS tid, NULL AS api, NULL AS op, NULL AS comm_id, NULL AS comm,"
-        " NULL AS comm_hash, NULL AS rank, NULL AS nranks, NULL AS seq, NULL AS count, NULL AS datatype,"
-        " NULL AS redop, NULL AS peer, NULL AS stream, NULL AS bytes, NULL AS send_buf, NULL AS recv_buf,"
-        " NULL AS result, NULL AS stack_id WHERE 0",
-        "CREATE TEMP VIEW nccl_stalls AS SELECT NULL AS id, NULL AS detected_mono_ns, NULL AS comm_hash,"
-        " NULL AS seq, NULL AS op, NULL AS kind, NULL AS nranks, NULL AS ranks_in, NULL AS ranks_missing,"
-        " NULL AS waited_ns WHERE 0",
-        "CREATE TEMP VIEW nccl_stall_ranks AS SELECT NULL AS stall_id, NULL AS rank, NULL AS tgid, NULL AS state,"
-        " NULL AS last_seq, NULL AS last_api, NULL AS last_call_mono_ns WHERE 0"};
+        ("CREATE TEMP VIEW nccl_comms AS SELECT NULL AS id, NULL AS process_id, NULL AS tgid, NULL AS comm,"
+         " NULL AS comm_hash, NULL AS rank, NULL AS nranks, NULL AS device, NULL AS parent_hash,"
+         " NULL AS created_mono_ns, NULL AS api, NULL AS result, NULL AS stack_id WHERE 0"),
+        ("CREATE TEMP VIEW nccl_calls AS SELECT NULL AS id, NULL AS ts_mono_ns, NULL AS duration_ns,"
+         " NULL AS process_id, NULL AS tgid, NULL AS tid, NULL AS api, NULL AS op, NULL AS comm_id, NULL AS comm,"
+         " NULL AS comm_hash, NULL AS rank, NULL AS nranks, NULL AS seq, NULL AS count, NULL AS datatype,"
+         " NULL AS redop, NULL AS peer, NULL AS stream, NULL AS bytes, NULL AS send_buf, NULL AS recv_buf,"
+         " NULL AS result, NULL AS stack_id WHERE 0"),
+        ("CREATE TEMP VIEW nccl_stalls AS SELECT NULL AS id, NULL AS detected_mono_ns, NULL AS comm_hash,"
+         " NULL AS seq, NULL AS op, NULL AS kind, NULL AS nranks, NULL AS ranks_in, NULL AS ranks_missing,"
+         " NULL AS waited_ns WHERE 0"),
+        ("CREATE TEMP VIEW nccl_stall_ranks AS SELECT NULL AS stall_id, NULL AS rank, NULL AS tgid, NULL AS state,"
+         " NULL AS last_seq, NULL AS last_api, NULL AS last_call_mono_ns WHERE 0")};
     for (const char* sql : empty)
       if (auto s = db.exec(sql); !s) spdlog::warn("cannot present the schema-{} capture's NCCL tables: {}", version,
                                                   s.error().message);
