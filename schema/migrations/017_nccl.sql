@@ -67,3 +67,26 @@ CREATE TABLE nccl_stall_ranks (
   stall_id INTEGER NOT NULL REFERENCES nccl_stalls (id), rank INTEGER, tgid INTEGER, state TEXT NOT NULL,
   last_seq INTEGER, last_api TEXT, last_call_mono_ns INTEGER
 );
+
+-- NCCL calls are calls like the others: api_calls and api_calls_timed (and
+-- so api_sum, errors, proc_sum, gpuobs stacks --measure calls and the stack
+-- exports) include them, family 'collective'. ncclInProgress (7) is a
+-- nonblocking call going on, not a failure: its result reads NULL here.
+DROP VIEW api_calls;
+CREATE VIEW api_calls AS
+  SELECT 'launch' AS family, ts_mono_ns, NULL AS duration_ns, process_id, tgid, tid, api, NULL AS result, stack_id, vendor FROM kernel_launches
+  UNION ALL SELECT 'memory', ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM memory_ops
+  UNION ALL SELECT CASE kind WHEN 'memset' THEN 'memset' ELSE 'copy' END, ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM copies
+  UNION ALL SELECT CASE WHEN op LIKE 'event_%' THEN 'event' ELSE 'stream' END, ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM stream_ops
+  UNION ALL SELECT 'sync', ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM syncs
+  UNION ALL SELECT 'module', ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM gpu_modules
+  UNION ALL SELECT 'collective', ts_mono_ns, duration_ns, process_id, tgid, tid, api, NULLIF(result, 7), stack_id, 'nccl' FROM nccl_calls;
+
+DROP VIEW api_calls_timed;
+CREATE VIEW api_calls_timed AS
+  SELECT 'memory' AS family, ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM memory_ops
+  UNION ALL SELECT CASE kind WHEN 'memset' THEN 'memset' ELSE 'copy' END, ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM copies
+  UNION ALL SELECT CASE WHEN op LIKE 'event_%' THEN 'event' ELSE 'stream' END, ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM stream_ops
+  UNION ALL SELECT 'sync', ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM syncs
+  UNION ALL SELECT 'module', ts_mono_ns, duration_ns, process_id, tgid, tid, api, result, stack_id, vendor FROM gpu_modules
+  UNION ALL SELECT 'collective', ts_mono_ns, duration_ns, process_id, tgid, tid, api, NULLIF(result, 7), stack_id, 'nccl' FROM nccl_calls;

@@ -122,6 +122,15 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   EXPECT_EQ(rows[1]["late"], 0) << ranks;
   EXPECT_FALSE(rows[0]["call_site"].is_null()) << ranks;
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 0);
+  // Calls like the others: in api_calls (api_sum, errors, stacks).
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family = 'collective' AND api = 'ncclAllReduce'"), 12);
+  auto [arc, api_sum] = gpuobs_cli("report api_sum --format csv " + dir.file("c.gpuobs"));
+  EXPECT_EQ(arc, 0) << api_sum;
+  EXPECT_NE(api_sum.find("ncclAllReduce,12,12,"), std::string::npos) << api_sum;
+  auto [src2, stacks] = gpuobs_cli("stacks --by calls --api ncclAllReduce " + dir.file("c.gpuobs"));
+  EXPECT_EQ(src2, 0) << stacks;
+  EXPECT_NE(stacks.find("ncclAllReduce"), std::string::npos) << stacks;
+  EXPECT_NE(stacks.find("main"), std::string::npos) << stacks;
   // The libcuda calls nested in them are there too, and lost nothing:
   // 3 ranks x 4 iterations x (6 collectives + 1 group end).
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stream_ops WHERE api = 'cuStreamQuery'"), 84);
