@@ -131,6 +131,23 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   EXPECT_EQ(src2, 0) << stacks;
   EXPECT_NE(stacks.find("ncclAllReduce"), std::string::npos) << stacks;
   EXPECT_NE(stacks.find("main"), std::string::npos) << stacks;
+  // Perfetto/Chrome: each call on its thread with its communicator and
+  // sequence number, and a flow from rank to rank through each collective
+  // (3 ranks: 2 flows for each of the 24).
+  std::string json = dir.file("t.json");
+  ASSERT_EQ(gpuobs_cli("export chrome -o " + json + " " + dir.file("c.gpuobs")).first, 0);
+  auto trace = read_json(json)["traceEvents"];
+  int all_reduce = 0, flows = 0;
+  for (const auto& e : trace) {
+    if (e.value("ph", "") == "X" && e.value("name", "") == "ncclAllReduce") {
+      ++all_reduce;
+      EXPECT_TRUE(e["args"].contains("seq")) << e.dump();
+      EXPECT_TRUE(e["args"].contains("comm")) << e.dump();
+    }
+    if (e.value("ph", "") == "s" && e.value("id", uint64_t{0}) >= (uint64_t{1} << 41)) ++flows;
+  }
+  EXPECT_EQ(all_reduce, 12);
+  EXPECT_EQ(flows, 48);
   // The libcuda calls nested in them are there too, and lost nothing:
   // 3 ranks x 4 iterations x (6 collectives + 1 group end).
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stream_ops WHERE api = 'cuStreamQuery'"), 84);

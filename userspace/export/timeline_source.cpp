@@ -1,6 +1,7 @@
 #include "export/timeline_source.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
@@ -26,7 +27,11 @@ constexpr const char* kCallSql[] = {
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM syncs",
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM gpu_modules",
     "SELECT id, ts_mono_ns, latency_ns, process_id, tid, printf('ioctl 0x%x', cmd), ret, NULL FROM ioctls",
+    // Schema 17; an older capture reads an empty view (store/schema.cpp).
+    ("SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, coalesce(comm_hash, 0),"
+     " coalesce(seq, 0) FROM nccl_calls"),
 };
+static_assert(std::size(kCallSql) == std::size(kHostTables), "a host table without its statement");
 
 class Interner {
  public:
@@ -54,8 +59,8 @@ Error query_error(Db& db, const std::string& what) {
 }  // namespace
 
 int host_table_index(const std::string& table) {
-  for (int i = 0; i < 7; ++i)
-    if (table == kHostTables[i]) return i;
+  for (size_t i = 0; i < std::size(kHostTables); ++i)
+    if (table == kHostTables[i]) return static_cast<int>(i);
   return -1;
 }
 
@@ -77,7 +82,7 @@ Result<Timeline> load_timeline(Db& db) {
                                         static_cast<uint32_t>(sqlite3_column_int64(st.get(), 1)),
                                         reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 2))});
   }
-  for (uint8_t table = 0; table < 7; ++table) {
+  for (uint8_t table = 0; table < std::size(kHostTables); ++table) {
     Stmt st(db.get(), kCallSql[table]);
     if (!st.valid()) return query_error(db, kHostTables[table]);
     int rc;
@@ -93,6 +98,10 @@ Result<Timeline> load_timeline(Db& db) {
       c.name = intern(sqlite3_column_text(s, 5));
       if (sqlite3_column_type(s, 6) != SQLITE_NULL) c.result = sqlite3_column_int64(s, 6);
       c.detail = intern(sqlite3_column_text(s, 7));
+      if (table == kNcclTable) {
+        c.comm_hash = static_cast<uint64_t>(sqlite3_column_int64(s, 8));
+        c.seq = sqlite3_column_int64(s, 9);
+      }
       t.calls.push_back(c);
     }
     if (rc != SQLITE_DONE) return query_error(db, kHostTables[table]);

@@ -25,11 +25,16 @@ struct HostCall {
   uint32_t name = 0;              // index into Timeline::strings: the API symbol, or "ioctl 0x.."
   uint32_t detail = 0;            // index into Timeline::strings: kernel name (launches), 0 = none
   std::optional<int64_t> result;  // API result, or the ioctl's return value
+  // NCCL collectives: the communicator's identity and the sequence number
+  // (the same pair in every rank is the same collective); 0: none.
+  uint64_t comm_hash = 0;
+  int64_t seq = 0;
 };
 
-inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops",  "copies", "stream_ops",
-                                              "syncs",           "gpu_modules", "ioctls"};
+inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops", "copies", "stream_ops",
+                                              "syncs",           "gpu_modules", "ioctls", "nccl_calls"};
 inline constexpr uint8_t kIoctlTable = 6;
+inline constexpr uint8_t kNcclTable = 7;
 int host_table_index(const std::string& table);  // -1: not a host table
 
 struct ProcessInfo {

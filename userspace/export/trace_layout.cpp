@@ -80,9 +80,26 @@ class Builder {
       if (c.detail) s.args.push_back(Arg{"kernel", true, c.detail});
       if (c.result) s.args.push_back(Arg{c.table == kIoctlTable ? "ret" : "result", false, *c.result});
       if (!c.dur_ns) s.args.push_back(Arg{"entry_only", false, 1});
+      if (c.seq) {
+        char hash[24];
+        std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(c.comm_hash));
+        s.args.push_back(Arg{"comm", true, intern(hash)});
+        s.args.push_back(Arg{"seq", false, c.seq});
+        collectives_[{c.comm_hash, c.seq}].push_back(static_cast<uint32_t>(L_.slices.size()));
+      }
       host_slice_.emplace(row_key(c.table, c.row_id), static_cast<uint32_t>(L_.slices.size()));
       L_.slices.push_back(std::move(s));
     }
+    // One collective across its ranks: a flow from each rank's call to the
+    // next one to enter (calls are in time order already), so the timeline
+    // shows who came first and who last.
+    uint64_t n = 0;
+    for (auto& [key, slices] : collectives_)
+      for (size_t i = 1; i < slices.size(); ++i) {
+        uint64_t id = kCollectiveFlowBase + n++;
+        L_.slices[slices[i - 1]].flows_out.push_back(id);
+        L_.slices[slices[i]].flows_in.push_back(id);
+      }
   }
 
   std::string queue_name(const replay::Queue& q) {
@@ -342,6 +359,7 @@ class Builder {
   std::unordered_map<int64_t, uint64_t> process_tracks_;
   std::map<std::pair<int64_t, uint32_t>, uint64_t> thread_tracks_;
   std::unordered_map<uint64_t, uint32_t> host_slice_;
+  std::map<std::pair<uint64_t, int64_t>, std::vector<uint32_t>> collectives_;  // (comm hash, seq) -> slices
   std::unordered_map<int64_t, uint32_t> op_slice_;
   std::vector<size_t> queue_lanes_;
 };

@@ -58,6 +58,9 @@ struct TraceLayout {
 // id; an event record to the wait that depends on it is kDependencyFlowBase +
 // the dependency's index in replay::Result::deps.
 inline constexpr uint64_t kDependencyFlowBase = uint64_t{1} << 40;
+// The same NCCL collective in its ranks (communicator hash and sequence
+// number), chained in the order they entered it: kCollectiveFlowBase + n.
+inline constexpr uint64_t kCollectiveFlowBase = uint64_t{1} << 41;
 
 TraceLayout build_layout(Timeline timeline, const replay::Result& replay);
 
