@@ -117,7 +117,7 @@ struct {
 } scratch SEC(".maps");
 
 /* A free slot of this CPU, claimed; 0 (counted) if none. *busy is what
- * record__submit/record__abandon release. */
+ * record__submit releases. */
 static __always_inline void *record__begin(__u64 **busy)
 {
 	__u32 base = bpf_get_smp_processor_id() * GPUOBS_SCRATCH_SLOTS;
@@ -133,11 +133,6 @@ static __always_inline void *record__begin(__u64 **busy)
 	}
 	counter__add(GPUOBS_CNT_DROP_SCRATCH_BUSY);
 	return 0;
-}
-
-static __always_inline void record__abandon(__u64 *busy)
-{
-	*busy = 0;
 }
 
 /* Copies the first `size` bytes of the slot's record into the ring (its
