@@ -52,10 +52,13 @@ int exit_status_of(int wstatus) {
 }  // namespace
 
 std::vector<std::string> split_record_command(std::vector<std::string>& args) {
-  // Options of gpuobs and of record that take a value (must match main.cpp).
-  static const std::set<std::string> kTakesValue = {"-o",           "--output",  "--libcuda",     "--libhip",
-                                                    "--watch-dev",  "--ring-mb", "--stack-depth", "--unwind",
-                                                    "--stack-copy", "--nccl-stall", "-v", "--log-level"};
+  // Options of gpuobs and of record that take a value: main.cpp's own, and
+  // the capture options (one list, checked where they are defined).
+  static const std::set<std::string> kTakesValue = [] {
+    std::set<std::string> s = {"-o", "--output", "-v", "--log-level"};
+    for (const char* n : kCaptureValueOptions) s.insert(n);
+    return s;
+  }();
   size_t i = 0;
   while (i < args.size() && args[i] != "record") i += kTakesValue.count(args[i]) ? 2 : 1;
   if (i >= args.size()) return {};

@@ -2,6 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
+
 #include "events.h"
 
 namespace gpuobs {
@@ -21,6 +25,7 @@ std::string names(const std::string& dashed, bool config_spellings) {
 }  // namespace
 
 void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings) {
+  const size_t before = app.get_options().size();
   app.add_option("--libcuda", *f.libcuda, "libcuda file to probe (repeatable; default: the system's libcuda.so.1)");
   app.add_option("--libhip", *f.libhip, "HIP runtime file to probe (repeatable; default: the system's libamdhip64.so)");
   app.add_option(names("--watch-dev", config_spellings), *f.watch_dev,
@@ -64,6 +69,16 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
                      std::to_string(kNcclStallMaxS))
       ->check(CLI::Range(1u, kNcclStallMaxS))
       ->capture_default_str();
+  // Every value option defined here is one record's command splitter knows.
+  auto added = app.get_options();
+  for (size_t k = before; k < added.size(); ++k) {
+    const CLI::Option* o = added[k];
+    if (o->get_items_expected_min() == 0 || o->get_lnames().empty()) continue;  // a flag
+    std::string name = "--" + o->get_lnames().front();
+    if (std::find_if(std::begin(kCaptureValueOptions), std::end(kCaptureValueOptions),
+                     [&](const char* n) { return name == n; }) == std::end(kCaptureValueOptions))
+      throw std::logic_error("capture option " + name + " takes a value but is not in kCaptureValueOptions");
+  }
 }
 
 Status check_capture_options(UnwindMode unwind, uint32_t stack_copy, const char* spelling) {

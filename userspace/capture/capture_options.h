@@ -30,6 +30,14 @@ inline constexpr uint32_t kStackCopyDefault = 16384, kStackCopyMax = 65536;
 // (capture/nccl_watch.h); NCCL's own default watchdog in PyTorch waits 10 min.
 inline constexpr uint32_t kNcclStallDefaultS = 30, kNcclStallMaxS = 86400;
 
+// The capture options that take a value, as `gpuobs record` spells them: its
+// command splitter (cli/record.cpp) skips each one's value when it looks for
+// where the command starts. add_capture_options() throws std::logic_error if
+// it defines a value option missing here (a missing one swallowed its value:
+// "--nccl-stall 2" was refused).
+inline constexpr const char* kCaptureValueOptions[] = {"--libcuda",     "--libhip", "--watch-dev",  "--ring-mb",
+                                                       "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall"};
+
 // Where the parsed values go.
 struct CaptureOptionFields {
   std::vector<std::string>* libcuda = nullptr;
