@@ -21,7 +21,7 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 6 /* 6: records sized to what they hold (trailer.cap = frames present) */
+#define GPUOBS_ABI_VERSION 7 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -105,6 +105,63 @@ struct gpuobs_stack_trailer {
  * frames (a fault). Since ABI 6 cap is the frames walked, so cap 0 alone no
  * longer says "stacks off". */
 #define GPUOBS_STACK_F_ASKED 128u
+/* The calling thread's CPython frames follow ips (below). */
+#define GPUOBS_STACK_F_PYTHON 256u
+
+/*
+ * CPython frames (issue 18). In a process whose interpreter user space has
+ * described in py_procs (bpf/python.bpf.h), the thread's interpreter frames,
+ * innermost first, sit between ips and the trailer:
+ *   [... ips[nr]][gpuobs_py_frame py[n]][gpuobs_py_trailer][gpuobs_stack_trailer]
+ * BPF records addresses only; user space reads each code object once per
+ * process for its name, file and line table (userspace/stacks/python_*).
+ */
+#define GPUOBS_PY_FRAMES_MAX 64  /* most Python frames per record */
+#define GPUOBS_PY_READ_MAX 128   /* bytes of a frame read at once */
+struct gpuobs_py_frame {
+	__u64 code;  /* the code object (PyCodeObject *) */
+	__u32 instr; /* 3.11+: instruction pointer - code (bytes); 3.10: f_lasti */
+	__u32 flags; /* GPUOBS_PY_F_* */
+};
+/* The outermost frame of one interpreter call (one _PyEval_EvalFrameDefault
+ * frame of the native stack runs this frame and the newer ones up to the
+ * previous entry frame). */
+#define GPUOBS_PY_F_ENTRY 1u
+struct gpuobs_py_trailer {
+	__u16 n;      /* frames in py[] */
+	__u16 status; /* GPUOBS_PY_S_* */
+	__u32 reserved;
+};
+#define GPUOBS_PY_S_DONE 0      /* walked to the thread's first frame (or it runs none) */
+#define GPUOBS_PY_S_FULL 1      /* stopped at the configured depth */
+#define GPUOBS_PY_S_FAULT 2     /* a frame could not be read: the frames before it stand */
+#define GPUOBS_PY_S_NO_THREAD 3 /* the thread has no interpreter state (a C++ thread) */
+
+/* What the walker needs to know of one process's interpreter: addresses and
+ * field offsets for its CPython version (userspace/stacks/python_layout.cpp).
+ * An offset of GPUOBS_PY_NONE: the version has no such field. */
+#define GPUOBS_PY_NONE 0xffff
+#define GPUOBS_PY_FRAMES_OBJECTS 0 /* 3.10: PyFrameObject chain, f_lasti */
+#define GPUOBS_PY_FRAMES_INTERP 1  /* 3.11+: _PyInterpreterFrame chain, instruction pointer */
+struct gpuobs_py_proc {
+	__u64 runtime;           /* address of _PyRuntime */
+	__u32 version;           /* PY_VERSION_HEX >> 16, e.g. 0x030c */
+	__u8 frames;             /* GPUOBS_PY_FRAMES_* */
+	__u8 owner_cstack;       /* owner value of the C-stack shim frames (3.12+); 0xff: none */
+	__u16 frame_read;        /* bytes of a frame to read: past every frame field, <= GPUOBS_PY_READ_MAX */
+	__u16 runtime_interp;    /* _PyRuntime.interpreters.head */
+	__u16 interp_threads;    /* PyInterpreterState.threads.head */
+	__u16 tstate_next;       /* PyThreadState.next */
+	__u16 tstate_thread_id;  /* PyThreadState.thread_id (pthread_self(): the thread's fs base) */
+	__u16 tstate_frame;      /* 3.10 frame, 3.11/3.12 cframe, 3.13 current_frame */
+	__u16 cframe_current;    /* 3.11/3.12: _PyCFrame.current_frame; NONE: tstate_frame is the frame */
+	__u16 frame_code;        /* f_code (3.13 f_executable) */
+	__u16 frame_previous;    /* previous (3.10 f_back) */
+	__u16 frame_instr;       /* prev_instr / instr_ptr (a pointer); 3.10 f_lasti (an int) */
+	__u16 frame_owner;       /* owner (char); NONE before 3.11 */
+	__u16 frame_is_entry;    /* 3.11 is_entry (bool); NONE elsewhere */
+	__u16 pad;
+};
 
 /*
  * Unwind tables for --unwind bpf. One row per CFI row of a code file, sorted
@@ -308,7 +365,10 @@ struct gpuobs_api_call {
                                        * was lost (counted in API_ENTRY_FULL) */
 #define GPUOBS_CNT_STACK_FAULT 15    /* user stack unreadable: the record has no frames */
 #define GPUOBS_CNT_DROP_SCRATCH_BUSY 16 /* event lost: every scratch slot of its CPU in use (bpf/maps.bpf.h) */
-#define GPUOBS_CNT__COUNT 17
+#define GPUOBS_CNT_PY_NO_THREAD 17  /* Python process, calling thread without interpreter state */
+#define GPUOBS_CNT_PY_FAULT 18      /* Python frames cut short: a frame unreadable */
+#define GPUOBS_CNT_PY_FULL 19       /* Python frames cut at the depth limit */
+#define GPUOBS_CNT__COUNT 20
 
 /*
  * Layout checks, compiled on both sides (BPF C and C++): a field moved,
@@ -386,6 +446,12 @@ GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, sp_word, 0);
 GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, nr, 8);
 GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, cap, 10);
 GPUOBS_ASSERT_OFF(gpuobs_stack_trailer, flags, 12);
+GPUOBS_ASSERT_SIZE(gpuobs_py_frame, 16);
+GPUOBS_ASSERT_OFF(gpuobs_py_frame, code, 0);
+GPUOBS_ASSERT_OFF(gpuobs_py_frame, instr, 8);
+GPUOBS_ASSERT_OFF(gpuobs_py_frame, flags, 12);
+GPUOBS_ASSERT_SIZE(gpuobs_py_trailer, 8);
+GPUOBS_ASSERT_SIZE(gpuobs_py_proc, 40);
 GPUOBS_ASSERT_SIZE(gpuobs_stack_regs, 32);
 GPUOBS_ASSERT_OFF(gpuobs_stack_regs, ip, 0);
 GPUOBS_ASSERT_OFF(gpuobs_stack_regs, sp, 8);

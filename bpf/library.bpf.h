@@ -14,6 +14,7 @@
 #define GPUOBS_LIBRARY_BPF_H
 
 #include "maps.bpf.h"
+#include "python.bpf.h"
 
 #define GPUOBS_PROT_EXEC 0x4
 #define GPUOBS_MAP_ANONYMOUS 0x20
@@ -49,10 +50,14 @@ static __always_inline int lib__stem_is(const __u8 *name, const char *stem, int 
 	return name[len] == 0 || name[len] == '.';
 }
 
+/* Also libpython3.X.so* while Python frames are on: user space describes the
+ * interpreter to the Python walk (bpf/python.bpf.h) before it runs any code
+ * that could launch (an interpreter linked statically is found at exec). */
 static __always_inline int lib__gpu_name(const __u8 *name)
 {
 	return lib__stem_is(name, "libcuda.so", 10) || lib__stem_is(name, "libamdhip64.so", 14) ||
-	       lib__stem_is(name, "libnccl.so", 10) || lib__stem_is(name, "librccl.so", 10);
+	       lib__stem_is(name, "libnccl.so", 10) || lib__stem_is(name, "librccl.so", 10) ||
+	       (python_depth && lib__stem_is(name, "libpython3", 10));
 }
 
 SEC("tracepoint/syscalls/sys_enter_mmap")

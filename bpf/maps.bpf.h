@@ -82,6 +82,17 @@ static __always_inline void ringbuf__submit(void *rec)
 	bpf_ringbuf_submit(rec, ringbuf__wake_flags());
 }
 
+/* Set (on this CPU) by a record that needs user space at once: the Python
+ * walk found a stack it had not seen, whose code objects user space must
+ * read while the process lives (bpf/python.bpf.h). record__submit wakes the
+ * reader and clears it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} wake_now SEC(".maps");
+
 /* Processes that have produced an event record (deleted when they exit). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -146,6 +157,12 @@ static __always_inline int record__submit(void *rec, __u64 *busy, __u64 size, __
 	if (size >= sizeof(struct gpuobs_hdr) && size <= scratch_bytes) {
 		((struct gpuobs_hdr *)rec)->size = (__u32)size;
 		__u64 flags = ringbuf__wake_flags();
+		__u32 zero = 0;
+		__u32 *wake = bpf_map_lookup_elem(&wake_now, &zero);
+		if (wake && *wake) {
+			*wake = 0;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
 		if (!bpf_map_lookup_elem(&event_procs, &tgid)) {
 			__u8 one = 1;
 			bpf_map_update_elem(&event_procs, &tgid, &one, BPF_ANY);

@@ -8,6 +8,7 @@
 #define GPUOBS_STACK_BPF_H
 
 #include "maps.bpf.h"
+#include "python.bpf.h"
 #include "unwind.bpf.h"
 
 /* Most frames per record, set by the loader (<= GPUOBS_STACK_MAX; 0: no
@@ -22,7 +23,10 @@ const volatile __u32 stack_copy_bytes = 0;
 	(stack_copy_bytes ? sizeof(struct gpuobs_stack_regs) + (__u64)stack_copy_bytes +                           \
 				    sizeof(struct gpuobs_stack_copy_hdr)                                          \
 			  : 0)
-#define STACK_BYTES (STACK_COPY_SECTION + (__u64)stack_depth * 8 + sizeof(struct gpuobs_stack_trailer))
+/* The Python section's room in a scratch slot (the walk's read buffer too). */
+#define STACK_PY_AREA (python_depth ? sizeof(struct gpuobs_py_area) : 0)
+#define STACK_BYTES                                                                                          \
+	(STACK_COPY_SECTION + (__u64)stack_depth * 8 + STACK_PY_AREA + sizeof(struct gpuobs_stack_trailer))
 
 /* Copies the user stack from sp upward into area (regs, bytes, header). */
 static __always_inline void stack__copy(__u8 *area, __u64 ip, __u64 sp, __u64 bp)
@@ -105,13 +109,21 @@ static __always_inline __u32 stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp
 			flags |= GPUOBS_STACK_F_FULL;
 		}
 	}
+	/* The Python frames follow the native ones (bpf/events.h). */
+	__u64 py = 0;
+	if (cap && python_depth) {
+		py = py__walk((struct gpuobs_py_area *)(area + (__u64)nr * 8));
+		GPUOBS_CLAMP(py, sizeof(struct gpuobs_py_frame) * GPUOBS_PY_FRAMES_MAX + sizeof(struct gpuobs_py_trailer));
+		if (py)
+			flags |= GPUOBS_STACK_F_PYTHON;
+	}
 	/* The record ends after the frames walked: the trailer follows them. */
-	struct gpuobs_stack_trailer *t = (struct gpuobs_stack_trailer *)(area + (__u64)nr * 8);
+	struct gpuobs_stack_trailer *t = (struct gpuobs_stack_trailer *)(area + (__u64)nr * 8 + py);
 	t->sp_word = sp_word;
 	t->nr = (__u16)nr;
 	t->cap = (__u16)nr;
 	t->flags = flags;
-	return used + nr * 8 + sizeof(struct gpuobs_stack_trailer);
+	return used + nr * 8 + (__u32)py + sizeof(struct gpuobs_stack_trailer);
 }
 
 #endif

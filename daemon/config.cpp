@@ -106,6 +106,7 @@ std::string config_text(const Config& c) {
   line("unwind", quoted(std::string(to_string(c.unwind))));
   line("stack_copy", std::to_string(c.stack_copy));
   line("nccl_stall", std::to_string(c.nccl_stall_s));
+  line("python_stacks", quoted(c.python_stacks ? "on" : "off"));
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
   line("library_max_files", std::to_string(c.library_max_files));
   line("library_max_files_per_user", std::to_string(c.library_max_files_per_user));
@@ -129,6 +130,7 @@ SessionOptions Config::session_options() const {
   o.unwind = unwind;
   o.stack_copy_bytes = stack_copy;
   o.nccl_stall_s = nccl_stall_s;
+  o.python_stacks = python_stacks;
   o.output = db;
   o.library_rescan_ms = static_cast<uint32_t>(std::min<uint64_t>(library_rescan_ms, UINT32_MAX));
   o.library_max_files = library_max_files;
@@ -164,7 +166,8 @@ Parsed parse_config(int argc, char** argv) {
   // The options gpuobs record shares: one definition (capture/capture_options.h).
   add_capture_options(app,
                       CaptureOptionFields{&c.libcuda, &c.libhip, &c.watch_dev, &c.gpu_devices, &c.ring_mb,
-                                          &c.stack_depth, &c.unwind, &c.stack_copy, &c.nccl_stall_s},
+                                          &c.stack_depth, &c.unwind, &c.stack_copy, &c.nccl_stall_s,
+                                          &c.python_stacks},
                       true);
   app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
@@ -256,6 +259,7 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.unwind != b.unwind, "unwind", false);
   note(a.stack_copy != b.stack_copy, "stack_copy", false);
   note(a.nccl_stall_s != b.nccl_stall_s, "nccl_stall", false);
+  note(a.python_stacks != b.python_stacks, "python_stacks", false);
   note(a.metrics_listen != b.metrics_listen, "metrics_listen", false);
   note(a.metrics_max_connections != b.metrics_max_connections, "metrics_max_connections", false);
   note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);

@@ -30,6 +30,7 @@ struct Config {
   // The capture options, as gpuobs record has them (capture/capture_options.h).
   uint32_t ring_mb = kRingMbDefault;
   uint32_t nccl_stall_s = kNcclStallDefaultS;
+  bool python_stacks = true;
   uint32_t stack_depth = kStackDepthDefault;
   UnwindMode unwind = UnwindMode::fp;
   uint32_t stack_copy = kStackCopyDefault;

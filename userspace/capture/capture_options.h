@@ -36,7 +36,8 @@ inline constexpr uint32_t kNcclStallDefaultS = 30, kNcclStallMaxS = 86400;
 // it defines a value option missing here (a missing one swallowed its value:
 // "--nccl-stall 2" was refused).
 inline constexpr const char* kCaptureValueOptions[] = {"--libcuda",     "--libhip", "--watch-dev",  "--ring-mb",
-                                                       "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall"};
+                                                       "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall",
+                                                       "--python-stacks"};
 
 // Where the parsed values go.
 struct CaptureOptionFields {
@@ -49,10 +50,11 @@ struct CaptureOptionFields {
   UnwindMode* unwind = nullptr;
   uint32_t* stack_copy = nullptr;
   uint32_t* nccl_stall_s = nullptr;
+  bool* python_stacks = nullptr;
 };
 
 // Adds --libcuda, --libhip, --watch-dev, --no-gpu-devices, --ring-mb,
-// --stack-depth, --unwind, --stack-copy and --nccl-stall, range-checked (out-of-range
+// --stack-depth, --unwind, --stack-copy, --nccl-stall and --python-stacks, range-checked (out-of-range
 // values are refused, never clamped or wrapped). config_spellings: also
 // --ring_mb and the like, the keys of gpuobsd's config file.
 void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings);

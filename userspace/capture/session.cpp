@@ -85,6 +85,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   // --stack-depth 0 means no stacks in every mode: no copy to unwind either.
   eo.stack_copy_bytes = opts.unwind == UnwindMode::dwarf && opts.stack_depth > 0 ? opts.stack_copy_bytes : 0;
   eo.unwind_in_bpf = opts.unwind == UnwindMode::bpf;
+  eo.python_stacks = opts.python_stacks && opts.stack_depth > 0;
   eo.attach_lib_map = opts.watch_libraries || opts.mode == CaptureMode::daemon;
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
@@ -103,6 +104,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   meta.stack_depth = opts.stack_depth;
   meta.unwind = opts.unwind;
   meta.stack_copy_bytes = eo.stack_copy_bytes;
+  meta.python_stacks = eo.python_stacks;
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   s->create_library_watch(opts);
@@ -126,6 +128,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   });
   s->stacks_->set_max_frames(opts.stack_depth);
   s->stack_depth_ = opts.stack_depth;
+  s->python_on_ = eo.python_stacks;
   if (Engine* eng = s->engine_.get(); eng->unwind_rows())
     s->stacks_->enable_bpf_unwind(eng->unwind_rows(), eng->unwind_rows_capacity(),
                                   [eng](uint32_t tgid, const gpuobs_unwind_proc* proc) {
@@ -150,6 +153,13 @@ void Session::on_record(const void* data, size_t size) {
   if (std::holds_alternative<std::monostate>(ev)) return;
   ++records_;
   record_bytes_ += size;
+  if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_LIB_MAP && p->filename.rfind("libpython3", 0) == 0) {
+    // The interpreter's library, mapped just now by ld.so: describe it to
+    // BPF before the program runs (a process looked at before it had one
+    // is looked at again).
+    if (python_on_ && !stacks_->python(p->hdr.tgid)) check_python(p->hdr.tgid);
+    return;
+  }
   if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_LIB_MAP) {
     // A trigger, not an event of the capture: the process mapped a GPU
     // library just now (its mmap's entry time).
@@ -157,6 +167,7 @@ void Session::on_record(const void* data, size_t size) {
     // Its mappings now, while it surely lives: one that launches a few
     // kernels and exits can be gone before its first stack is resolved.
     if (stack_depth_ > 0) stacks_->on_mapped(p->hdr.tgid);
+    if (python_on_ && !py_checked_.count(p->hdr.tgid)) check_python(p->hdr.tgid);
     return;
   }
   if (uint64_t lost = writer_->definitions_lost(); lost != definitions_lost_seen_) {
@@ -168,11 +179,24 @@ void Session::on_record(const void* data, size_t size) {
   if (auto* l = std::get_if<gpuobs_launch>(&ev)) hdr = &l->hdr;
   else if (auto* i = std::get_if<IoctlEvent>(&ev)) hdr = &i->hdr;
   else if (auto* c = std::get_if<ApiCallEvent>(&ev)) hdr = &c->hdr;
+  if (hdr && python_on_ && raw.present && !py_checked_.count(hdr->tgid)) check_python(hdr->tgid);
   if (hdr) stack_id = stacks_->resolve(hdr->tgid, raw, hdr->ts_ns);
   if (auto* p = std::get_if<ProcEvent>(&ev)) {
-    if (p->type == GPUOBS_EV_PROC_FORK) stacks_->on_fork(p->ppid, p->hdr.tgid);
-    else if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
-    else if (p->type == GPUOBS_EV_PROC_EXIT) stacks_->on_exit(p->hdr.tgid);
+    if (p->type == GPUOBS_EV_PROC_FORK) {
+      stacks_->on_fork(p->ppid, p->hdr.tgid);
+      // A forked interpreter is the same one at the same addresses.
+      if (const PythonProcess* py = python_on_ ? stacks_->python(p->hdr.tgid) : nullptr) {
+        py_checked_.insert(p->hdr.tgid);
+        if (auto st = engine_->set_python_proc(p->hdr.tgid, py->bpf()); !st) spdlog::warn("{}", st.error().message);
+      }
+    } else if (p->type == GPUOBS_EV_PROC_EXEC || p->type == GPUOBS_EV_PROC_EXIT) {
+      if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
+      else stacks_->on_exit(p->hdr.tgid);
+      if (py_checked_.erase(p->hdr.tgid)) engine_->drop_python_proc(p->hdr.tgid);
+      // A new program: an interpreter linked into the executable is there
+      // now, before it runs any Python (one in libpython shows when mapped).
+      if (p->type == GPUOBS_EV_PROC_EXEC && python_on_) check_python(p->hdr.tgid);
+    }
   }
   if (auto* c = std::get_if<ApiCallEvent>(&ev)) {
     if (const ApiSpec* spec = api_by_id(c->api); spec && spec->family == Family::collective)
@@ -185,6 +209,36 @@ void Session::on_record(const void* data, size_t size) {
   note_origin(ev);
   out_.push_back({std::move(ev), stack_id});
   if (out_.size() >= kHandOverEvents) hand_over();
+}
+
+void Session::check_python(uint32_t tgid) {
+  py_checked_.insert(tgid);
+  PythonFound f = find_python(tgid);
+  switch (f.status) {
+    case PythonFind::none:
+      return;
+    case PythonFind::unreadable:
+      ++py_unreadable_;
+      return;
+    case PythonFind::unknown_version:
+      ++py_unknown_version_;
+      // Named in the capture's counters (gpuobs report capture): which version.
+      ++extra_counters_["python_unknown_version_" + std::to_string(f.version >> 8) + "." +
+                        std::to_string(f.version & 0xff)];
+      spdlog::warn("process {} runs CPython {}.{} ({}): gpuobs has no layout for it, its stacks keep native frames only",
+                   tgid, f.version >> 8, f.version & 0xff, f.file);
+      return;
+    case PythonFind::found:
+      break;
+  }
+  if (auto st = engine_->set_python_proc(tgid, f.proc->bpf()); !st) {
+    spdlog::warn("{}", st.error().message);
+    ++py_unreadable_;
+    return;
+  }
+  ++py_interpreters_;
+  spdlog::debug("process {}: CPython {}.{} in {}", tgid, f.version >> 8, f.version & 0xff, f.file);
+  stacks_->set_python(tgid, std::move(f.proc));
 }
 
 Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvidia) {
@@ -360,6 +414,14 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stack_walks_broken"] = {ss.walks_broken, "userspace"};
   out["stack_sp_frames_dropped"] = {ss.sp_frames_dropped, "userspace"};
   out["stack_files_unopened"] = {ss.files_unopened, "userspace"};
+  out["python_interpreters"] = {py_interpreters_, "userspace"};
+  out["python_unknown_version"] = {py_unknown_version_, "userspace"};
+  out["python_interpreter_unreadable"] = {py_unreadable_, "userspace"};
+  out["python_stacks"] = {ss.py_stacks, "userspace"};
+  out["python_frames_distinct"] = {ss.py_frames, "userspace"};
+  out["python_frames_torn"] = {ss.py_torn, "userspace"};
+  out["python_frames_process_gone"] = {ss.py_gone, "userspace"};
+  out["python_frames_after_native"] = {ss.py_placed_outer, "userspace"};
   const UnwindStats& us = stacks_->unwind_stats();
   out["dwarf_unwound"] = {us.unwound, "userspace"};
   out["dwarf_copy_end"] = {us.copy_end, "userspace"};

@@ -58,6 +58,8 @@ struct SessionOptions {
   std::vector<std::string> preload_libraries;
   // NCCL stall watch (capture/nccl_watch.h): the threshold.
   uint32_t nccl_stall_s = kNcclStallDefaultS;
+  // CPython frames in the stacks of Python processes (issue 18).
+  bool python_stacks = true;
 };
 
 struct SessionSummary {
@@ -149,6 +151,12 @@ class Session {
   Decoder decoder_;
   std::unique_ptr<StackResolver> stacks_;
   uint32_t stack_depth_ = 0;  // --stack-depth: 0 reads no mappings
+  // Python processes (issue 18): each process is looked at once (when it
+  // maps a GPU library, or at its first record), again after an exec.
+  void check_python(uint32_t tgid);
+  bool python_on_ = false;
+  std::unordered_set<uint32_t> py_checked_;
+  uint64_t py_interpreters_ = 0, py_unknown_version_ = 0, py_unreadable_ = 0;
   uint64_t definitions_lost_seen_ = 0;
   // The consumer's per-event state, reused: events waiting for hand_over()
   // (stack definitions among them, in order) and the record's raw stack.

@@ -23,8 +23,18 @@ std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawS
   gpuobs_stack_trailer t;
   if (size < body + sizeof t) return std::nullopt;
   std::memcpy(&t, rec + size - sizeof t, sizeof t);
-  if (t.cap > GPUOBS_STACK_MAX || t.nr > t.cap || size < body + sizeof t + size_t{t.cap} * 8) return std::nullopt;
-  size_t ips = size - sizeof t - size_t{t.cap} * 8;
+  // Python frames sit between ips and the trailer (bpf/events.h).
+  gpuobs_py_trailer pt{};
+  size_t py_bytes = 0;
+  if (t.flags & GPUOBS_STACK_F_PYTHON) {
+    if (size < body + sizeof t + sizeof pt) return std::nullopt;
+    std::memcpy(&pt, rec + size - sizeof t - sizeof pt, sizeof pt);
+    if (pt.n > GPUOBS_PY_FRAMES_MAX) return std::nullopt;
+    py_bytes = sizeof pt + size_t{pt.n} * sizeof(gpuobs_py_frame);
+  }
+  if (t.cap > GPUOBS_STACK_MAX || t.nr > t.cap || size < body + sizeof t + py_bytes + size_t{t.cap} * 8)
+    return std::nullopt;
+  size_t ips = size - sizeof t - py_bytes - size_t{t.cap} * 8;
   size_t start = ips;
   gpuobs_stack_copy_hdr ch{};
   gpuobs_stack_regs regs{};
@@ -47,6 +57,9 @@ std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawS
     out->sp = regs.sp;
     out->bp = regs.bp;
     out->copy.assign(rec + start + sizeof regs, ch.len);
+    out->py.resize(pt.n);
+    if (pt.n) std::memcpy(out->py.data(), rec + ips + size_t{t.cap} * 8, size_t{pt.n} * sizeof(gpuobs_py_frame));
+    out->py_status = pt.status;
   }
   return start;
 }
@@ -63,6 +76,8 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
   if (stack) {  // reset in place: a reused RawStack keeps its buffers (no allocation per record)
     stack->ips.clear();
     stack->copy.clear();
+    stack->py.clear();
+    stack->py_status = 0;
     stack->flags = 0;
     stack->sp_word = 0;
     stack->present = stack->has_copy = false;

@@ -108,6 +108,9 @@ constexpr CounterName kCounterNames[] = {
     {GPUOBS_CNT_API_NO_ENTRY, "api_return_without_entry"},
     {GPUOBS_CNT_STACK_FAULT, "stack_unreadable"},
     {GPUOBS_CNT_DROP_SCRATCH_BUSY, "dropped_scratch_slots_busy"},
+    {GPUOBS_CNT_PY_NO_THREAD, "python_thread_without_state"},
+    {GPUOBS_CNT_PY_FAULT, "python_frames_unreadable"},
+    {GPUOBS_CNT_PY_FULL, "python_frames_depth_reached"},
 };
 static_assert(std::size(kCounterNames) == GPUOBS_CNT__COUNT, "a GPUOBS_CNT_* counter has no name here");
 
@@ -168,7 +171,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   uint64_t copy_section = opts.stack_copy_bytes ? sizeof(gpuobs_stack_regs) + opts.stack_copy_bytes +
                                                       sizeof(gpuobs_stack_copy_hdr)
                                                 : 0;
-  uint64_t record_max = GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 +
+  // Python frames (bpf/python.bpf.h): at most the native depth, at most
+  // GPUOBS_PY_FRAMES_MAX; none without stacks.
+  uint32_t py_depth = opts.python_stacks ? std::min<uint32_t>(opts.stack_depth, GPUOBS_PY_FRAMES_MAX) : 0;
+  e->skel_->rodata->python_depth = py_depth;
+  uint64_t py_area = py_depth ? sizeof(gpuobs_py_frame) * (GPUOBS_PY_FRAMES_MAX + 1) + GPUOBS_PY_READ_MAX : 0;
+  uint64_t record_max = GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 + py_area +
                         sizeof(gpuobs_stack_trailer);
   record_max = (record_max + 7) & ~uint64_t{7};
   e->skel_->rodata->scratch_bytes = static_cast<uint32_t>(record_max);
@@ -483,6 +491,14 @@ Status Engine::set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc) {
 }
 
 void Engine::drop_unwind_proc(uint32_t tgid) { bpf_map__delete_elem(skel_->maps.unwind_procs, &tgid, sizeof tgid, 0); }
+
+Status Engine::set_python_proc(uint32_t tgid, const gpuobs_py_proc& proc) {
+  if (bpf_map__update_elem(skel_->maps.py_procs, &tgid, sizeof tgid, &proc, sizeof proc, BPF_ANY))
+    return make_error("cannot describe process " + std::to_string(tgid) + "'s interpreter: " + std::strerror(errno));
+  return {};
+}
+
+void Engine::drop_python_proc(uint32_t tgid) { bpf_map__delete_elem(skel_->maps.py_procs, &tgid, sizeof tgid, 0); }
 
 size_t Engine::inflight_calls() const {
   size_t n = 0;

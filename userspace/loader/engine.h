@@ -48,6 +48,9 @@ struct EngineOptions {
   // rows map holds this many rows (8 bytes each).
   bool unwind_in_bpf = false;
   uint32_t unwind_rows = 16u << 20;
+  // CPython frames in every stack of a process described with
+  // set_python_proc (bpf/python.bpf.h); up to min(stack_depth, 64) frames.
+  bool python_stacks = true;
 };
 
 // One planned probe: {library, symbol, program}; the result says why not.
@@ -113,6 +116,10 @@ class Engine {
   uint32_t unwind_rows_capacity() const { return rows_cap_; }
   Status set_unwind_proc(uint32_t tgid, const gpuobs_unwind_proc& proc);
   void drop_unwind_proc(uint32_t tgid);
+  // The interpreter of a Python process (userspace/stacks/python_process.h):
+  // its stacks carry Python frames from now on.
+  Status set_python_proc(uint32_t tgid, const gpuobs_py_proc& proc);
+  void drop_python_proc(uint32_t tgid);
   bool uses_uprobe_multi() const { return multi_; }
   // The mmap tracepoints of attach_lib_map are attached.
   bool lib_map_attached() const { return lib_map_; }

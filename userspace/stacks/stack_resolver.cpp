@@ -29,11 +29,22 @@ constexpr size_t kMaxCachePerProcess = 1 << 16;
 
 // Into k, a buffer reused from record to record: no allocation per lookup.
 void cache_key(const RawStack& raw, std::string& k) {
-  k.resize(sizeof(uint32_t) + sizeof(uint64_t) + raw.ips.size() * sizeof(uint64_t));
+  size_t native = sizeof(uint32_t) + sizeof(uint64_t) + raw.ips.size() * sizeof(uint64_t);
+  size_t py = raw.py.size() * sizeof(gpuobs_py_frame);
+  k.resize(native + py + sizeof raw.py_status);
   std::memcpy(k.data(), &raw.flags, sizeof raw.flags);
   std::memcpy(k.data() + sizeof raw.flags, &raw.sp_word, sizeof raw.sp_word);
   if (!raw.ips.empty())
     std::memcpy(k.data() + sizeof raw.flags + sizeof raw.sp_word, raw.ips.data(), raw.ips.size() * 8);
+  if (py) std::memcpy(k.data() + native, raw.py.data(), py);
+  std::memcpy(k.data() + native + py, &raw.py_status, sizeof raw.py_status);
+}
+
+// 32-bit FNV-1a: a Python frame's key within its file (FrameDef).
+uint32_t name_hash(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : s) h = (h ^ c) * 16777619u;
+  return h;
 }
 
 // The return addresses of a record, innermost first, from the kernel's
@@ -288,6 +299,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   }
   stats_.sp_frames_dropped += sp_dropped;
   std::vector<int64_t> frames;
+  std::vector<uint64_t> frame_ips;  // the address of each native frame
   frames.reserve(chain.size());
   for (uint64_t ip : chain) {
     const Range* r = lookup(ip);
@@ -300,6 +312,33 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     // Anonymous code (JIT) has no file: its frames are its addresses.
     bool anon = r->module->inode == 0 && r->module->path != "[vdso]";
     frames.push_back(frame_id(r->module->id, anon ? ip : ip - r->start + r->offset));
+    frame_ips.push_back(ip);
+  }
+  // Python frames: each interpreter call's frames replace the native frame
+  // of _PyEval_EvalFrameDefault that ran them; calls the native walk did not
+  // reach (it broke in a library without frame pointers, or stopped at its
+  // depth) follow the native frames, in order.
+  int py_status = -1;
+  if (!raw.py.empty() || (raw.flags & GPUOBS_STACK_F_PYTHON)) {
+    std::vector<std::vector<int64_t>> groups;
+    python_groups(p, raw, groups, py_status);
+    if (!groups.empty()) {
+      ++stats_.py_stacks;
+      std::vector<int64_t> merged;
+      merged.reserve(frames.size() + raw.py.size());
+      size_t g = 0;
+      for (size_t i = 0; i < frames.size(); ++i) {
+        if (g < groups.size() && p.py && p.py->in_eval(frame_ips[i])) {
+          merged.insert(merged.end(), groups[g].begin(), groups[g].end());
+          ++g;
+        } else {
+          merged.push_back(frames[i]);
+        }
+      }
+      if (g < groups.size()) ++stats_.py_placed_outer;
+      for (; g < groups.size(); ++g) merged.insert(merged.end(), groups[g].begin(), groups[g].end());
+      frames = std::move(merged);
+    }
   }
   if (frames.empty()) ++stats_.empty;
   uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
@@ -310,10 +349,10 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     if (copy_end) flags |= kStackCopyEnd;
     else if (frames.size() == chain.size() && dwarf_deeper) flags |= GPUOBS_STACK_F_FULL;
   }
-  auto [it, fresh] = stacks_.try_emplace({flags, frames}, 0);
+  auto [it, fresh] = stacks_.try_emplace({flags, py_status, frames}, 0);
   if (fresh) {
     it->second = static_cast<int64_t>(stack_defs_.size()) + 1;
-    stack_defs_.push_back(StackDef{it->second, flags, std::move(frames)});
+    stack_defs_.push_back(StackDef{it->second, flags, std::move(frames), py_status});
     ++stats_.stacks;
     sink_.stack(stack_defs_.back());
   }
@@ -328,6 +367,69 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   return it->second;
 }
 
+int64_t StackResolver::python_frame_id(const PyCode& code, int line) {
+  auto& mod = py_files_[code.file];
+  if (!mod) {
+    mod = std::make_unique<ModuleDef>();
+    mod->id = static_cast<int64_t>(modules_.size()) + 1;
+    mod->path = code.file;
+    mod->python = true;
+    modules_.push_back(mod.get());
+    ++stats_.modules;
+    sink_.module(*mod);
+  }
+  uint64_t key = (uint64_t(uint32_t(line)) << 32) | name_hash(code.name);
+  auto [it, fresh] = frames_.try_emplace({mod->id, key}, 0);
+  if (fresh) {
+    it->second = static_cast<int64_t>(frame_defs_.size()) + 1;
+    frame_defs_.push_back(FrameDef{it->second, mod->id, key, true, code.name, line});
+    ++stats_.frames;
+    ++stats_.py_frames;
+    sink_.frame(frame_defs_.back());
+  }
+  return it->second;
+}
+
+void StackResolver::python_groups(Process& p, const RawStack& raw, std::vector<std::vector<int64_t>>& groups,
+                                  int& py_status) {
+  py_status = raw.py_status;
+  if (!p.py) return;  // described to BPF, then gone from here (exec): nothing to name them with
+  std::vector<int64_t> group;
+  for (const gpuobs_py_frame& f : raw.py) {
+    const PyCode* code = p.py->code(f.code);
+    if (!code) {
+      // Not a code object (a frame torn, a stale pointer), or the process
+      // exited before it could be read: what came before stands, nothing
+      // after it is trusted.
+      if (p.py->gone()) {
+        py_status = kPyStatusGone;
+        ++stats_.py_gone;
+      } else {
+        py_status = kPyStatusTorn;
+        ++stats_.py_torn;
+      }
+      break;
+    }
+    group.push_back(python_frame_id(*code, p.py->line(*code, f.instr)));
+    if (f.flags & GPUOBS_PY_F_ENTRY) {
+      groups.push_back(std::move(group));
+      group.clear();
+    }
+  }
+  if (!group.empty()) groups.push_back(std::move(group));
+}
+
+void StackResolver::set_python(uint32_t tgid, std::shared_ptr<PythonProcess> py) {
+  Process& p = procs_[tgid];
+  p.py = std::move(py);
+  p.cache.clear();
+}
+
+const PythonProcess* StackResolver::python(uint32_t tgid) const {
+  auto it = procs_.find(tgid);
+  return it == procs_.end() ? nullptr : it->second.py.get();
+}
+
 // A process gone already is not counted here: only when one of its stacks
 // could not be named (it may never have had one).
 void StackResolver::on_mapped(uint32_t tgid) {
@@ -339,6 +441,15 @@ void StackResolver::on_fork(uint32_t parent, uint32_t child) {
   Process& c = procs_[child];
   c = Process{};
   auto it = procs_.find(parent);
+  if (it != procs_.end() && it->second.py) {  // the same interpreter, at the same addresses
+    const PythonProcess& pp = *it->second.py;
+    auto py = std::make_shared<PythonProcess>(child, pp.layout(), pp.path());
+    py->runtime = pp.runtime;
+    py->code_type = pp.code_type;
+    py->eval_start_ = pp.eval_start_;
+    py->eval_end_ = pp.eval_end_;
+    c.py = std::move(py);
+  }
   if (it != procs_.end() && it->second.loaded) {
     c.ranges = it->second.ranges;  // fork copies the address space
     c.loaded = true;

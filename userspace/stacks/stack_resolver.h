@@ -13,12 +13,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "events.h"
 #include "stacks/cfi_unwinder.h"
 #include "stacks/proc_maps.h"
+#include "stacks/python_process.h"
 #include "stacks/stack_types.h"
 #include "stacks/table_builder.h"
 
@@ -40,6 +42,12 @@ struct StackStats {
   uint64_t table_rows = 0;    // unwind rows loaded
   uint64_t table_files = 0;   // files with a table
   uint64_t table_failed = 0;  // files without one (no .eh_frame_hdr, unreadable, table full)
+  // Python frames (issue 18)
+  uint64_t py_stacks = 0;          // records that carried Python frames
+  uint64_t py_frames = 0;          // distinct Python frames
+  uint64_t py_torn = 0;            // records whose Python frames ended at a frame without a code object
+  uint64_t py_gone = 0;            // ... at a code object not read before the process exited
+  uint64_t py_placed_outer = 0;    // records whose native walk did not reach the interpreter: Python frames appended
 };
 
 // StackDef.flags bit (beside GPUOBS_STACK_F_*): a DWARF walk ran off the end
@@ -68,6 +76,10 @@ class StackResolver {
   void on_fork(uint32_t parent, uint32_t child);
   void on_exec(uint32_t tgid);
   void on_exit(uint32_t tgid);
+  // The process runs this CPython interpreter: its records' Python frames
+  // are named and merged into their stacks (python_process.h).
+  void set_python(uint32_t tgid, std::shared_ptr<PythonProcess> py);
+  const PythonProcess* python(uint32_t tgid) const;
   // --unwind dwarf: frames kept per stack (--stack-depth; BPF's walks stop
   // there by themselves).
   void set_max_frames(size_t n) { max_frames_ = n; }
@@ -92,6 +104,7 @@ class StackResolver {
   };
   struct Process {
     std::vector<Range> ranges;  // sorted by start
+    std::shared_ptr<PythonProcess> py;
     bool loaded = false;
     uint64_t read_ns = 0;        // when the last snapshot was read (now_)
     uint64_t reread_gap_ns = 0;  // the least time from that read to a re-read on a miss
@@ -120,6 +133,10 @@ class StackResolver {
   const ModuleDef* module_for(uint32_t tgid, const Mapping& m);
   const ModuleDef* pseudo(const std::string& name);
   int64_t frame_id(int64_t module_id, uint64_t offset);
+  // The Python frames of a record as frame ids in groups, one group per
+  // interpreter call (innermost first); py_status as StackDef's.
+  void python_groups(Process& p, const RawStack& raw, std::vector<std::vector<int64_t>>& groups, int& py_status);
+  int64_t python_frame_id(const PyCode& code, int line);
 
   Sink sink_;
   CfiUnwinder unwinder_;
@@ -133,10 +150,11 @@ class StackResolver {
   std::unordered_map<uint32_t, Process> procs_;
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<ModuleDef>> files_;  // (dev, inode)
   std::map<std::string, std::unique_ptr<ModuleDef>> pseudo_;
+  std::map<std::string, std::unique_ptr<ModuleDef>> py_files_;  // Python sources, by co_filename
   std::vector<const ModuleDef*> modules_;  // by id - 1
   std::map<std::pair<int64_t, uint64_t>, int64_t> frames_;
   std::vector<FrameDef> frame_defs_;
-  std::map<std::pair<uint32_t, std::vector<int64_t>>, int64_t> stacks_;
+  std::map<std::tuple<uint32_t, int, std::vector<int64_t>>, int64_t> stacks_;
   std::vector<StackDef> stack_defs_;
   std::string key_;  // resolve()'s cache key, reused from record to record
 };

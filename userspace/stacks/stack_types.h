@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "events.h"
+
 namespace gpuobs {
 
 // An open descriptor of a mapped file, kept so that the file can be read
@@ -31,6 +33,12 @@ class FileHandle {
   int fd_;
 };
 
+// StackDef.py_status beside GPUOBS_PY_S_*: the walk found a frame whose
+// code object could not be read or was not one; the frames before it stand.
+constexpr int kPyStatusTorn = 100;
+// ... the process was gone before a code object of the walk could be read.
+constexpr int kPyStatusGone = 101;
+
 // A record's stack as it came off the ring (bpf/events.h): filled by
 // decode/decoder.cpp read_stack(), resolved by StackResolver::resolve().
 struct RawStack {
@@ -42,28 +50,41 @@ struct RawStack {
   bool has_copy = false;
   uint64_t ip = 0, sp = 0, bp = 0;
   std::string copy;
+  // GPUOBS_STACK_F_PYTHON: the thread's CPython frames, innermost first,
+  // and how their walk ended (GPUOBS_PY_S_*).
+  std::vector<gpuobs_py_frame> py;
+  uint16_t py_status = 0;
 };
 
 // One code file (or pseudo-module: "[vdso]", "[anon]" for JIT code).
 struct ModuleDef {
   int64_t id = 0;
-  std::string path;
+  std::string path;                  // for a Python source: its co_filename
   uint64_t dev = 0, inode = 0;       // 0: not a file
   std::shared_ptr<FileHandle> file;  // null: nothing to read symbols from
+  bool python = false;               // a Python source file: its frames come named
 };
 
 // A return address as (module, file offset); for pseudo-modules the offset
 // is the virtual address.
+// A Python frame (module: its source file) comes named: offset is then a
+// key, (line << 32) | a 32-bit hash of the name, unique within the file.
 struct FrameDef {
   int64_t id = 0;
   int64_t module_id = 0;
   uint64_t offset = 0;
+  bool python = false;
+  std::string py_name{};  // qualified name
+  int py_line = -1;     // -1: the line table gave none
 };
 
 struct StackDef {
   int64_t id = 0;
   uint32_t flags = 0;           // GPUOBS_STACK_F_* of the first record with it
   std::vector<int64_t> frames;  // frame ids, innermost first
+  // How its Python walk ended: GPUOBS_PY_S_*, kPyStatusTorn (a frame that
+  // was not a readable code object ended it), or -1: no Python walk.
+  int py_status = -1;
 };
 
 }  // namespace gpuobs

@@ -236,8 +236,9 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
 
 namespace {
 
-// A capture of schema 10 to 16 read by this build: no NCCL tables (17): empty
-// views stand in for them; below 15, the columns later migrations
+// A capture of schema 10 to 17 read by this build: no NCCL tables (17): empty
+// views stand in for them; no Python frames (18): frames.kind reads 'native'
+// and stacks.python_end NULL; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -267,14 +268,30 @@ void present_as_current(Db& db, int64_t version) {
       if (auto s = db.exec(sql); !s) spdlog::warn("cannot present the schema-{} capture's NCCL tables: {}", version,
                                                   s.error().message);
   }
-  if (version >= 15) {
+  if (version < 18) {
+    // No Python frames before 18: every frame is native, no stack had a
+    // Python walk (frames.kind, stacks.python_end, stack_symbols.kind).
+    const char* views[] = {
+        "CREATE TEMP VIEW frames AS SELECT *, 'native' AS kind FROM main.frames",
+        "CREATE TEMP VIEW stacks AS SELECT *, NULL AS python_end FROM main.stacks",
+        ("CREATE TEMP VIEW stack_symbols AS SELECT sf.stack_id, sf.position, f.id AS frame_id, m.path AS module,"
+         " s.name AS symbol, f.symbol_offset, f.file, f.line, f.offset, f.kind FROM stack_frames sf"
+         " JOIN frames f ON f.id = sf.frame_id JOIN modules m ON m.id = f.module_id"
+         " LEFT JOIN symbols s ON s.id = f.symbol_id")};
+    for (const char* sql : views)
+      if (auto s = db.exec(sql); !s)
+        spdlog::warn("cannot present the schema-{} capture's stacks as schema {}: {}", version, schema_version(),
+                     s.error().message);
+  }
+  if (version >= 18) {
     (void)db.exec("PRAGMA query_only = 1");
     return;
   }
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";
   if (version < 11) extra += ", NULL AS state, NULL AS committed_mono_ns";
-  extra += ", NULL AS stack_depth, NULL AS unwind, NULL AS stack_copy_bytes";  // 15
+  if (version < 15) extra += ", NULL AS stack_depth, NULL AS unwind, NULL AS stack_copy_bytes";
+  extra += ", NULL AS python_stacks";  // 18
   (void)db.exec("PRAGMA query_only = 0");
   if (auto s = db.exec("CREATE TEMP VIEW capture AS SELECT *" + extra + " FROM main.capture"); !s)
     spdlog::warn("cannot present the schema-{} capture's metadata as schema {}: {}", version, schema_version(),

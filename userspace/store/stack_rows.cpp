@@ -36,14 +36,48 @@ Status StackRowWriter::prepare(sqlite3* db) {
   frame_ = Stmt(db,
                 "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, symbol_offset, file, line)"
                 " VALUES (?,?,?,?,?,?,?)");
-  stack_ = Stmt(db, "INSERT OR IGNORE INTO stacks (id, depth, end_reason) VALUES (?,?,?)");
+  // A Python frame: its file is its module's path.
+  py_frame_ = Stmt(db,
+                   "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, file, line, kind)"
+                   " SELECT ?1, ?2, ?3, nullif(?4, 0), path, ?5, 'python' FROM modules WHERE id = ?2");
+  stack_ = Stmt(db, "INSERT OR IGNORE INTO stacks (id, depth, end_reason, python_end) VALUES (?,?,?,?)");
   stack_frame_ = Stmt(db, "INSERT OR IGNORE INTO stack_frames (stack_id, position, frame_id) VALUES (?,?,?)");
-  for (auto* s : {&module_, &symbol_, &symbol_id_, &frame_, &stack_, &stack_frame_})
+  for (auto* s : {&module_, &symbol_, &symbol_id_, &frame_, &py_frame_, &stack_, &stack_frame_})
     if (!s->valid()) return make_error(std::string("cannot prepare stack statements: ") + sqlite3_errmsg(db));
   return {};
 }
 
+namespace {
+
+// How a stack's Python walk ended (migration 018's stacks.python_end).
+const char* python_end(int status) {
+  switch (status) {
+    case GPUOBS_PY_S_DONE:
+      return "root";
+    case GPUOBS_PY_S_FULL:
+      return "depth";
+    case GPUOBS_PY_S_FAULT:
+      return "fault";
+    case GPUOBS_PY_S_NO_THREAD:
+      return "no_thread";
+    case kPyStatusTorn:
+      return "torn";
+    case kPyStatusGone:
+      return "gone";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
 int StackRowWriter::write_module(const ModuleDef& m) {
+  if (m.python) {  // a Python source file: its frames come named
+    pseudo_modules_.insert(m.id);
+    module_.bind(1, m.id).bind(2, m.path).bind_null(3).bind_null(4).bind_null(5);
+    module_.bind(6, std::string_view("python")).bind(7, int64_t{1});
+    return module_.exec();
+  }
   bool file = m.inode != 0;
   if (!file) pseudo_modules_.insert(m.id);
   ModuleInfo info = symbolizer_.add(m);
@@ -59,6 +93,18 @@ int StackRowWriter::write_module(const ModuleDef& m) {
 }
 
 int StackRowWriter::write_frame(const FrameDef& f) {
+  if (f.python) {
+    int rc = symbol_.bind(1, f.module_id).bind(2, f.py_name).bind(3, f.py_name).exec();
+    if (rc != SQLITE_DONE) return rc;
+    int64_t symbol_id = 0;
+    symbol_id_.bind(1, f.module_id).bind(2, f.py_name);
+    if (symbol_id_.step() == SQLITE_ROW) symbol_id = sqlite3_column_int64(symbol_id_.get(), 0);
+    symbol_id_.reset();
+    py_frame_.bind(1, f.id).bind(2, f.module_id).bind(3, static_cast<int64_t>(f.offset)).bind(4, symbol_id);
+    if (f.py_line >= 0) py_frame_.bind(5, int64_t{f.py_line});
+    else py_frame_.bind_null(5);
+    return py_frame_.exec();
+  }
   ++stats_.frames;
   std::optional<FrameSymbol> sym;
   if (!pseudo_modules_.count(f.module_id)) sym = symbolizer_.symbolize(f.module_id, f.offset);
@@ -96,7 +142,10 @@ int StackRowWriter::write_stack(const StackDef& s) {
   else if (std::string_view(end) != "root" && (s.flags & kStackCopyEnd)) end = "copy";
   else if (depth == s.frames.size() && std::string_view(end) != "root" && (s.flags & GPUOBS_STACK_F_FULL))
     end = "depth";
-  int rc = stack_.bind(1, s.id).bind(2, static_cast<int64_t>(depth)).bind(3, std::string_view(end)).exec();
+  stack_.bind(1, s.id).bind(2, static_cast<int64_t>(depth)).bind(3, std::string_view(end));
+  if (const char* py = python_end(s.py_status)) stack_.bind(4, std::string_view(py));
+  else stack_.bind_null(4);
+  int rc = stack_.exec();
   if (rc != SQLITE_DONE) return rc;
   for (size_t i = 0; i < depth; ++i) {
     rc = stack_frame_.bind(1, s.id).bind(2, static_cast<int64_t>(i)).bind(3, s.frames[i]).exec();

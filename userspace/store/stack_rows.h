@@ -34,7 +34,7 @@ class StackRowWriter {
 
  private:
   Symbolizer symbolizer_;
-  Stmt module_, symbol_, symbol_id_, frame_, stack_, stack_frame_;
+  Stmt module_, symbol_, symbol_id_, frame_, py_frame_, stack_, stack_frame_;
   SymbolStats stats_;
   std::unordered_set<int64_t> root_frames_;  // frames in a thread's entry function
   std::unordered_set<int64_t> pseudo_modules_;

@@ -46,6 +46,7 @@ struct CaptureMeta {
   uint32_t stack_depth = 0;
   UnwindMode unwind = UnwindMode::fp;
   uint32_t stack_copy_bytes = 0;  // 0 unless --unwind dwarf
+  bool python_stacks = false;     // --python-stacks (migration 018)
 };
 
 struct ProbeRow {

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* CPython frames (issue 18): in a process user space has described in
+ * py_procs, every stack also carries the calling thread's interpreter frames
+ * (layout in bpf/events.h). The walk needs no native frame: it starts from
+ * the thread's PyThreadState, found in the interpreter's thread list by the
+ * thread's fs base (what PyThreadState.thread_id holds: pthread_self()), so
+ * a PyTorch launch whose native walk dies in libtorch (no frame pointers)
+ * still names its Python caller. Only the calling thread's own frames are
+ * read, and it is stopped in this probe: they cannot change under the walk;
+ * an unreadable frame ends it (GPUOBS_PY_S_FAULT), a wrong pointer yields a
+ * code address user space then refuses (it checks each object's type). */
+#ifndef GPUOBS_PYTHON_BPF_H
+#define GPUOBS_PYTHON_BPF_H
+
+#include "maps.bpf.h"
+#include "unwind.bpf.h"
+
+/* Most Python frames per record (<= GPUOBS_PY_FRAMES_MAX; 0: off), set by
+ * the loader. */
+const volatile __u32 python_depth = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gpuobs_py_proc);
+} py_procs SEC(".maps");
+
+/* The thread state last found for a thread: checked (its thread_id is still
+ * this thread's) before use, so a reused address or thread id costs a walk,
+ * never a wrong stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, __u64);
+} py_threads SEC(".maps");
+
+/* Python stacks already sent, by (process, hash of their code objects): a
+ * record with a new one wakes the reader at once (maps.bpf.h wake_now), so
+ * it reads the new code objects before a short-lived process is gone. */
+struct py_seen_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 hash;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct py_seen_key);
+	__type(value, __u8);
+} py_seen SEC(".maps");
+
+/* Where the walk writes: the frames, then (at py[n]) the trailer; buf holds
+ * one frame's bytes while it is read. */
+struct gpuobs_py_area {
+	struct gpuobs_py_frame py[GPUOBS_PY_FRAMES_MAX + 1];
+	__u8 buf[GPUOBS_PY_READ_MAX];
+};
+
+#define PY_THREADS_MAX 256 /* threads searched per interpreter */
+
+static __always_inline __u64 py__word(const __u8 *buf, __u16 off)
+{
+	return *(const __u64 *)(buf + (off & (GPUOBS_PY_READ_MAX - 8)));
+}
+
+static __always_inline int py__has(__u16 off)
+{
+	return off != GPUOBS_PY_NONE;
+}
+
+/* The current thread's PyThreadState, 0 if it has none. */
+static __always_inline __u64 py__thread_state(const struct gpuobs_py_proc *p, __u32 tid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 id = 0;
+	__u64 *cached = bpf_map_lookup_elem(&py_threads, &tid);
+	if (cached && *cached && !bpf_probe_read_user(&id, 8, (void *)(*cached + p->tstate_thread_id)) &&
+	    id == fsbase)
+		return *cached;
+	__u64 interp = 0, ts = 0;
+	if (bpf_probe_read_user(&interp, 8, (void *)(p->runtime + p->runtime_interp)) || !interp)
+		return 0;
+	if (bpf_probe_read_user(&ts, 8, (void *)(interp + p->interp_threads)))
+		return 0;
+	int i;
+	gpuobs_for(i, 0, PY_THREADS_MAX)
+	{
+		if (!ts)
+			break;
+		if (bpf_probe_read_user(&id, 8, (void *)(ts + p->tstate_thread_id)))
+			return 0;
+		if (id == fsbase) {
+			bpf_map_update_elem(&py_threads, &tid, &ts, BPF_ANY);
+			return ts;
+		}
+		if (bpf_probe_read_user(&ts, 8, (void *)(ts + p->tstate_next)))
+			return 0;
+	}
+	return 0;
+}
+
+/* Walks the calling thread's Python frames into out; returns the bytes used
+ * (frames and trailer), 0 when the process runs no known interpreter. A
+ * global function: the verifier checks it once for all the probes. */
+__noinline __u32 py__walk(struct gpuobs_py_area *out)
+{
+	if (!out)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	const struct gpuobs_py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!p)
+		return 0;
+	__u32 depth = python_depth;
+	if (depth > GPUOBS_PY_FRAMES_MAX)
+		depth = GPUOBS_PY_FRAMES_MAX;
+	__u32 n = 0;
+	__u64 hash = 0xcbf29ce484222325ULL;
+	__u16 status = GPUOBS_PY_S_DONE;
+	__u64 frame = 0;
+	__u64 ts = py__thread_state(p, (__u32)pid_tgid);
+	if (!ts) {
+		status = GPUOBS_PY_S_NO_THREAD;
+		counter__add(GPUOBS_CNT_PY_NO_THREAD);
+		goto done;
+	}
+	if (bpf_probe_read_user(&frame, 8, (void *)(ts + p->tstate_frame))) {
+		status = GPUOBS_PY_S_FAULT;
+		goto done;
+	}
+	if (frame && py__has(p->cframe_current) && bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
+		status = GPUOBS_PY_S_FAULT;
+		goto done;
+	}
+	__u32 len = p->frame_read;
+	if (len > GPUOBS_PY_READ_MAX)
+		len = GPUOBS_PY_READ_MAX;
+	if (len < 8)
+		len = 8;
+	int i;
+	/* Shim frames (3.12+) are skipped without taking a slot: the loop may
+	 * see twice as many frames as it keeps. */
+	gpuobs_for(i, 0, 2 * GPUOBS_PY_FRAMES_MAX)
+	{
+		if (!frame)
+			break;
+		if (n >= depth) {
+			status = GPUOBS_PY_S_FULL;
+			counter__add(GPUOBS_CNT_PY_FULL);
+			break;
+		}
+		if (bpf_probe_read_user(out->buf, len, (void *)frame)) {
+			status = GPUOBS_PY_S_FAULT;
+			counter__add(GPUOBS_CNT_PY_FAULT);
+			break;
+		}
+		__u64 code = py__word(out->buf, p->frame_code);
+		__u64 previous = py__word(out->buf, p->frame_previous);
+		if (py__has(p->frame_owner) && p->owner_cstack != 0xff &&
+		    out->buf[p->frame_owner & (GPUOBS_PY_READ_MAX - 1)] == p->owner_cstack) {
+			/* A C function's call into the interpreter starts here: the
+			 * frame kept before it is the outermost of that call. */
+			if (n > 0 && n <= GPUOBS_PY_FRAMES_MAX)
+				out->py[n - 1].flags |= GPUOBS_PY_F_ENTRY;
+			frame = previous;
+			continue;
+		}
+		if (n >= GPUOBS_PY_FRAMES_MAX)
+			break;
+		struct gpuobs_py_frame *f = &out->py[n];
+		f->code = code;
+		hash = (hash ^ code) * 0x100000001b3ULL;
+		f->flags = 0;
+		if (p->frames == GPUOBS_PY_FRAMES_OBJECTS) {
+			/* One interpreter call per frame object. */
+			f->instr = *(const __u32 *)(out->buf + (p->frame_instr & (GPUOBS_PY_READ_MAX - 4)));
+			f->flags = GPUOBS_PY_F_ENTRY;
+		} else {
+			f->instr = (__u32)(py__word(out->buf, p->frame_instr) - code);
+			if (py__has(p->frame_is_entry) && out->buf[p->frame_is_entry & (GPUOBS_PY_READ_MAX - 1)])
+				f->flags = GPUOBS_PY_F_ENTRY;
+		}
+		n++;
+		frame = previous;
+	}
+	/* The thread's first frame ends its interpreter call. */
+	if (status == GPUOBS_PY_S_DONE && n > 0 && n <= GPUOBS_PY_FRAMES_MAX)
+		out->py[n - 1].flags |= GPUOBS_PY_F_ENTRY;
+	if (n > 0) {
+		struct py_seen_key k = {.tgid = tgid, .pad = 0, .hash = hash};
+		if (!bpf_map_lookup_elem(&py_seen, &k)) {
+			__u8 one = 1;
+			bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
+			__u32 zero = 0;
+			__u32 *wake = bpf_map_lookup_elem(&wake_now, &zero);
+			if (wake)
+				*wake = 1;
+		}
+	}
+done:
+	if (n > GPUOBS_PY_FRAMES_MAX)
+		n = GPUOBS_PY_FRAMES_MAX;
+	struct gpuobs_py_trailer *t = (struct gpuobs_py_trailer *)&out->py[n];
+	t->n = (__u16)n;
+	t->status = status;
+	t->reserved = 0;
+	return n * sizeof(struct gpuobs_py_frame) + sizeof(struct gpuobs_py_trailer);
+}
+
+#endif
