@@ -20,6 +20,7 @@ run_mode() {
     none) $P bench/h100/torch_tiny_ops.py --iters "$ITERS" ;;
     floor) $B/gpuobs_bench floor -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
     gpuobs) $B/gpuobs record -f -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
+    nopy) $B/gpuobs record -f --python-stacks off -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
     nostack) $B/gpuobs record -f --stack-depth 0 -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
     dwarf32) $B/gpuobs record -f --unwind dwarf --stack-copy 32768 --ring-mb 256 -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null ;;
     dwarf) $B/gpuobs record -f --unwind dwarf --ring-mb 256 -o "$T/t.gpuobs" -- $P bench/h100/torch_tiny_ops.py --iters "$ITERS" 2>/dev/null
