@@ -47,11 +47,15 @@ med = {m: statistics.median(v) for m, v in runs.items()}
 print(f"tiny ops: {sys.argv[2]} x.add_ per run, {len(runs['none'])} runs per mode")
 for m in runs:
     print(f"  {m:7s} median {med[m]:.3f} us/op   runs: " + ", ".join(f"{v:.3f}" for v in runs[m]))
-floor = med["floor"] - med["none"]
+floor = med["floor"] - med["none"] if "floor" in med else None
 for m in runs:
     if m in ("none", "floor"):
         continue
     added = med[m] - med["none"]
-    print(f"added per op by {m}: {added:.3f} us = {added / floor:.2f}x the floor ({floor:.3f} us)")
+    vs = f" = {added / floor:.2f}x the floor ({floor:.3f} us)" if floor else ""
+    print(f"added per op by {m}: {added:.3f} us{vs}")
+# Python frames (issue 18): what --python-stacks on adds over off.
+if "nopy" in med and "gpuobs" in med:
+    print(f"added per op by Python frames (gpuobs - nopy): {med['gpuobs'] - med['nopy']:.3f} us")
 PY
 rm -rf "$T"

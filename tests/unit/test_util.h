@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "store/db.h"
@@ -42,6 +43,17 @@ inline std::string text(Db& db, const std::string& sql) {
   Stmt st(db.get(), sql);
   if (st.step() != SQLITE_ROW || sqlite3_column_type(st.get(), 0) == SQLITE_NULL) return "<null>";
   return reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+}
+
+// The first column of every row as text ("<null>" for NULL).
+inline std::vector<std::string> column(Db& db, const std::string& sql) {
+  std::vector<std::string> out;
+  Stmt st(db.get(), sql);
+  while (st.step() == SQLITE_ROW)
+    out.push_back(sqlite3_column_type(st.get(), 0) == SQLITE_NULL
+                      ? "<null>"
+                      : reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0)));
+  return out;
 }
 
 // Runs a shell command line; returns (exit status, stdout + stderr).

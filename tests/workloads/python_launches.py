@@ -5,11 +5,15 @@ CPython it finds and checks every launch's Python frames: qualified name,
 file and line. Each launch site ends with a "# launch:NAME" marker; the test
 reads the expected lines from those markers, so moving code cannot make it
 pass by accident. Launch counts per site are fixed (printed as they happen).
-Usage: python3 python_launches.py /path/to/libcuda.so.1
+Usage: python3 python_launches.py /path/to/libcuda.so.1 [LINGER_S]
+LINGER_S: seconds to live after the last launch (gpuobs reads each code
+object once, while the process lives; a test that unwinds in user space,
+slower, gives it time).
 """
 import ctypes
 import sys
 import threading
+import time
 
 cuda = ctypes.CDLL(sys.argv[1])
 cuda.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
@@ -82,3 +86,4 @@ def main():
 
 if __name__ == "__main__":
     main()  # launch:module
+    time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)

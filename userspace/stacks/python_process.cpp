@@ -139,15 +139,19 @@ std::optional<std::string> PythonProcess::read_bytes(uint64_t addr, size_t max) 
 }
 
 const PyCode* PythonProcess::code(uint64_t addr) {
-  gone_ = false;
   auto [it, fresh] = codes_.try_emplace(addr);
   if (!fresh) return it->second.get();
+  if (gone_) {  // nothing more can be read: not cached, so no code is called "not a code object"
+    codes_.erase(it);
+    return nullptr;
+  }
   uint8_t obj[256];
   size_t n = std::min<size_t>(layout_.code_read, sizeof obj);
   uint64_t type = 0, filename = 0, name = 0, linetable = 0;
   int32_t firstlineno = 0;
   if (!read(addr, obj, n)) {
     ++unreadable_;
+    if (gone_) codes_.erase(it);
     return nullptr;
   }
   std::memcpy(&type, obj + 8, 8);
@@ -164,6 +168,7 @@ const PyCode* PythonProcess::code(uint64_t addr) {
   auto lines = read_bytes(linetable, kMaxLineTable);
   if (!file || !qual || !lines) {
     ++unreadable_;
+    if (gone_) codes_.erase(it);
     return nullptr;
   }
   it->second = std::make_unique<PyCode>(PyCode{std::move(*qual), std::move(*file), firstlineno, std::move(*lines)});

@@ -45,7 +45,7 @@ class PythonProcess {
   // The frame's source line (-1: none), from its raw instruction field.
   int line(const PyCode& c, uint32_t instr) const;
   uint64_t codes_unreadable() const { return unreadable_; }
-  // The last code() that failed did so because the process has exited.
+  // The process has exited: code objects not read by then never will be.
   bool gone() const { return gone_; }
 
   // Set by find_python.

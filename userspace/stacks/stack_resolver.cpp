@@ -250,6 +250,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     cache_key(raw, key_);
     if (auto it = p.cache.find(key_); it != p.cache.end() && (!it->second.retry_ns || now_() < it->second.retry_ns)) {
       stats_.sp_frames_dropped += it->second.sp_dropped;
+      stats_.py_stacks += it->second.python;
       return it->second.stack_id;
     }
   }
@@ -319,11 +320,13 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   // reach (it broke in a library without frame pointers, or stopped at its
   // depth) follow the native frames, in order.
   int py_status = -1;
+  bool python = false;
   if (!raw.py.empty() || (raw.flags & GPUOBS_STACK_F_PYTHON)) {
     std::vector<std::vector<int64_t>> groups;
     python_groups(p, raw, groups, py_status);
     if (!groups.empty()) {
       ++stats_.py_stacks;
+      python = true;
       std::vector<int64_t> merged;
       merged.reserve(frames.size() + raw.py.size());
       size_t g = 0;
@@ -362,7 +365,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     // every record of it again until then cost half the records a full walk
     // when a few call sites had broken chains (review of issue 17).
     uint64_t retry = unsure ? std::max<uint64_t>(p.read_ns + p.reread_gap_ns, 1) : 0;
-    p.cache.insert_or_assign(key_, Process::Cached{it->second, sp_dropped != 0, retry});
+    p.cache.insert_or_assign(key_, Process::Cached{it->second, sp_dropped != 0, python, retry});
   }
   return it->second;
 }

@@ -112,6 +112,7 @@ class StackResolver {
     struct Cached {
       int64_t stack_id;
       bool sp_dropped;    // counted again for every record with this stack
+      bool python;        // ... and so is a stack with Python frames
       uint64_t retry_ns;  // 0: final; else resolved from a stale snapshot, again from this time (now_)
     };
     std::unordered_map<std::string, Cached> cache;
