@@ -117,7 +117,7 @@ struct gpuobs_stack_trailer {
  * process for its name, file and line table (userspace/stacks/python_*).
  */
 #define GPUOBS_PY_FRAMES_MAX 64  /* most Python frames per record */
-#define GPUOBS_PY_READ_MAX 128   /* bytes of a frame read at once */
+#define GPUOBS_PY_READ_MAX 256   /* bytes of a frame (or a thread state) read at once */
 struct gpuobs_py_frame {
 	__u64 code;  /* the code object (PyCodeObject *) */
 	__u32 instr; /* 3.11+: instruction pointer - code (bytes); 3.10: f_lasti */
@@ -160,7 +160,12 @@ struct gpuobs_py_proc {
 	__u16 frame_instr;       /* prev_instr / instr_ptr (a pointer); 3.10 f_lasti (an int) */
 	__u16 frame_owner;       /* owner (char); NONE before 3.11 */
 	__u16 frame_is_entry;    /* 3.11 is_entry (bool); NONE elsewhere */
-	__u16 pad;
+	/* The bytes of a thread state read at once, from tstate_lo: they hold
+	 * thread_id and the frame pointer (one read checks the cached thread
+	 * state and finds the frame). */
+	__u16 tstate_lo;
+	__u16 tstate_len;
+	__u16 pad[3];
 };
 
 /*
@@ -451,7 +456,7 @@ GPUOBS_ASSERT_OFF(gpuobs_py_frame, code, 0);
 GPUOBS_ASSERT_OFF(gpuobs_py_frame, instr, 8);
 GPUOBS_ASSERT_OFF(gpuobs_py_frame, flags, 12);
 GPUOBS_ASSERT_SIZE(gpuobs_py_trailer, 8);
-GPUOBS_ASSERT_SIZE(gpuobs_py_proc, 40);
+GPUOBS_ASSERT_SIZE(gpuobs_py_proc, 48);
 GPUOBS_ASSERT_SIZE(gpuobs_stack_regs, 32);
 GPUOBS_ASSERT_OFF(gpuobs_stack_regs, ip, 0);
 GPUOBS_ASSERT_OFF(gpuobs_stack_regs, sp, 8);

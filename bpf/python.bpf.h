@@ -26,29 +26,29 @@ struct {
 	__type(value, struct gpuobs_py_proc);
 } py_procs SEC(".maps");
 
-/* The thread state last found for a thread: checked (its thread_id is still
- * this thread's) before use, so a reused address or thread id costs a walk,
- * never a wrong stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tid */
-	__type(value, __u64);
-} py_threads SEC(".maps");
-
-/* Python stacks already sent, by (process, hash of their code objects): a
- * record with a new one wakes the reader at once (maps.bpf.h wake_now), so
- * it reads the new code objects before a short-lived process is gone. */
-struct py_seen_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 hash;
+/* The thread state last found for a thread, in the thread's own storage
+ * (no hash lookup): checked on every use (its thread_id must still be this
+ * thread's), so a freed and reused one costs a walk, never a wrong stack. */
+struct py_thread {
+	__u64 tstate;
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct py_seen_key);
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct py_thread);
+} py_threads SEC(".maps");
+
+/* Python stacks already sent, as hash(process, code objects) in a
+ * direct-mapped table: a record whose stack is not in its slot wakes the
+ * reader at once (maps.bpf.h wake_now), so it reads new code objects before
+ * a short-lived process is gone. A collision costs one early wake-up. */
+#define PY_SEEN_SLOTS 65536
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PY_SEEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
 } py_seen SEC(".maps");
 
 /* Where the walk writes: the frames, then (at py[n]) the trailer; buf holds
@@ -70,36 +70,51 @@ static __always_inline int py__has(__u16 off)
 	return off != GPUOBS_PY_NONE;
 }
 
-/* The current thread's PyThreadState, 0 if it has none. */
-static __always_inline __u64 py__thread_state(const struct gpuobs_py_proc *p, __u32 tid)
+/* The current thread's current frame (0: it runs no Python now); *ts its
+ * PyThreadState, 0 if it has none. buf: scratch for the thread state's bytes. */
+static __always_inline __u64 py__current_frame(const struct gpuobs_py_proc *p, __u8 *buf, __u64 *ts)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-	__u64 id = 0;
-	__u64 *cached = bpf_map_lookup_elem(&py_threads, &tid);
-	if (cached && *cached && !bpf_probe_read_user(&id, 8, (void *)(*cached + p->tstate_thread_id)) &&
-	    id == fsbase)
-		return *cached;
-	__u64 interp = 0, ts = 0;
+	__u32 len = p->tstate_len;
+	if (len > GPUOBS_PY_READ_MAX)
+		len = GPUOBS_PY_READ_MAX;
+	if (len < 8)
+		len = 8;
+	__u16 id_at = p->tstate_thread_id - p->tstate_lo, frame_at = p->tstate_frame - p->tstate_lo;
+	*ts = 0;
+	struct py_thread *c = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (c && c->tstate && !bpf_probe_read_user(buf, len, (void *)(c->tstate + p->tstate_lo)) &&
+	    py__word(buf, id_at) == fsbase) {
+		*ts = c->tstate;
+		return py__word(buf, frame_at);
+	}
+	__u64 interp = 0, t = 0, id = 0;
 	if (bpf_probe_read_user(&interp, 8, (void *)(p->runtime + p->runtime_interp)) || !interp)
 		return 0;
-	if (bpf_probe_read_user(&ts, 8, (void *)(interp + p->interp_threads)))
+	if (bpf_probe_read_user(&t, 8, (void *)(interp + p->interp_threads)))
 		return 0;
 	int i;
 	gpuobs_for(i, 0, PY_THREADS_MAX)
 	{
-		if (!ts)
+		if (!t)
 			break;
-		if (bpf_probe_read_user(&id, 8, (void *)(ts + p->tstate_thread_id)))
+		if (bpf_probe_read_user(&id, 8, (void *)(t + p->tstate_thread_id)))
 			return 0;
-		if (id == fsbase) {
-			bpf_map_update_elem(&py_threads, &tid, &ts, BPF_ANY);
-			return ts;
-		}
-		if (bpf_probe_read_user(&ts, 8, (void *)(ts + p->tstate_next)))
+		if (id == fsbase)
+			break;
+		if (bpf_probe_read_user(&t, 8, (void *)(t + p->tstate_next)))
 			return 0;
 	}
-	return 0;
+	if (!t || id != fsbase)
+		return 0;
+	if (c)
+		c->tstate = t;
+	*ts = t;
+	__u64 frame = 0;
+	if (bpf_probe_read_user(&frame, 8, (void *)(t + p->tstate_frame)))
+		return 0;
+	return frame;
 }
 
 /* Walks the calling thread's Python frames into out; returns the bytes used
@@ -120,15 +135,11 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	__u32 n = 0;
 	__u64 hash = 0xcbf29ce484222325ULL;
 	__u16 status = GPUOBS_PY_S_DONE;
-	__u64 frame = 0;
-	__u64 ts = py__thread_state(p, (__u32)pid_tgid);
+	__u64 ts = 0;
+	__u64 frame = py__current_frame(p, out->buf, &ts);
 	if (!ts) {
 		status = GPUOBS_PY_S_NO_THREAD;
 		counter__add(GPUOBS_CNT_PY_NO_THREAD);
-		goto done;
-	}
-	if (bpf_probe_read_user(&frame, 8, (void *)(ts + p->tstate_frame))) {
-		status = GPUOBS_PY_S_FAULT;
 		goto done;
 	}
 	if (frame && py__has(p->cframe_current) && bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
@@ -190,10 +201,11 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	if (status == GPUOBS_PY_S_DONE && n > 0 && n <= GPUOBS_PY_FRAMES_MAX)
 		out->py[n - 1].flags |= GPUOBS_PY_F_ENTRY;
 	if (n > 0) {
-		struct py_seen_key k = {.tgid = tgid, .pad = 0, .hash = hash};
-		if (!bpf_map_lookup_elem(&py_seen, &k)) {
-			__u8 one = 1;
-			bpf_map_update_elem(&py_seen, &k, &one, BPF_ANY);
+		hash = (hash ^ tgid) * 0x100000001b3ULL;
+		__u32 slot = (__u32)(hash >> 32) & (PY_SEEN_SLOTS - 1);
+		__u64 *seen = bpf_map_lookup_elem(&py_seen, &slot);
+		if (seen && *seen != hash) {
+			*seen = hash;
 			__u32 zero = 0;
 			__u32 *wake = bpf_map_lookup_elem(&wake_now, &zero);
 			if (wake)

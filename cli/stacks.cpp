@@ -47,6 +47,9 @@ Result<Loaded> load(const StackArgs& a, bool all_stacks, size_t top) {
 }
 
 std::string location(const StackFrame& f) {
+  // A Python frame's module is its source file (frames.kind 'python').
+  if (!f.file.empty() && f.module == f.file)
+    return "py  " + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line);
   std::string s = f.module.substr(f.module.rfind('/') + 1);
   if (!f.file.empty()) s += "  " + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line);
   return s;

@@ -54,12 +54,27 @@ for _, _, s in win:
     g[line] += 1
     stacks_by_line[line].add(s)
 prof = {int(k): v for k, v in info["profiler_kernels_by_line"].items()}
-distinct = [s for s in {s for _, _, s in win}]
+# The Python thread's stacks (the autograd thread runs no Python: no script
+# frame in gpuobs nor in any reference).
+distinct = sorted({s for _, t, s in win if t == info["main_tid"]})
 agree = sum(1 for s in distinct if stack_info.get(s, {}).get("script_line") in prof)
 print(json.dumps({"window_launches": len(win), "profiler_kernels": sum(prof.values()),
                   "profiler_kernels_without_script_frame": info["profiler_kernels_without_script_frame"],
                   "distinct_launch_stacks": len(distinct), "stacks_whose_script_line_profiler_names": agree,
                   "agree_pct": round(100.0 * agree / max(len(distinct), 1), 2)}))
-print("script line | gpuobs launches | profiler kernels")
-for line in sorted(set(g) | set(prof), key=lambda v: (v is None, v or 0)):
-    print(f"{line} | {g.get(line, 0)} | {prof.get(line, 0)}")
+trace = {int(k): v for k, v in info.get("trace_launches_by_line", {}).items() if k != "error"}
+disp = {int(k): v for k, v in info.get("dispatch_ops_by_line_one_step", {}).items() if k != "error"}
+for name, d in (("trace", info.get("trace_launches_by_line")), ("dispatch", info.get("dispatch_ops_by_line_one_step"))):
+    if isinstance(d, dict) and "error" in d:
+        print(f"{name} reference failed: {d['error']}")
+print(f"trace python_function events: {info.get('trace_python_function_events')}")
+# A distinct launch stack agrees when its innermost script line is a line
+# the reference names (trace: with launches; dispatch: with ops).
+for name, ref in (("trace", trace), ("dispatch", disp)):
+    if ref:
+        ok = sum(1 for s in distinct if stack_info.get(s, {}).get("script_line") in ref)
+        print(json.dumps({"reference": name, "distinct_launch_stacks": len(distinct), "agree": ok,
+                          "agree_pct": round(100.0 * ok / max(len(distinct), 1), 2)}))
+print("script line | gpuobs launches (window) | profiler op kernels | trace launches (window) | dispatch ops (1 step)")
+for line in sorted(set(g) | set(prof) | set(trace) | set(disp), key=lambda v: (v is None, v or 0)):
+    print(f"{line} | {g.get(line, 0)} | {prof.get(line, 0)} | {trace.get(line, 0)} | {disp.get(line, 0)}")

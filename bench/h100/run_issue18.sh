@@ -8,6 +8,9 @@
 #   2. cost: the tiny-op loop, ROUNDS rounds of no gpuobs, gpuobs with
 #      --python-stacks off and gpuobs (default, Python frames on), medians.
 #   3. gpuobs stacks --top 3 of the training loop (for the README).
+#   4. (PART=launchcost) the cost per launch without the GPU noise:
+#      bench/python/run_launch_cost.sh, ctypes into the fake libcuda, 10
+#      Python frames deep, under this host's Python.
 set -uo pipefail
 B=${B:-.device-build}
 PY=${PY:-$( [ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
@@ -24,6 +27,11 @@ if [ "$PART" = all ] || [ "$PART" = coverage ]; then
   done
   echo "=== gpuobs stacks --top 3 (train)"
   COLUMNS=200 "$B/gpuobs" stacks --top 3 /tmp/train.gpuobs
+fi
+if [ "$PART" = all ] || [ "$PART" = launchcost ]; then
+  echo "=== cost per launch, ctypes loop into the fake libcuda"
+  B=$B bash bench/python/run_launch_cost.sh "$PY" "${LC_ITERS:-300000}" "${ROUNDS:-5}" 10
+  B=$B bash bench/python/run_launch_cost.sh "$PY" "${LC_ITERS:-300000}" "${ROUNDS:-5}" 40
 fi
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
   echo "=== cost: tiny-op loop (${ITERS:-100000} ops), ${ROUNDS:-5} rounds"

@@ -84,6 +84,60 @@ for _ in range(STEPS):
 torch.cuda.synchronize()
 t3 = time.monotonic_ns()
 
+# Reference 2, from the same profile's trace: each launch call
+# (cuda_runtime / cuda_driver events) under the innermost python_function
+# event of this file on its thread (what with_stack draws in Perfetto).
+trace_lines = {}
+trace_python_events = 0
+try:
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        tr = json.load(open(tf.name))
+    evs = tr.get("traceEvents", tr) if isinstance(tr, dict) else tr
+    pyf = [e for e in evs if e.get("cat") == "python_function" and "dur" in e]
+    trace_python_events = len(pyf)
+    base = os.path.basename(ME) + "("
+    mine = [e for e in pyf if base in e.get("name", "")]
+    by_tid = {}
+    for e in mine:
+        by_tid.setdefault(e.get("tid"), []).append(e)
+    for e in evs:
+        if e.get("cat") not in ("cuda_runtime", "cuda_driver") or "Launch" not in e.get("name", ""):
+            continue
+        best = None
+        for f in by_tid.get(e.get("tid"), []):
+            if f["ts"] <= e["ts"] <= f["ts"] + f["dur"] and (best is None or f["ts"] >= best["ts"]):
+                best = f
+        if best is not None:
+            name = best["name"]
+            line = int(name[name.index(base) + len(base):name.index(")", name.index(base))])
+            trace_lines[line] = trace_lines.get(line, 0) + 1
+except Exception as ex:  # the reference is optional: say why it is missing
+    trace_lines = {"error": repr(ex)}
+
+# Reference 3, without the profiler: every aten op dispatched from Python,
+# attributed to the innermost frame of this file (TorchDispatchMode sees each
+# op with the Python stack that called it). Counts ops, not kernels.
+dispatch_lines = {}
+try:
+    import traceback
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Where(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            for fr in reversed(traceback.extract_stack()):
+                if fr.filename == ME:
+                    dispatch_lines[fr.lineno] = dispatch_lines.get(fr.lineno, 0) + 1
+                    break
+            return func(*args, **(kwargs or {}))
+
+    with Where():
+        step()
+    torch.cuda.synchronize()
+except Exception as ex:
+    dispatch_lines = {"error": repr(ex)}
+
 # Per script line: kernels launched by the CPU ops whose innermost frame of
 # this file is that line.
 lines = {}
@@ -102,5 +156,7 @@ for e in prof.profiler.function_events:
     lines[line] = lines.get(line, 0) + len(e.kernels)
 json.dump({"script": ME, "mode": MODE, "window": [t0, t1], "after": [t2, t3], "main_tid": threading.get_native_id(),
            "pid": os.getpid(), "profiled_steps": PROFILED, "profiler_kernels_by_line": lines,
-           "profiler_kernels_without_script_frame": ops_without_stack}, open(OUT, "w"))
+           "profiler_kernels_without_script_frame": ops_without_stack,
+           "trace_python_function_events": trace_python_events, "trace_launches_by_line": trace_lines,
+           "dispatch_ops_by_line_one_step": dispatch_lines}, open(OUT, "w"))
 print(json.dumps({"mode": MODE, "steps": STEPS + PROFILED + 10, "profiled": PROFILED}), flush=True)

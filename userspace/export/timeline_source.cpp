@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 namespace gpuobs::exporter {
@@ -19,16 +20,16 @@ constexpr const char* kMemorySql =
 // One statement per table: the union would sort 1M rows in SQLite; each table
 // is read in its (process, ts) index order and the calls merged in C++.
 constexpr const char* kCallSql[] = {
-    ("SELECT id, ts_mono_ns, NULL, process_id, tid, api, NULL, coalesce(kernel_name, printf('function 0x%x', function))"
-     " FROM kernel_launches_between()"),  // store/launch_table.h: runs decoded in C++
-    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM memory_ops",
-    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM copies",
-    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM stream_ops",
-    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM syncs",
-    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL FROM gpu_modules",
-    "SELECT id, ts_mono_ns, latency_ns, process_id, tid, printf('ioctl 0x%x', cmd), ret, NULL FROM ioctls",
+    ("SELECT id, ts_mono_ns, NULL, process_id, tid, api, NULL, coalesce(kernel_name, printf('function 0x%x', function)),"
+     " stack_id FROM kernel_launches_between()"),  // store/launch_table.h: runs decoded in C++
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM memory_ops",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM copies",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM stream_ops",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM syncs",
+    "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM gpu_modules",
+    "SELECT id, ts_mono_ns, latency_ns, process_id, tid, printf('ioctl 0x%x', cmd), ret, NULL, stack_id FROM ioctls",
     // Schema 17; an older capture reads an empty view (store/schema.cpp).
-    ("SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, coalesce(comm_hash, 0),"
+    ("SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id, coalesce(comm_hash, 0),"
      " coalesce(seq, 0) FROM nccl_calls"),
 };
 static_assert(std::size(kCallSql) == std::size(kHostTables), "a host table without its statement");
@@ -50,6 +51,9 @@ class Interner {
   std::vector<std::string>& strings_;
   std::unordered_map<std::string, uint32_t> index_;
 };
+
+// Frames of a stack shown in a slice's "stack" argument (innermost first).
+constexpr int kStackArgFrames = 24;
 
 Error query_error(Db& db, const std::string& what) {
   return make_error("cannot read " + what + " from the capture: " + db.errmsg(),
@@ -82,6 +86,28 @@ Result<Timeline> load_timeline(Db& db) {
                                         static_cast<uint32_t>(sqlite3_column_int64(st.get(), 1)),
                                         reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 2))});
   }
+  // Each stack as one line (Python frames with their file:line), for the
+  // slices' "stack" argument.
+  std::unordered_map<int64_t, std::string> stack_lines;
+  {
+    Stmt st(db.get(),
+            "SELECT stack_id, coalesce(symbol, '?'), kind, file, line FROM stack_symbols"
+            " WHERE position < ? ORDER BY stack_id, position");
+    if (!st.valid()) return query_error(db, "stack_symbols");
+    sqlite3_bind_int(st.get(), 1, kStackArgFrames);
+    while (st.step() == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      std::string& line = stack_lines[sqlite3_column_int64(s, 0)];
+      if (!line.empty()) line += " <- ";
+      line += reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+      const unsigned char* kind = sqlite3_column_text(s, 2);
+      if (kind && std::string_view(reinterpret_cast<const char*>(kind)) == "python" &&
+          sqlite3_column_type(s, 3) != SQLITE_NULL) {
+        std::string file = reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
+        line += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(sqlite3_column_int64(s, 4)) + ")";
+      }
+    }
+  }
   for (uint8_t table = 0; table < std::size(kHostTables); ++table) {
     Stmt st(db.get(), kCallSql[table]);
     if (!st.valid()) return query_error(db, kHostTables[table]);
@@ -98,9 +124,12 @@ Result<Timeline> load_timeline(Db& db) {
       c.name = intern(sqlite3_column_text(s, 5));
       if (sqlite3_column_type(s, 6) != SQLITE_NULL) c.result = sqlite3_column_int64(s, 6);
       c.detail = intern(sqlite3_column_text(s, 7));
+      if (sqlite3_column_type(s, 8) != SQLITE_NULL)
+        if (auto it = stack_lines.find(sqlite3_column_int64(s, 8)); it != stack_lines.end())
+          c.stack = intern(reinterpret_cast<const unsigned char*>(it->second.c_str()));
       if (table == kNcclTable) {
-        c.comm_hash = static_cast<uint64_t>(sqlite3_column_int64(s, 8));
-        c.seq = sqlite3_column_int64(s, 9);
+        c.comm_hash = static_cast<uint64_t>(sqlite3_column_int64(s, 9));
+        c.seq = sqlite3_column_int64(s, 10);
       }
       t.calls.push_back(c);
     }

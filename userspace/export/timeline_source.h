@@ -29,6 +29,9 @@ struct HostCall {
   // (the same pair in every rank is the same collective); 0: none.
   uint64_t comm_hash = 0;
   int64_t seq = 0;
+  // Its call stack as one line, innermost first ("f <- g (file.py:12) <- ..."):
+  // index into Timeline::strings, 0 = no stack.
+  uint32_t stack = 0;
 };
 
 inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops", "copies", "stream_ops",

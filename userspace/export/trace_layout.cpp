@@ -80,6 +80,7 @@ class Builder {
       if (c.detail) s.args.push_back(Arg{"kernel", true, c.detail});
       if (c.result) s.args.push_back(Arg{c.table == kIoctlTable ? "ret" : "result", false, *c.result});
       if (!c.dur_ns) s.args.push_back(Arg{"entry_only", false, 1});
+      if (c.stack) s.args.push_back(Arg{"stack", true, c.stack});
       if (c.seq) {
         char hash[24];
         std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(c.comm_hash));

@@ -1,5 +1,7 @@
 #include "stacks/python_layout.h"
 
+#include <algorithm>
+
 namespace gpuobs {
 namespace {
 
@@ -80,6 +82,9 @@ std::optional<PyLayout> python_layout(uint32_t version) {
     for (uint16_t off : {r.frame_owner, r.frame_is_entry})
       if (off != kNone && off + 1 > end) end = off + 1;
     b.frame_read = static_cast<uint16_t>((end + 7) & ~7);
+    uint16_t lo = std::min(r.tstate_frame, r.tstate_thread_id);
+    b.tstate_lo = static_cast<uint16_t>(lo & ~7);
+    b.tstate_len = static_cast<uint16_t>(std::max(r.tstate_frame, r.tstate_thread_id) + 8 - b.tstate_lo);
     l.code_firstlineno = r.code_firstlineno;
     l.code_filename = r.code_filename;
     l.code_name = r.code_name;

@@ -75,6 +75,11 @@ TEST(PythonLayout, KnownVersionsOnlyAndEveryFrameFieldInsideTheBytesRead) {
     ASSERT_TRUE(l) << std::hex << v;
     const gpuobs_py_proc& b = l->bpf;
     EXPECT_LE(b.frame_read, GPUOBS_PY_READ_MAX);
+    EXPECT_LE(b.tstate_len, GPUOBS_PY_READ_MAX);
+    for (uint16_t off : {b.tstate_frame, b.tstate_thread_id}) {
+      EXPECT_GE(off, b.tstate_lo);
+      EXPECT_LE(off + 8u, b.tstate_lo + b.tstate_len);
+    }
     for (uint16_t off : {b.frame_code, b.frame_previous, b.frame_instr}) EXPECT_LE(off + 8u, b.frame_read);
     for (uint16_t off : {b.frame_owner, b.frame_is_entry}) {
       if (off != GPUOBS_PY_NONE) {
