@@ -118,6 +118,9 @@ struct gpuobs_stack_trailer {
  */
 #define GPUOBS_PY_FRAMES_MAX 64  /* most Python frames per record */
 #define GPUOBS_PY_READ_MAX 256   /* bytes of a frame (or a thread state) read at once */
+/* 3.11+ keeps a thread's frames next to each other (its data stack): one
+ * read of this many bytes ending at a frame holds its callers too. */
+#define GPUOBS_PY_BLOCK 2048
 struct gpuobs_py_frame {
 	__u64 code;  /* the code object (PyCodeObject *) */
 	__u32 instr; /* 3.11+: instruction pointer - code (bytes); 3.10: f_lasti */

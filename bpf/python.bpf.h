@@ -56,6 +56,14 @@ struct {
 struct gpuobs_py_area {
 	struct gpuobs_py_frame py[GPUOBS_PY_FRAMES_MAX + 1];
 	__u8 buf[GPUOBS_PY_READ_MAX];
+	/* Frames as read: a block of the data stack (3.11+) or one frame; the
+	 * tail keeps a frame at any offset below GPUOBS_PY_BLOCK in bounds. */
+	__u8 blk[GPUOBS_PY_BLOCK + GPUOBS_PY_READ_MAX];
+	/* [blk_lo, blk_lo + blk_len): the user memory blk holds. Kept here, not
+	 * in registers: the verifier then sees one loop state, not one per
+	 * path that set them. */
+	__u64 blk_lo;
+	__u64 blk_len;
 };
 
 #define PY_THREADS_MAX 256 /* threads searched per interpreter */
@@ -151,6 +159,8 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 		len = GPUOBS_PY_READ_MAX;
 	if (len < 8)
 		len = 8;
+	out->blk_lo = 0;
+	out->blk_len = 0;
 	int i;
 	/* Shim frames (3.12+) are skipped without taking a slot: the loop may
 	 * see twice as many frames as it keeps. */
@@ -163,15 +173,29 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 			counter__add(GPUOBS_CNT_PY_FULL);
 			break;
 		}
-		if (bpf_probe_read_user(out->buf, len, (void *)frame)) {
-			status = GPUOBS_PY_S_FAULT;
-			counter__add(GPUOBS_CNT_PY_FAULT);
-			break;
+		/* The frame's bytes: in the block read last, or a new block that
+		 * ends with this frame (its callers sit below it), or the frame
+		 * alone where the block is not readable (or 3.10's heap frames). */
+		if (!(frame >= out->blk_lo && frame + len <= out->blk_lo + out->blk_len)) {
+			out->blk_len = 0;
+			if (p->frames == GPUOBS_PY_FRAMES_INTERP && frame + len > GPUOBS_PY_BLOCK &&
+			    !bpf_probe_read_user(out->blk, GPUOBS_PY_BLOCK, (void *)(frame + len - GPUOBS_PY_BLOCK))) {
+				out->blk_lo = frame + len - GPUOBS_PY_BLOCK;
+				out->blk_len = GPUOBS_PY_BLOCK;
+			} else if (!bpf_probe_read_user(out->blk, len, (void *)frame)) {
+				out->blk_lo = frame;
+				out->blk_len = len;
+			} else {
+				status = GPUOBS_PY_S_FAULT;
+				counter__add(GPUOBS_CNT_PY_FAULT);
+				break;
+			}
 		}
-		__u64 code = py__word(out->buf, p->frame_code);
-		__u64 previous = py__word(out->buf, p->frame_previous);
+		const __u8 *fb = out->blk + ((frame - out->blk_lo) & (GPUOBS_PY_BLOCK - 8));
+		__u64 code = py__word(fb, p->frame_code);
+		__u64 previous = py__word(fb, p->frame_previous);
 		if (py__has(p->frame_owner) && p->owner_cstack != 0xff &&
-		    out->buf[p->frame_owner & (GPUOBS_PY_READ_MAX - 1)] == p->owner_cstack) {
+		    fb[p->frame_owner & (GPUOBS_PY_READ_MAX - 1)] == p->owner_cstack) {
 			/* A C function's call into the interpreter starts here: the
 			 * frame kept before it is the outermost of that call. */
 			if (n > 0 && n <= GPUOBS_PY_FRAMES_MAX)
@@ -187,11 +211,11 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 		f->flags = 0;
 		if (p->frames == GPUOBS_PY_FRAMES_OBJECTS) {
 			/* One interpreter call per frame object. */
-			f->instr = *(const __u32 *)(out->buf + (p->frame_instr & (GPUOBS_PY_READ_MAX - 4)));
+			f->instr = *(const __u32 *)(fb + (p->frame_instr & (GPUOBS_PY_READ_MAX - 4)));
 			f->flags = GPUOBS_PY_F_ENTRY;
 		} else {
-			f->instr = (__u32)(py__word(out->buf, p->frame_instr) - code);
-			if (py__has(p->frame_is_entry) && out->buf[p->frame_is_entry & (GPUOBS_PY_READ_MAX - 1)])
+			f->instr = (__u32)(py__word(fb, p->frame_instr) - code);
+			if (py__has(p->frame_is_entry) && fb[p->frame_is_entry & (GPUOBS_PY_READ_MAX - 1)])
 				f->flags = GPUOBS_PY_F_ENTRY;
 		}
 		n++;

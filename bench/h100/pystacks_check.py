@@ -20,14 +20,15 @@ pid = info["pid"]
 
 # The innermost frame of the script, and whether any Python frame, per stack.
 stack_info = {}
-for sid, pos, kind, file, line, end in db.execute(
-        "SELECT ss.stack_id, ss.position, ss.kind, ss.file, ss.line, s.python_end FROM stack_symbols ss"
+for sid, pos, kind, file, line, end, sym in db.execute(
+        "SELECT ss.stack_id, ss.position, ss.kind, ss.file, ss.line, s.python_end, ss.symbol FROM stack_symbols ss"
         " JOIN stacks s ON s.id = ss.stack_id ORDER BY ss.stack_id, ss.position"):
-    d = stack_info.setdefault(sid, {"py": False, "script_line": None, "end": end})
+    d = stack_info.setdefault(sid, {"py": False, "script_line": None, "script_func": None, "end": end})
     if kind == "python":
         d["py"] = True
         if file == me and d["script_line"] is None:
             d["script_line"] = line
+            d["script_func"] = sym
 
 rows = db.execute("SELECT ts_mono_ns, tid, stack_id FROM kernel_launches WHERE tgid = ?", (pid,)).fetchall()
 n = len(rows)
@@ -62,7 +63,7 @@ print(json.dumps({"window_launches": len(win), "profiler_kernels": sum(prof.valu
                   "profiler_kernels_without_script_frame": info["profiler_kernels_without_script_frame"],
                   "distinct_launch_stacks": len(distinct), "stacks_whose_script_line_profiler_names": agree,
                   "agree_pct": round(100.0 * agree / max(len(distinct), 1), 2)}))
-trace = {int(k): v for k, v in info.get("trace_launches_by_line", {}).items() if k != "error"}
+trace = {k: v for k, v in info.get("trace_launches_by_line", {}).items() if k != "error"}  # by function
 disp = {int(k): v for k, v in info.get("dispatch_ops_by_line_one_step", {}).items() if k != "error"}
 for name, d in (("trace", info.get("trace_launches_by_line")), ("dispatch", info.get("dispatch_ops_by_line_one_step"))):
     if isinstance(d, dict) and "error" in d:
@@ -70,11 +71,15 @@ for name, d in (("trace", info.get("trace_launches_by_line")), ("dispatch", info
 print(f"trace python_function events: {info.get('trace_python_function_events')}")
 # A distinct launch stack agrees when its innermost script line is a line
 # the reference names (trace: with launches; dispatch: with ops).
-for name, ref in (("trace", trace), ("dispatch", disp)):
+for name, ref, key in (("trace", trace, "script_func"), ("dispatch", disp, "script_line")):
     if ref:
-        ok = sum(1 for s in distinct if stack_info.get(s, {}).get("script_line") in ref)
+        ok = sum(1 for s in distinct if stack_info.get(s, {}).get(key) in ref)
         print(json.dumps({"reference": name, "distinct_launch_stacks": len(distinct), "agree": ok,
                           "agree_pct": round(100.0 * ok / max(len(distinct), 1), 2)}))
-print("script line | gpuobs launches (window) | profiler op kernels | trace launches (window) | dispatch ops (1 step)")
-for line in sorted(set(g) | set(prof) | set(trace) | set(disp), key=lambda v: (v is None, v or 0)):
-    print(f"{line} | {g.get(line, 0)} | {prof.get(line, 0)} | {trace.get(line, 0)} | {disp.get(line, 0)}")
+print("script line | gpuobs launches (window) | profiler op kernels | dispatch ops (1 step)")
+for line in sorted(set(g) | set(prof) | set(disp), key=lambda v: (v is None, v or 0)):
+    print(f"{line} | {g.get(line, 0)} | {prof.get(line, 0)} | {disp.get(line, 0)}")
+gf = collections.Counter(stack_info.get(s, {}).get("script_func") for _, t, s in win if t == info["main_tid"])
+print("script function | gpuobs launches (window, Python thread) | trace launches (window)")
+for f in sorted(set(gf) | set(trace), key=lambda v: (v is None, v or "")):
+    print(f"{f} | {gf.get(f, 0)} | {trace.get(f, 0)}")

@@ -8,6 +8,8 @@
 #   2. cost: the tiny-op loop, ROUNDS rounds of no gpuobs, gpuobs with
 #      --python-stacks off and gpuobs (default, Python frames on), medians.
 #   3. gpuobs stacks --top 3 of the training loop (for the README).
+#   5. (PART=bpfcost) the launch probe's own run time from the kernel's BPF
+#      statistics, Python frames off and on, 1, 10 and 40 frames deep.
 #   4. (PART=launchcost) the cost per launch without the GPU noise:
 #      bench/python/run_launch_cost.sh, ctypes into the fake libcuda, 10
 #      Python frames deep, under this host's Python.
@@ -32,6 +34,10 @@ if [ "$PART" = all ] || [ "$PART" = launchcost ]; then
   echo "=== cost per launch, ctypes loop into the fake libcuda"
   B=$B bash bench/python/run_launch_cost.sh "$PY" "${LC_ITERS:-300000}" "${ROUNDS:-5}" 10
   B=$B bash bench/python/run_launch_cost.sh "$PY" "${LC_ITERS:-300000}" "${ROUNDS:-5}" 40
+fi
+if [ "$PART" = all ] || [ "$PART" = bpfcost ]; then
+  echo "=== the launch probe's own run time (kernel BPF stats), Python frames off/on"
+  B=$B bash bench/python/bpf_cost.sh "$PY" "${LC_ITERS:-200000}" 1 10 40
 fi
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
   echo "=== cost: tiny-op loop (${ITERS:-100000} ops), ${ROUNDS:-5} rounds"

@@ -86,7 +86,8 @@ t3 = time.monotonic_ns()
 
 # Reference 2, from the same profile's trace: each launch call
 # (cuda_runtime / cuda_driver events) under the innermost python_function
-# event of this file on its thread (what with_stack draws in Perfetto).
+# event of this file on its thread (what with_stack draws in Perfetto), by
+# function (the trace names a function by its def line, not the call's).
 trace_lines = {}
 trace_python_events = 0
 try:
@@ -110,9 +111,10 @@ try:
             if f["ts"] <= e["ts"] <= f["ts"] + f["dur"] and (best is None or f["ts"] >= best["ts"]):
                 best = f
         if best is not None:
-            name = best["name"]
-            line = int(name[name.index(base) + len(base):name.index(")", name.index(base))])
-            trace_lines[line] = trace_lines.get(line, 0) + 1
+            # "path(LINE): func": LINE is the function's def line, so the
+            # function is what can be compared with gpuobs's innermost frame.
+            func = best["name"].split("): ", 1)[-1]
+            trace_lines[func] = trace_lines.get(func, 0) + 1
 except Exception as ex:  # the reference is optional: say why it is missing
     trace_lines = {"error": repr(ex)}
 
@@ -127,7 +129,7 @@ try:
     class Where(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             for fr in reversed(traceback.extract_stack()):
-                if fr.filename == ME:
+                if fr.filename == ME and fr.name != "__torch_dispatch__":
                     dispatch_lines[fr.lineno] = dispatch_lines.get(fr.lineno, 0) + 1
                     break
             return func(*args, **(kwargs or {}))

@@ -14,6 +14,7 @@ p = argparse.ArgumentParser()
 p.add_argument("lib")
 p.add_argument("--iters", type=int, default=200000)
 p.add_argument("--depth", type=int, default=10)
+p.add_argument("--linger", type=float, default=0, help="seconds to stay after the loop (bpf_cost.sh reads the probes' run times then)")
 a = p.parse_args()
 cuda = ctypes.CDLL(a.lib)
 launch = cuda.cuLaunchKernel
@@ -34,3 +35,4 @@ t0 = time.perf_counter_ns()
 nest(a.depth, a.iters)
 dt = time.perf_counter_ns() - t0
 print(json.dumps({"iters": a.iters, "depth": a.depth, "ns_per_launch": dt / a.iters}), flush=True)
+time.sleep(a.linger)

@@ -175,7 +175,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   // GPUOBS_PY_FRAMES_MAX; none without stacks.
   uint32_t py_depth = opts.python_stacks ? std::min<uint32_t>(opts.stack_depth, GPUOBS_PY_FRAMES_MAX) : 0;
   e->skel_->rodata->python_depth = py_depth;
-  uint64_t py_area = py_depth ? sizeof(gpuobs_py_frame) * (GPUOBS_PY_FRAMES_MAX + 1) + GPUOBS_PY_READ_MAX : 0;
+  // bpf/python.bpf.h struct gpuobs_py_area: frames, a thread-state buffer, a frame block.
+  uint64_t py_area = py_depth ? sizeof(gpuobs_py_frame) * (GPUOBS_PY_FRAMES_MAX + 1) + GPUOBS_PY_READ_MAX +
+                                    GPUOBS_PY_BLOCK + GPUOBS_PY_READ_MAX + 16
+                              : 0;
   uint64_t record_max = GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 + py_area +
                         sizeof(gpuobs_stack_trailer);
   record_max = (record_max + 7) & ~uint64_t{7};

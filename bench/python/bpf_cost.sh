@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The launch probe's own run time with and without Python frames (issue 18),
+# from the kernel's BPF statistics (kernel.bpf_stats_enabled: run_time_ns /
+# run_cnt per program), so the uprobe trap's noise is not in the figure:
+# bench/python/launch_cost.py DEPTH frames deep under gpuobs record, the
+# probe's mean ns per run read while the process lingers. As root.
+# usage: bench/python/bpf_cost.sh [PYTHON] [ITERS] [DEPTHS...]
+set -euo pipefail
+B=${B:-build}
+GPUOBS=${GPUOBS:-$([ -x "$B/cli/gpuobs" ] && echo "$B/cli/gpuobs" || echo "$B/gpuobs")}
+LIB=${LIB:-$([ -e "$B/tests/libcuda.so.1" ] && echo "$B/tests/libcuda.so.1" || echo "$B/libcuda.so.1")}
+PY=${1:-python3}
+ITERS=${2:-100000}
+shift 2 || true
+DEPTHS=("${@:-1 10 40}")
+read -r -a DEPTHS <<< "${DEPTHS[*]}"
+T=$(mktemp -d)
+old=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+trap 'sysctl -qw kernel.bpf_stats_enabled=$old; rm -rf "$T"' EXIT
+probe_ns() {  # mean ns per run of the launch program(s) now loaded
+  bpftool -j prog show | "$PY" -c '
+import json, sys
+t = n = 0
+for p in json.load(sys.stdin):
+    if p.get("name") == "cu_launch_kernel":
+        t += p.get("run_time_ns", 0); n += p.get("run_cnt", 0)
+print(f"{t / n:.1f} {n}" if n else "nan 0")'
+}
+echo "launch probe (cu_launch_kernel) mean run time, $ITERS launches per run"
+for depth in "${DEPTHS[@]}"; do
+  for mode in off on; do
+    "$GPUOBS" record -f --libcuda "$LIB" --python-stacks "$mode" -o "$T/c.gpuobs" -- \
+      "$PY" bench/python/launch_cost.py "$LIB" --iters "$ITERS" --depth "$depth" --linger 3 > "$T/out" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 600); do grep -q ns_per_launch "$T/out" 2>/dev/null && break; sleep 0.1; done
+    sleep 0.5
+    echo "  depth $depth  python $mode: $(probe_ns) ns/run (mean, runs)"
+    wait $pid
+  done
+done
