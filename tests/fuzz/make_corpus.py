@@ -95,6 +95,12 @@ def decoder_seeds():
                                                           flags=3, blob_kind=1, out_value=0x5555D000),
                                        stack([0x401000], 8, STACK_F_AT_ENTRY)))
     copy = struct.pack("<8Q", 0x401200, 0, 0x7FFD00000080, 0x401300, 0, 0, 0, 0)
+    # Python frames (GPUOBS_STACK_F_PYTHON = 256) between ips and the trailer.
+    py = struct.pack("<QII", 0x7F0000300000, 196, 0) + struct.pack("<QII", 0x7F0000300400, 210, 1)
+    py += struct.pack("<HHI", 2, 0, 0)
+    ips = struct.pack("<Q", 0x401000)
+    trailer = struct.pack("<QHHI", 0x401234, 1, 1, STACK_F_AT_ENTRY | 128 | 256)
+    write(t, "launch-python", record(EV_LAUNCH, launch_body(), ips + py + trailer))
     write(t, "api-stack-copy", record(EV_API, api_body(11, [0x7FFD3000, 1 << 20, 0, 0, 0, 0, 0, 0], flags=3,
                                                          out_value=0x7F0000200000),
                                       stack([0x401100], 4, STACK_F_AT_ENTRY, copy=copy)))
@@ -228,6 +234,16 @@ def unwind_seeds():
 
 
 # ---- gpuobsd configuration files (fuzz_config.cpp) ------------------------
+def python_lines_seeds():
+    t = "fuzz_python_lines"
+    # 3.11+ location tables (one-line, no-column, long and no-location
+    # entries) and a 3.10 pair table, each after (format, firstlineno).
+    loc = bytes([0x80 | (13 << 3) | 3, 0, 0x80 | (10 << 3) | 1, 4, 9, 0x80 | (14 << 3) | 7, 2, 0, 5, 9,
+                 0x80 | (15 << 3) | 0, 0x80 | (0 << 3) | 2, 7])
+    write(t, "pep657", struct.pack("<Bi", 0, 12) + loc)
+    write(t, "pep626", struct.pack("<Bi", 1, 3) + bytes([4, 1, 12, 2, 8, 0x80, 6, 0xFF]))
+
+
 def config_seeds():
     t = "fuzz_config"
     shipped = pathlib.Path(__file__).resolve().parents[2] / "config" / "gpuobsd.conf"
@@ -242,12 +258,14 @@ def config_seeds():
 
 
 if __name__ == "__main__":
-    for target in ("fuzz_decoder", "fuzz_ioctl", "fuzz_api_args", "fuzz_unwind_table", "fuzz_cfi_unwind", "fuzz_config"):
+    for target in ("fuzz_decoder", "fuzz_ioctl", "fuzz_api_args", "fuzz_unwind_table", "fuzz_cfi_unwind", "fuzz_config",
+                   "fuzz_python_lines"):
         clear(target)
     decoder_seeds()
     ioctl_seeds()
     api_seeds()
     unwind_seeds()
     config_seeds()
+    python_lines_seeds()
     total = sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file())
     print(f"{sum(1 for f in ROOT.rglob('*') if f.is_file())} seeds, {total} bytes in {ROOT}")

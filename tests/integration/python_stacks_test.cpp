@@ -7,7 +7,10 @@
 // builds of 3.10, 3.11, 3.12 and 3.13 (libpython3.X.so) this machine kind
 // carries. Every launch's Python frames must be exactly the expected
 // (qualified name, file, line), innermost first. Root.
+#include <fcntl.h>
+#include <gelf.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -188,4 +191,61 @@ TEST(PythonStacks, OffKeepsNativeFramesOnly) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM frames WHERE kind = 'python'"), 0);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stacks WHERE python_end IS NOT NULL"), 0);
   EXPECT_EQ(scalar(*db, "SELECT python_stacks FROM capture"), 0);
+}
+
+// A CPython gpuobs has no layout for: counted and named (the version) in
+// the capture's counters, never guessed; the stacks keep their native
+// frames. The interpreter is Debian's python3.11 with Py_Version patched to
+// 3.14 (only informational to Python itself).
+TEST(PythonStacks, AnUnknownVersionIsCountedAndNamedNeverGuessed) {
+  TempDir dir;
+  std::string py = dir.file("python3.11");
+  std::filesystem::copy_file("/usr/bin/python3.11", py);
+  // Py_Version's file offset: its address through the PT_LOAD holding it.
+  int fd = ::open(py.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  ASSERT_NE(elf, nullptr);
+  uint64_t vaddr = 0;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) &&
+          std::string(elf_strptr(elf, sh.sh_link, sym.st_name)) == "Py_Version")
+        vaddr = sym.st_value;
+    }
+  }
+  int64_t off = -1;
+  size_t n = 0;
+  elf_getphdrnum(elf, &n);
+  for (size_t i = 0; i < n; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+        vaddr < ph.p_vaddr + ph.p_filesz)
+      off = static_cast<int64_t>(vaddr - ph.p_vaddr + ph.p_offset);
+  }
+  elf_end(elf);
+  ASSERT_GT(off, 0);
+  uint32_t v314 = 0x030e00f0;
+  ASSERT_EQ(::pwrite(fd, &v314, 4, off), 4);
+  ::close(fd);
+  ::chmod(py.c_str(), 0755);
+
+  ASSERT_EQ(record(dir, py, "", 0.3), 0) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 10);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_unknown_version'"), 1);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_unknown_version_3.14'"), 1);
+  EXPECT_EQ(scalar(*db, "SELECT coalesce(sum(value), 0) FROM counters WHERE name = 'python_interpreters'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM frames WHERE kind = 'python'"), 0);
+  // Native frames stay: every launch has its stack.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE stack_id IS NULL"), 0);
+  auto [rc, report] = run_output(std::string(GPUOBS_BIN) + " report capture " + dir.file("c.gpuobs"));
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(report.find("python_unknown_version_3.14"), std::string::npos) << report;
 }

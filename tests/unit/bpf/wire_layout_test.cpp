@@ -84,6 +84,26 @@ TEST(WireLayout, StackTrailer) {
   EXPECT_EQ(offsetof(gpuobs_stack_trailer, flags), 12u);
 }
 
+// CPython frames (ABI 7): between ips and the trailer, read back from the end.
+TEST(WireLayout, PythonFrames) {
+  EXPECT_EQ(sizeof(gpuobs_py_frame), 16u);
+  EXPECT_EQ(offsetof(gpuobs_py_frame, code), 0u);
+  EXPECT_EQ(offsetof(gpuobs_py_frame, instr), 8u);
+  EXPECT_EQ(offsetof(gpuobs_py_frame, flags), 12u);
+  EXPECT_EQ(sizeof(gpuobs_py_trailer), 8u);
+  EXPECT_EQ(offsetof(gpuobs_py_trailer, n), 0u);
+  EXPECT_EQ(offsetof(gpuobs_py_trailer, status), 2u);
+  // The map value user space writes for each Python process.
+  EXPECT_EQ(sizeof(gpuobs_py_proc), 48u);
+  EXPECT_EQ(offsetof(gpuobs_py_proc, runtime), 0u);
+  EXPECT_EQ(offsetof(gpuobs_py_proc, version), 8u);
+  EXPECT_EQ(offsetof(gpuobs_py_proc, frame_read), 14u);
+  EXPECT_EQ(offsetof(gpuobs_py_proc, tstate_lo), 38u);
+  EXPECT_EQ(offsetof(gpuobs_py_proc, tstate_len), 40u);
+  EXPECT_EQ(GPUOBS_STACK_F_PYTHON, 256u);
+  EXPECT_EQ(GPUOBS_ABI_VERSION, 7);
+}
+
 TEST(WireLayout, ApiCall) {
   // The decoder reads offsetof(blob) fixed bytes, then blob_len blob bytes,
   // then the stack area; the BPF entry-only programs reserve exactly the

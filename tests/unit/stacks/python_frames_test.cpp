@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "decode/decoder.h"
 #include "stacks/python_layout.h"
 #include "stacks/python_lines.h"
 #include "stacks/python_process.h"
@@ -98,6 +99,48 @@ TEST(PythonLayout, KnownVersionsOnlyAndEveryFrameFieldInsideTheBytesRead) {
   EXPECT_EQ(python_layout(0x030c)->bpf.owner_cstack, 3);
   // Never guessed: versions without a measured layout.
   for (uint32_t v : {0x0309u, 0x030eu, 0x0400u, 0u}) EXPECT_FALSE(python_layout(v)) << std::hex << v;
+}
+
+// A launch record with Python frames: [body][ips][py frames][py trailer][trailer].
+TEST(PythonStacks, TheDecoderReadsThePythonSectionAndRefusesAnInconsistentOne) {
+  auto make = [](uint16_t py_n, uint16_t claimed_n) {
+    std::vector<uint8_t> rec(sizeof(gpuobs_launch));
+    auto put = [&](const void* p, size_t n) {
+      const auto* b = static_cast<const uint8_t*>(p);
+      rec.insert(rec.end(), b, b + n);
+    };
+    uint64_t ip = 0x401000;
+    put(&ip, 8);
+    for (uint16_t i = 0; i < py_n; ++i) {
+      gpuobs_py_frame f{0x7f0000300000u + i * 0x100u, 200u + i, i == py_n - 1 ? GPUOBS_PY_F_ENTRY : 0u};
+      put(&f, sizeof f);
+    }
+    gpuobs_py_trailer pt{claimed_n, GPUOBS_PY_S_DONE, 0};
+    put(&pt, sizeof pt);
+    gpuobs_stack_trailer t{0, 1, 1, GPUOBS_STACK_F_AT_ENTRY | GPUOBS_STACK_F_ASKED | GPUOBS_STACK_F_PYTHON};
+    put(&t, sizeof t);
+    gpuobs_hdr h{GPUOBS_EV_LAUNCH, static_cast<uint32_t>(rec.size()), 1, 10, 10};
+    std::memcpy(rec.data(), &h, sizeof h);
+    return rec;
+  };
+  Decoder d;
+  RawStack raw;
+  auto rec = make(3, 3);
+  d.decode(rec.data(), rec.size(), &raw);
+  ASSERT_TRUE(raw.present);
+  EXPECT_EQ(raw.ips, (std::vector<uint64_t>{0x401000}));
+  ASSERT_EQ(raw.py.size(), 3u);
+  EXPECT_EQ(raw.py[2].code, 0x7f0000300200u);
+  EXPECT_EQ(raw.py[1].instr, 201u);
+  EXPECT_EQ(raw.py[2].flags, GPUOBS_PY_F_ENTRY);
+  EXPECT_EQ(raw.py_status, GPUOBS_PY_S_DONE);
+  EXPECT_EQ(d.stats().bad_stacks, 0u);
+  // A count the record cannot hold: the stack is refused, the record kept.
+  auto bad = make(1, 40);
+  Event ev = d.decode(bad.data(), bad.size(), &raw);
+  EXPECT_TRUE(std::holds_alternative<gpuobs_launch>(ev));
+  EXPECT_FALSE(raw.present);
+  EXPECT_EQ(d.stats().bad_stacks, 1u);
 }
 
 namespace {
