@@ -177,11 +177,14 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 		 * ends with this frame (its callers sit below it), or the frame
 		 * alone where the block is not readable (or 3.10's heap frames). */
 		if (!(frame >= out->blk_lo && frame + len <= out->blk_lo + out->blk_len)) {
+			/* The first block is small (shallow stacks need no more; the
+			 * copy is most of a read's cost), later ones whole. */
+			__u64 blen = out->blk_len ? GPUOBS_PY_BLOCK : GPUOBS_PY_BLOCK / 4;
 			out->blk_len = 0;
-			if (p->frames == GPUOBS_PY_FRAMES_INTERP && frame + len > GPUOBS_PY_BLOCK &&
-			    !bpf_probe_read_user(out->blk, GPUOBS_PY_BLOCK, (void *)(frame + len - GPUOBS_PY_BLOCK))) {
-				out->blk_lo = frame + len - GPUOBS_PY_BLOCK;
-				out->blk_len = GPUOBS_PY_BLOCK;
+			if (p->frames == GPUOBS_PY_FRAMES_INTERP && frame + len > blen &&
+			    !bpf_probe_read_user(out->blk, blen, (void *)(frame + len - blen))) {
+				out->blk_lo = frame + len - blen;
+				out->blk_len = blen;
 			} else if (!bpf_probe_read_user(out->blk, len, (void *)frame)) {
 				out->blk_lo = frame;
 				out->blk_len = len;

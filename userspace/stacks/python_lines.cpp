@@ -1,24 +1,29 @@
 #include "stacks/python_lines.h"
 
+#include <cstdint>
+
 namespace gpuobs {
 namespace {
 
 // 3.10 (Objects/lnotab_notes.txt of 3.10): pairs (bytes of bytecode, signed
 // line delta); a delta of -128 says "no line" for its range. The delta
 // applies before the range it starts.
+// A line as returned: 64-bit sums of untrusted deltas, -1 outside int.
+int as_line(int64_t line) { return line >= 0 && line <= INT32_MAX ? static_cast<int>(line) : -1; }
+
 int line_pep626(std::string_view t, int firstlineno, uint32_t unit) {
   uint64_t target = uint64_t{unit} * 2, addr = 0;
-  int line = firstlineno;
+  int64_t line = firstlineno;
   for (size_t i = 0; i + 1 < t.size(); i += 2) {
     auto sdelta = static_cast<uint8_t>(t[i]);
     auto ldelta = static_cast<int8_t>(t[i + 1]);
-    int range_line = -1;
+    int64_t range_line = -1;
     if (ldelta != -128) {
       line += ldelta;
       range_line = line;
     }
     uint64_t end = addr + sdelta;
-    if (target >= addr && target < end) return range_line;
+    if (target >= addr && target < end) return as_line(range_line);
     addr = end;
   }
   return -1;
@@ -44,9 +49,11 @@ class Reader {
     }
     return false;
   }
+  // Deltas past +-2^40 are no line table's: refused, so sums stay far
+  // from overflow.
   bool svarint(int64_t& v) {
     uint64_t u = 0;
-    if (!varint(u)) return false;
+    if (!varint(u) || (u >> 41)) return false;
     v = (u & 1) ? -static_cast<int64_t>(u >> 1) : static_cast<int64_t>(u >> 1);
     return true;
   }
@@ -96,7 +103,7 @@ int line_pep657(std::string_view t, int firstlineno, uint32_t unit) {
         if (!r.skip(1)) return -1;
         break;
     }
-    if (unit >= addr && unit < addr + length) return has_line ? static_cast<int>(line) : -1;
+    if (unit >= addr && unit < addr + length) return has_line ? as_line(line) : -1;
     addr += length;
   }
   return -1;

@@ -68,6 +68,10 @@ TEST(PythonLines, ATruncatedOrGarbageTableGivesNoLineAndNeverReadsPastIt) {
   EXPECT_EQ(python_line(PyLineTable::pep657, "\x01\x02\x03"sv, 10, 0), -1);  // no entry start bit
   EXPECT_EQ(python_line(PyLineTable::pep657, "\xf0\x7f"sv, 10, 0), -1);      // long form cut in its varint
   EXPECT_EQ(python_line(PyLineTable::pep626, "\x04"sv, 10, 0), -1);          // half a pair
+  // Sums past int (fuzz_python_lines found this one: signed overflow): no line.
+  EXPECT_EQ(python_line(PyLineTable::pep626, "\x06\x7f"sv, INT32_MAX, 0), -1);
+  EXPECT_EQ(python_line(PyLineTable::pep626, "\x06\xe5"sv, INT32_MIN, 0), -1);
+  EXPECT_EQ(python_line(PyLineTable::pep657, "\xe8\x02"sv, INT32_MAX, 0), -1);  // code 13, +1
 }
 
 TEST(PythonLayout, KnownVersionsOnlyAndEveryFrameFieldInsideTheBytesRead) {
