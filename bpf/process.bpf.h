@@ -6,6 +6,7 @@
 #define GPUOBS_PROCESS_BPF_H
 
 #include "maps.bpf.h"
+#include "python.bpf.h"
 
 static __always_inline struct gpuobs_proc *proc__reserve(__u32 type, struct task_struct *p)
 {
@@ -52,7 +53,13 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (!process__wanted(BPF_CORE_READ(p, tgid)))
+	/* A new program: the interpreter user space described (a forked
+	 * child's, inherited) is gone with the old one. Until user space sees
+	 * the exec, its stacks carry no Python walk rather than one over
+	 * stale addresses. */
+	__u32 exec_tgid = BPF_CORE_READ(p, tgid);
+	bpf_map_delete_elem(&py_procs, &exec_tgid);
+	if (!process__wanted(exec_tgid))
 		return 0;
 	struct gpuobs_proc *e = proc__reserve(GPUOBS_EV_PROC_EXEC, p);
 	if (!e)

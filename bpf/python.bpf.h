@@ -79,8 +79,10 @@ static __always_inline int py__has(__u16 off)
 }
 
 /* The current thread's current frame (0: it runs no Python now); *ts its
- * PyThreadState, 0 if it has none. buf: scratch for the thread state's bytes. */
-static __always_inline __u64 py__current_frame(const struct gpuobs_py_proc *p, __u8 *buf, __u64 *ts)
+ * PyThreadState, 0 if it has none; *fault set when the thread state was
+ * found but its frame pointer could not be read. buf: scratch for the
+ * thread state's bytes. */
+static __always_inline __u64 py__current_frame(const struct gpuobs_py_proc *p, __u8 *buf, __u64 *ts, int *fault)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
@@ -121,7 +123,7 @@ static __always_inline __u64 py__current_frame(const struct gpuobs_py_proc *p, _
 	*ts = t;
 	__u64 frame = 0;
 	if (bpf_probe_read_user(&frame, 8, (void *)(t + p->tstate_frame)))
-		return 0;
+		*fault = 1;
 	return frame;
 }
 
@@ -144,14 +146,21 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	__u64 hash = 0xcbf29ce484222325ULL;
 	__u16 status = GPUOBS_PY_S_DONE;
 	__u64 ts = 0;
-	__u64 frame = py__current_frame(p, out->buf, &ts);
+	int fault = 0;
+	__u64 frame = py__current_frame(p, out->buf, &ts, &fault);
 	if (!ts) {
 		status = GPUOBS_PY_S_NO_THREAD;
 		counter__add(GPUOBS_CNT_PY_NO_THREAD);
 		goto done;
 	}
+	if (fault) {
+		status = GPUOBS_PY_S_FAULT;
+		counter__add(GPUOBS_CNT_PY_FAULT);
+		goto done;
+	}
 	if (frame && py__has(p->cframe_current) && bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
 		status = GPUOBS_PY_S_FAULT;
+		counter__add(GPUOBS_CNT_PY_FAULT);
 		goto done;
 	}
 	__u32 len = p->frame_read;

@@ -193,6 +193,7 @@ void Session::on_record(const void* data, size_t size) {
       if (p->type == GPUOBS_EV_PROC_EXEC) stacks_->on_exec(p->hdr.tgid);
       else stacks_->on_exit(p->hdr.tgid);
       if (py_checked_.erase(p->hdr.tgid)) engine_->drop_python_proc(p->hdr.tgid);
+      py_unreadable_tries_.erase(p->hdr.tgid);
       // A new program: an interpreter linked into the executable is there
       // now, before it runs any Python (one in libpython shows when mapped).
       if (p->type == GPUOBS_EV_PROC_EXEC && python_on_) check_python(p->hdr.tgid);
@@ -212,8 +213,14 @@ void Session::on_record(const void* data, size_t size) {
 }
 
 void Session::check_python(uint32_t tgid) {
-  py_checked_.insert(tgid);
   PythonFound f = find_python(tgid);
+  // Unreadable (racing the loader, a process going): looked at again at its
+  // next GPU-library mapping or record, three times at most; the other
+  // answers are final.
+  if (f.status != PythonFind::unreadable || ++py_unreadable_tries_[tgid] >= 3) {
+    py_checked_.insert(tgid);
+    py_unreadable_tries_.erase(tgid);
+  }
   switch (f.status) {
     case PythonFind::none:
       return;

@@ -156,6 +156,7 @@ class Session {
   void check_python(uint32_t tgid);
   bool python_on_ = false;
   std::unordered_set<uint32_t> py_checked_;
+  std::unordered_map<uint32_t, int> py_unreadable_tries_;
   uint64_t py_interpreters_ = 0, py_unknown_version_ = 0, py_unreadable_ = 0;
   uint64_t definitions_lost_seen_ = 0;
   // The consumer's per-event state, reused: events waiting for hand_over()

@@ -171,7 +171,8 @@ const PyCode* PythonProcess::code(uint64_t addr) {
     if (gone_) codes_.erase(it);
     return nullptr;
   }
-  it->second = std::make_unique<PyCode>(PyCode{std::move(*qual), std::move(*file), firstlineno, std::move(*lines)});
+  bool shim = *file == "__init__" && *qual == "__init__";  // no program's file is named so: paths, "<string>"
+  it->second = std::make_unique<PyCode>(PyCode{std::move(*qual), std::move(*file), firstlineno, std::move(*lines), shim});
   return it->second.get();
 }
 

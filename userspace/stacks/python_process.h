@@ -24,6 +24,10 @@ struct PyCode {
   std::string file;
   int firstlineno = 0;
   std::string linetable;
+  // The interpreter's own shim (3.13 _Py_InitCleanup, pushed between a
+  // class call and its __init__: file and name "__init__"): not a frame of
+  // the program, skipped.
+  bool shim = false;
 };
 
 class PythonProcess {

@@ -321,6 +321,7 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   // depth) follow the native frames, in order.
   int py_status = -1;
   bool python = false;
+  const size_t native_n = frames.size();  // the walk's limits below are about the native frames
   if (!raw.py.empty() || (raw.flags & GPUOBS_STACK_F_PYTHON)) {
     std::vector<std::vector<int64_t>> groups;
     python_groups(p, raw, groups, py_status);
@@ -345,12 +346,12 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   }
   if (frames.empty()) ++stats_.empty;
   uint32_t flags = raw.flags & (GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
-  if (frames.size() < chain.size()) flags &= ~GPUOBS_STACK_F_FULL;  // cut, not full
+  if (native_n < chain.size()) flags &= ~GPUOBS_STACK_F_FULL;  // cut, not full
   if (raw.flags & GPUOBS_STACK_F_BPF_DWARF) flags &= ~GPUOBS_STACK_F_FAULT;
   if (raw.has_copy) {  // the frame-pointer walk's limits do not apply
     flags &= ~(GPUOBS_STACK_F_FULL | GPUOBS_STACK_F_FAULT);
     if (copy_end) flags |= kStackCopyEnd;
-    else if (frames.size() == chain.size() && dwarf_deeper) flags |= GPUOBS_STACK_F_FULL;
+    else if (native_n == chain.size() && dwarf_deeper) flags |= GPUOBS_STACK_F_FULL;
   }
   auto [it, fresh] = stacks_.try_emplace({flags, py_status, frames}, 0);
   if (fresh) {
@@ -396,7 +397,10 @@ int64_t StackResolver::python_frame_id(const PyCode& code, int line) {
 void StackResolver::python_groups(Process& p, const RawStack& raw, std::vector<std::vector<int64_t>>& groups,
                                   int& py_status) {
   py_status = raw.py_status;
-  if (!p.py) return;  // described to BPF, then gone from here (exec): nothing to name them with
+  if (!p.py) {  // described to BPF, then gone from here (exec): nothing names them, no walk stored
+    py_status = -1;
+    return;
+  }
   std::vector<int64_t> group;
   for (const gpuobs_py_frame& f : raw.py) {
     const PyCode* code = p.py->code(f.code);
@@ -413,7 +417,7 @@ void StackResolver::python_groups(Process& p, const RawStack& raw, std::vector<s
       }
       break;
     }
-    group.push_back(python_frame_id(*code, p.py->line(*code, f.instr)));
+    if (!code->shim) group.push_back(python_frame_id(*code, p.py->line(*code, f.instr)));
     if (f.flags & GPUOBS_PY_F_ENTRY) {
       groups.push_back(std::move(group));
       group.clear();

@@ -344,7 +344,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 17) present_as_current(*db, *ver);
+  if (*ver < 18) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string_view>
+#include <vector>
 
 #include "events.h"
 #include "stacks/stack_resolver.h"
@@ -94,6 +95,7 @@ int StackRowWriter::write_module(const ModuleDef& m) {
 
 int StackRowWriter::write_frame(const FrameDef& f) {
   if (f.python) {
+    python_frames_.insert(f.id);
     int rc = symbol_.bind(1, f.module_id).bind(2, f.py_name).bind(3, f.py_name).exec();
     if (rc != SQLITE_DONE) return rc;
     int64_t symbol_id = 0;
@@ -131,9 +133,18 @@ int StackRowWriter::write_stack(const StackDef& s) {
   // past it (libc is built without frame pointers) is not a caller.
   size_t depth = s.frames.size();
   const char* end = "cut";
-  for (size_t i = 0; i < s.frames.size(); ++i)
-    if (root_frames_.count(s.frames[i])) {
-      depth = i + 1;
+  std::vector<int64_t> frames = s.frames;
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (root_frames_.count(frames[i])) {
+      // Python frames the resolver placed after the native walk (it did not
+      // recognize the interpreter's frames on the way) belong above the
+      // thread's entry, not past it: moved there, not dropped.
+      std::vector<int64_t> py_after;
+      for (size_t j = i + 1; j < frames.size(); ++j)
+        if (python_frames_.count(frames[j])) py_after.push_back(frames[j]);
+      frames.resize(i + 1);
+      frames.insert(frames.begin() + static_cast<std::ptrdiff_t>(i), py_after.begin(), py_after.end());
+      depth = frames.size();
       end = "root";
       break;
     }
@@ -148,7 +159,7 @@ int StackRowWriter::write_stack(const StackDef& s) {
   int rc = stack_.exec();
   if (rc != SQLITE_DONE) return rc;
   for (size_t i = 0; i < depth; ++i) {
-    rc = stack_frame_.bind(1, s.id).bind(2, static_cast<int64_t>(i)).bind(3, s.frames[i]).exec();
+    rc = stack_frame_.bind(1, s.id).bind(2, static_cast<int64_t>(i)).bind(3, frames[i]).exec();
     if (rc != SQLITE_DONE) return rc;
   }
   return SQLITE_DONE;

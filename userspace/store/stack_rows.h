@@ -38,6 +38,7 @@ class StackRowWriter {
   SymbolStats stats_;
   std::unordered_set<int64_t> root_frames_;  // frames in a thread's entry function
   std::unordered_set<int64_t> pseudo_modules_;
+  std::unordered_set<int64_t> python_frames_;  // frame ids of Python frames
   std::map<int64_t, bool> module_has_symbols_;
 };
 

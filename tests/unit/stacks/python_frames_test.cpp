@@ -313,3 +313,27 @@ TEST(PythonStacks, AFrameWithoutACodeObjectEndsTheStackMarkedNeverWrong) {
   EXPECT_EQ(rec.of(id3), (std::vector<std::string>{"native@256"}));
   EXPECT_EQ(rec.stacks.at(id3 - 1).py_status, GPUOBS_PY_S_NO_THREAD);
 }
+
+// Review of issue 18: the interpreter's own shim frame (3.13's
+// _Py_InitCleanup, file and name "__init__") is not a frame of the program;
+// and a native walk cut short stays "cut" however many Python frames follow
+// it (the depth flag is about the native frames).
+TEST(PythonStacks, ShimFramesAreSkippedAndTheNativeWalksLimitsStayItsOwn) {
+  TempDir dir;
+  uint32_t pid = static_cast<uint32_t>(::getpid());
+  Names rec;
+  StackResolver r(rec.sink(), fake_proc(dir, pid));
+  FakeInterpreter fi;
+  r.set_python(pid, fi.process(0x401000, 0x402000));
+  uint64_t init = fi.code("Model.__init__", "model.py", 5), shim = fi.code("__init__", "__init__", 0),
+           main = fi.code("main", "train.py", 30);
+  RawStack raw;
+  raw.present = true;
+  // The walk filled its depth, but its second address is not code: cut.
+  raw.flags = GPUOBS_STACK_F_AT_RETURN | GPUOBS_STACK_F_PYTHON | GPUOBS_STACK_F_FULL;
+  raw.ips = {0x7f0000000100, 0x1234};
+  raw.py = {pyf(init, fi.at_unit(0), false), pyf(shim, fi.at_unit(0), false), pyf(main, fi.at_unit(0), true)};
+  int64_t id = r.resolve(pid, raw, 1);
+  EXPECT_EQ(rec.of(id), (std::vector<std::string>{"native@256", "Model.__init__@model.py:5", "main@train.py:30"}));
+  EXPECT_EQ(rec.stacks.at(id - 1).flags & GPUOBS_STACK_F_FULL, 0u);
+}

@@ -433,6 +433,38 @@ TEST_P(OlderCapture, OpensInEveryCommandAndUpgradesOnRequest) {
 // Schema 10: the last before the capture's end state; 11: the last before the compact launches.
 INSTANTIATE_TEST_SUITE_P(Schema, OlderCapture, ::testing::Values(10, 11));
 
+// Schema 17 (the last before Python frames): read as schema 18, every frame
+// native, no stack with a Python walk; the exports read stack_symbols.kind
+// (review of issue 18: a schema-17 capture got none of this and its export
+// failed with "no such column: kind").
+TEST(OlderCapture, Schema17ReadsAsIfEveryFrameWereNative) {
+  TempDir dir;
+  auto path = dir.file("v17.gpuobs");
+  {
+    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 17).ok());
+    ASSERT_TRUE(db->exec("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns,"
+                         " end_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 6, 'record', 'h', 'k',"
+                         " 1000, 3000000000, 0, 4096);"
+                         "INSERT INTO modules (id, path, symbols, debug_info) VALUES (1, '/bin/app', 'none', 0);"
+                         "INSERT INTO frames (id, module_id, offset) VALUES (1, 1, 4096);"
+                         "INSERT INTO stacks (id, depth, end_reason) VALUES (1, 1, 'cut');"
+                         "INSERT INTO stack_frames VALUES (1, 0, 1);")
+                    .ok())
+        << db->errmsg();
+  }
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(text(*db, "SELECT kind FROM stack_symbols WHERE stack_id = 1"), "native");
+  EXPECT_EQ(text(*db, "SELECT kind FROM frames WHERE id = 1"), "native");
+  EXPECT_EQ(text(*db, "SELECT python_end FROM stacks WHERE id = 1"), "<null>");
+  EXPECT_EQ(text(*db, "SELECT python_stacks FROM capture"), "<null>");
+  EXPECT_EQ(gpuobs_cli("export perfetto -o " + dir.file("t.pftrace") + " " + path).first, 0);
+  EXPECT_EQ(gpuobs_cli("export chrome -o " + dir.file("t.json") + " " + path).first, 0);
+  EXPECT_EQ(gpuobs_cli("stacks " + path).first, 0);
+}
+
 TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
   TempDir dir;
   auto path = dir.file("x.gpuobs");
