@@ -64,6 +64,11 @@ struct gpuobs_py_area {
 	 * path that set them. */
 	__u64 blk_lo;
 	__u64 blk_len;
+	/* The walk's count and hash, in memory for the same reason: kept in
+	 * registers they made each iteration a new state (2.3 s to load the
+	 * object on the VM instead of 0.3). */
+	__u64 n;
+	__u64 hash;
 };
 
 #define PY_THREADS_MAX 256 /* threads searched per interpreter */
@@ -142,7 +147,7 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	__u32 depth = python_depth;
 	if (depth > GPUOBS_PY_FRAMES_MAX)
 		depth = GPUOBS_PY_FRAMES_MAX;
-	__u32 n = 0;
+	__u64 n = 0;
 	__u64 hash = 0xcbf29ce484222325ULL;
 	__u16 status = GPUOBS_PY_S_DONE;
 	__u64 ts = 0;
@@ -170,6 +175,8 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 		len = 8;
 	out->blk_lo = 0;
 	out->blk_len = 0;
+	out->n = 0;
+	out->hash = 0xcbf29ce484222325ULL;
 	int i;
 	/* Shim frames (3.12+) are skipped without taking a slot: the loop may
 	 * see twice as many frames as it keeps. */
@@ -177,7 +184,8 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	{
 		if (!frame)
 			break;
-		if (n >= depth) {
+		__u64 k = out->n;
+		if (k >= depth || k >= GPUOBS_PY_FRAMES_MAX) {
 			status = GPUOBS_PY_S_FULL;
 			counter__add(GPUOBS_CNT_PY_FULL);
 			break;
@@ -210,16 +218,14 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 		    fb[p->frame_owner & (GPUOBS_PY_READ_MAX - 1)] == p->owner_cstack) {
 			/* A C function's call into the interpreter starts here: the
 			 * frame kept before it is the outermost of that call. */
-			if (n > 0 && n <= GPUOBS_PY_FRAMES_MAX)
-				out->py[n - 1].flags |= GPUOBS_PY_F_ENTRY;
+			if (k > 0)
+				out->py[k - 1].flags |= GPUOBS_PY_F_ENTRY;
 			frame = previous;
 			continue;
 		}
-		if (n >= GPUOBS_PY_FRAMES_MAX)
-			break;
-		struct gpuobs_py_frame *f = &out->py[n];
+		struct gpuobs_py_frame *f = &out->py[k];
 		f->code = code;
-		hash = (hash ^ code) * 0x100000001b3ULL;
+		out->hash = (out->hash ^ code) * 0x100000001b3ULL;
 		f->flags = 0;
 		if (p->frames == GPUOBS_PY_FRAMES_OBJECTS) {
 			/* One interpreter call per frame object. */
@@ -230,9 +236,12 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 			if (py__has(p->frame_is_entry) && fb[p->frame_is_entry & (GPUOBS_PY_READ_MAX - 1)])
 				f->flags = GPUOBS_PY_F_ENTRY;
 		}
-		n++;
+		out->n = k + 1;
 		frame = previous;
 	}
+	n = out->n;
+	GPUOBS_CLAMP(n, GPUOBS_PY_FRAMES_MAX);
+	hash = out->hash;
 	/* The thread's first frame ends its interpreter call. */
 	if (status == GPUOBS_PY_S_DONE && n > 0 && n <= GPUOBS_PY_FRAMES_MAX)
 		out->py[n - 1].flags |= GPUOBS_PY_F_ENTRY;

@@ -37,7 +37,11 @@ setpriv --regid=gpuobs --clear-groups -- sh -c "umask 0027; exec '$gpuobsd' --db
 daemon=$!
 for _ in $(seq 100); do [[ -f $db-wal ]] && break; sleep 0.1; done
 [[ -f $db-wal ]] || fail "gpuobsd wrote no live capture"
-sleep 1  # attached
+# Probes attached: the capture file exists before the BPF object is loaded
+# and verified (1.6 s on the 2-core VM since the Python walk; a fixed 1 s
+# sleep lost every launch).
+for _ in $(seq 300); do grep -q "capturing to" "$tmp/daemon.log" && break; sleep 0.1; done
+grep -q "capturing to" "$tmp/daemon.log" || fail "gpuobsd did not start capturing"
 
 cat > "$tmp/workload.py" <<'PY'
 import ctypes, sys, time

@@ -177,7 +177,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->skel_->rodata->python_depth = py_depth;
   // bpf/python.bpf.h struct gpuobs_py_area: frames, a thread-state buffer, a frame block.
   uint64_t py_area = py_depth ? sizeof(gpuobs_py_frame) * (GPUOBS_PY_FRAMES_MAX + 1) + GPUOBS_PY_READ_MAX +
-                                    GPUOBS_PY_BLOCK + GPUOBS_PY_READ_MAX + 16
+                                    GPUOBS_PY_BLOCK + GPUOBS_PY_READ_MAX + 32
                               : 0;
   uint64_t record_max = GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 + py_area +
                         sizeof(gpuobs_stack_trailer);
