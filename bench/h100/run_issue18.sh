@@ -37,7 +37,7 @@ if [ "$PART" = all ] || [ "$PART" = launchcost ]; then
 fi
 if [ "$PART" = all ] || [ "$PART" = bpfcost ]; then
   echo "=== the launch probe's own run time (kernel BPF stats), Python frames off/on"
-  B=$B bash bench/python/bpf_cost.sh "$PY" "${LC_ITERS:-200000}" 1 10 40
+  B=$B ROUNDS=${BPF_ROUNDS:-1} bash bench/python/bpf_cost.sh "$PY" "${LC_ITERS:-200000}" 1 10 40
 fi
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
   echo "=== cost: tiny-op loop (${ITERS:-100000} ops), ${ROUNDS:-5} rounds"

@@ -4,7 +4,7 @@
 # run_cnt per program), so the uprobe trap's noise is not in the figure:
 # bench/python/launch_cost.py DEPTH frames deep under gpuobs record, the
 # probe's mean ns per run read while the process lingers. As root.
-# usage: bench/python/bpf_cost.sh [PYTHON] [ITERS] [DEPTHS...]
+# usage: [ROUNDS=N] bench/python/bpf_cost.sh [PYTHON] [ITERS] [DEPTHS...]  (medians over ROUNDS)
 set -euo pipefail
 B=${B:-build}
 GPUOBS=${GPUOBS:-$([ -x "$B/cli/gpuobs" ] && echo "$B/cli/gpuobs" || echo "$B/gpuobs")}
@@ -39,15 +39,35 @@ for f in glob.glob(f"/proc/{pid}/fdinfo/*"):
 print(f"{best[1] / best[0]:.1f} ns/run over {best[0]} runs" if best else "no program found")
 PYX
 }
-echo "launch probe (cu_launch_kernel) mean run time, $ITERS launches per run"
-for depth in "${DEPTHS[@]}"; do
-  for mode in off on; do
-    "$GPUOBS" record -f --libcuda "$LIB" --python-stacks "$mode" -o "$T/c.gpuobs" -- \
-      "$PY" bench/python/launch_cost.py "$LIB" --iters "$ITERS" --depth "$depth" --linger 3 > "$T/out" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 600); do grep -q ns_per_launch "$T/out" 2>/dev/null && break; sleep 0.1; done
-    sleep 0.5
-    echo "  depth $depth  python $mode: $(probe_ns "$(pgrep -n -f "gpuobs record -f --libcuda $LIB --python-stacks $mode")" $((ITERS + 1000)))"
-    wait $pid
+ROUNDS=${ROUNDS:-1}
+echo "launch probe (cu_launch_kernel) mean run time, $ITERS launches per run, $ROUNDS round(s)"
+for r in $(seq 1 "$ROUNDS"); do
+  for depth in "${DEPTHS[@]}"; do
+    # Off and on in alternating order from round to round.
+    if (( r % 2 )); then order=(off on); else order=(on off); fi
+    for mode in "${order[@]}"; do
+      "$GPUOBS" record -f --libcuda "$LIB" --python-stacks "$mode" -o "$T/c.gpuobs" -- \
+        "$PY" bench/python/launch_cost.py "$LIB" --iters "$ITERS" --depth "$depth" --linger 3 > "$T/out" 2>&1 &
+      pid=$!
+      for _ in $(seq 1 600); do grep -q ns_per_launch "$T/out" 2>/dev/null && break; sleep 0.1; done
+      sleep 0.5
+      line=$(probe_ns "$(pgrep -n -f "gpuobs record -f --libcuda $LIB --python-stacks $mode")" $((ITERS + 1000)))
+      echo "  depth $depth  python $mode: $line"
+      echo "$depth $mode $line" >> "$T/runs"
+      wait $pid
+    done
   done
 done
+# Medians per depth and mode, and on - off.
+"$PY" - "$T/runs" <<'PYX'
+import statistics, sys, collections
+v = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 3 and f[2] != "no":
+        v[(int(f[0]), f[1])].append(float(f[2]))
+for d in sorted({d for d, _ in v}):
+    off, on = statistics.median(v[(d, "off")]), statistics.median(v[(d, "on")])
+    print(f"median, {d} Python frames deep (+3 of the harness): off {off:.1f} ns, on {on:.1f} ns, "
+          f"Python frames add {on - off:.1f} ns/launch ({len(v[(d, 'on')])} runs each)")
+PYX
