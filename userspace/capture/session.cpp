@@ -179,7 +179,12 @@ void Session::on_record(const void* data, size_t size) {
   if (auto* l = std::get_if<gpuobs_launch>(&ev)) hdr = &l->hdr;
   else if (auto* i = std::get_if<IoctlEvent>(&ev)) hdr = &i->hdr;
   else if (auto* c = std::get_if<ApiCallEvent>(&ev)) hdr = &c->hdr;
-  if (hdr && python_on_ && raw.present && !py_checked_.count(hdr->tgid)) check_python(hdr->tgid);
+  // Consecutive records mostly come from one process: only a different one
+  // costs the set lookup on this path.
+  if (hdr && python_on_ && raw.present && hdr->tgid != py_last_tgid_) {
+    if (!py_checked_.count(hdr->tgid)) check_python(hdr->tgid);
+    if (py_checked_.count(hdr->tgid)) py_last_tgid_ = hdr->tgid;
+  }
   if (hdr) stack_id = stacks_->resolve(hdr->tgid, raw, hdr->ts_ns);
   if (auto* p = std::get_if<ProcEvent>(&ev)) {
     if (p->type == GPUOBS_EV_PROC_FORK) {
@@ -194,6 +199,7 @@ void Session::on_record(const void* data, size_t size) {
       else stacks_->on_exit(p->hdr.tgid);
       if (py_checked_.erase(p->hdr.tgid)) engine_->drop_python_proc(p->hdr.tgid);
       py_unreadable_tries_.erase(p->hdr.tgid);
+      if (py_last_tgid_ == p->hdr.tgid) py_last_tgid_ = 0;
       // A new program: an interpreter linked into the executable is there
       // now, before it runs any Python (one in libpython shows when mapped).
       if (p->type == GPUOBS_EV_PROC_EXEC && python_on_) check_python(p->hdr.tgid);

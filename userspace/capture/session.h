@@ -157,6 +157,7 @@ class Session {
   bool python_on_ = false;
   std::unordered_set<uint32_t> py_checked_;
   std::unordered_map<uint32_t, int> py_unreadable_tries_;
+  uint32_t py_last_tgid_ = 0;  // the last record's process, known to be looked at
   uint64_t py_interpreters_ = 0, py_unknown_version_ = 0, py_unreadable_ = 0;
   uint64_t definitions_lost_seen_ = 0;
   // The consumer's per-event state, reused: events waiting for hand_over()

@@ -1,10 +1,14 @@
 #include "stacks/proc_maps.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -69,6 +73,21 @@ Result<std::vector<Mapping>> read_proc_maps(uint32_t pid, const std::string& pro
   if (out.empty()) return make_error(path + " is empty: the process has exited");
   std::sort(out.begin(), out.end(), [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
   return out;
+}
+
+int open_mapped_file(uint32_t pid, const Mapping& m, const std::string& proc_root) {
+  char name[64];
+  std::snprintf(name, sizeof name, "/%u/map_files/%lx-%lx", pid, static_cast<unsigned long>(m.start),
+                static_cast<unsigned long>(m.end));
+  int fd = ::open((proc_root + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  fd = ::open((proc_root + "/" + std::to_string(pid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || st.st_ino != m.inode || st.st_dev != m.dev)) {
+    ::close(fd);
+    fd = -1;
+  }
+  return fd;
 }
 
 }  // namespace gpuobs

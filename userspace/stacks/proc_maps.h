@@ -28,4 +28,10 @@ std::optional<Mapping> parse_maps_line(std::string_view line);
 // Every mapping, sorted by start. An error when the process is gone.
 Result<std::vector<Mapping>> read_proc_maps(uint32_t pid, const std::string& proc_root = "/proc");
 
+// A descriptor of the very file behind a mapping of process pid (-1: none):
+// /proc/PID/map_files reaches it even deleted or in another mount
+// namespace; the path through the process's root is the fallback, and only
+// if it is still that file (dev, inode).
+int open_mapped_file(uint32_t pid, const Mapping& m, const std::string& proc_root = "/proc");
+
 }  // namespace gpuobs

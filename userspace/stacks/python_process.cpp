@@ -1,14 +1,11 @@
 #include "stacks/python_process.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -217,11 +214,7 @@ PythonFound find_python(uint32_t tgid, const std::string& proc_root) {
   });
   for (const Candidate& c : order) {
     const Mapping& m = *c.first;
-    char name[64];
-    std::snprintf(name, sizeof name, "/%u/map_files/%lx-%lx", tgid, static_cast<unsigned long>(m.start),
-                  static_cast<unsigned long>(m.end));
-    int fd = ::open((proc_root + name).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fd = ::open((proc_root + "/" + std::to_string(tgid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = open_mapped_file(tgid, m, proc_root);  // the stack resolver's way to the file
     if (fd < 0) {
       found.status = PythonFind::unreadable;
       found.file = m.path;

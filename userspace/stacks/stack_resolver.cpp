@@ -1,10 +1,6 @@
 #include "stacks/stack_resolver.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -105,21 +101,7 @@ const ModuleDef* StackResolver::module_for(uint32_t tgid, const Mapping& m) {
   slot->path = m.path;
   slot->dev = m.dev;
   slot->inode = m.inode;
-  // map_files reaches the very file mapped (even deleted, even in another
-  // mount namespace); the path through the process's root is the fallback.
-  char name[64];
-  std::snprintf(name, sizeof name, "/%u/map_files/%lx-%lx", tgid, static_cast<unsigned long>(m.start),
-                static_cast<unsigned long>(m.end));
-  int fd = ::open((proc_root_ + name).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    // Through the process's root, and only if it is still the file mapped.
-    fd = ::open((proc_root_ + "/" + std::to_string(tgid) + "/root" + m.path).c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd >= 0 && (::fstat(fd, &st) != 0 || st.st_ino != m.inode || st.st_dev != m.dev)) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
+  int fd = open_mapped_file(tgid, m, proc_root_);
   if (fd >= 0) slot->file = std::make_shared<FileHandle>(fd);
   else ++stats_.files_unopened;
   modules_.push_back(slot.get());
