@@ -83,7 +83,7 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
       CaptureOptionFields{&a.rec.session.libcuda_paths, &a.rec.session.libhip_paths, &a.rec.session.device_specs,
                           &a.rec.session.gpu_devices, &a.ring_mb, &a.rec.session.stack_depth, &a.rec.session.unwind,
                           &a.rec.session.stack_copy_bytes, &a.rec.session.nccl_stall_s,
-                          &a.rec.session.python_stacks},
+                          &a.rec.session.python_stacks, &a.rec.session.metrics_hz},
       false);
   record->footer("The command starts after -- or at the first word that is not an option.");
 }

@@ -78,6 +78,13 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
          "interpreter's native frames; off: native frames only")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str(*f.python_stacks ? "on" : "off");
+  if (f.metrics_hz)
+    app.add_option(names("--metrics-hz", config_spellings), *f.metrics_hz,
+                   "GPU metrics (utilization, memory, power, clocks, throttling; GPM where supported) sampled per "
+                   "second through NVML or AMD's sysfs, 0 to " +
+                       std::to_string(kMetricsHzMax) + " (0: off)")
+        ->check(CLI::Range(0u, kMetricsHzMax))
+        ->capture_default_str();
   // Every value option defined here is one record's command splitter knows.
   auto added = app.get_options();
   for (size_t k = before; k < added.size(); ++k) {

@@ -29,6 +29,10 @@ inline constexpr uint32_t kStackCopyDefault = 16384, kStackCopyMax = 65536;
 // A collective some ranks entered and others not this long is a stall
 // (capture/nccl_watch.h); NCCL's own default watchdog in PyTorch waits 10 min.
 inline constexpr uint32_t kNcclStallDefaultS = 30, kNcclStallMaxS = 86400;
+// GPU metrics sampled per second (issue 19): 10 is Nsight Systems' and the
+// vendor exporters' usual rate and costs well under 0.1% of a core per GPU
+// (docs/performance.md); 0 turns the sampler off.
+inline constexpr uint32_t kMetricsHzDefault = 10, kMetricsHzMax = 100;
 
 // The capture options that take a value, as `gpuobs record` spells them: its
 // command splitter (cli/record.cpp) skips each one's value when it looks for
@@ -37,7 +41,7 @@ inline constexpr uint32_t kNcclStallDefaultS = 30, kNcclStallMaxS = 86400;
 // "--nccl-stall 2" was refused).
 inline constexpr const char* kCaptureValueOptions[] = {"--libcuda",     "--libhip", "--watch-dev",  "--ring-mb",
                                                        "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall",
-                                                       "--python-stacks"};
+                                                       "--python-stacks", "--metrics-hz"};
 
 // Where the parsed values go.
 struct CaptureOptionFields {
@@ -51,10 +55,11 @@ struct CaptureOptionFields {
   uint32_t* stack_copy = nullptr;
   uint32_t* nccl_stall_s = nullptr;
   bool* python_stacks = nullptr;
+  uint32_t* metrics_hz = nullptr;
 };
 
 // Adds --libcuda, --libhip, --watch-dev, --no-gpu-devices, --ring-mb,
-// --stack-depth, --unwind, --stack-copy, --nccl-stall and --python-stacks, range-checked (out-of-range
+// --stack-depth, --unwind, --stack-copy, --nccl-stall, --python-stacks and --metrics-hz, range-checked (out-of-range
 // values are refused, never clamped or wrapped). config_spellings: also
 // --ring_mb and the like, the keys of gpuobsd's config file.
 void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings);

@@ -107,6 +107,13 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   meta.python_stacks = eo.python_stacks;
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
+  if (opts.metrics_hz > 0) {
+    s->sampler_ = gpumetrics::MetricsSampler::create(opts.metrics_hz);
+    for (const auto& st : s->sampler_->statuses())
+      if (st.status != "ok") spdlog::debug("GPU metrics: {}: {}", st.source, st.status);
+    if (auto st = s->writer_->write_gpus(s->sampler_->gpus(), s->sampler_->statuses(), opts.metrics_hz); !st)
+      return fail(st.error());
+  }
   s->create_library_watch(opts);
   s->nccl_watch_ = std::make_unique<NcclWatch>(int64_t{opts.nccl_stall_s} * 1000000000);
   if (auto st = s->attach_plan(opts, parse_nvidia_version(host.nvidia_driver)); !st) return fail(st.error());
@@ -142,7 +149,14 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   if (auto st = s->engine_->start([self](const void* d, size_t n) { self->on_record(d, n); }); !st)
     return fail(st.error());
   s->writer_->start();
+  if (s->sampler_) s->sampler_->start();
   return s;
+}
+
+void Session::flush_gpu_samples() {
+  if (!sampler_) return;
+  sampler_->take(gpu_batch_);
+  writer_->push_gpu_samples(gpu_batch_);
 }
 
 void Session::hand_over() { writer_->push_many(out_); }
@@ -377,6 +391,7 @@ void Session::poll(int timeout_ms) {
   if (watch_) flush_library_watch();
   stacks_->tick();
   check_nccl_stalls();
+  flush_gpu_samples();
   // The losses counted so far reach the file with the next batch (at most
   // ~200 ms later): a capture cut short still says what it lost.
   if (auto now = std::chrono::steady_clock::now(); now - counters_pushed_ >= kCountersPushInterval) {
@@ -411,6 +426,14 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   // divided by the records, the ring bytes an event takes.
   out["ring_records"] = {records_, "userspace"};
   out["nccl_stalls"] = {nccl_stalls(), "userspace"};
+  if (sampler_) {
+    gpumetrics::SamplerStats g = sampler_->stats();
+    out["gpu_metric_ticks"] = {g.ticks, "userspace"};
+    out["gpu_metric_ticks_late"] = {g.late_ticks, "userspace"};
+    out["gpu_metric_query_errors"] = {g.query_errors, "userspace"};
+    out["gpu_metric_dropped"] = {g.dropped, "userspace"};
+    out["gpu_sampler_cpu_ns"] = {g.cpu_ns, "userspace"};
+  }
   out["ring_record_bytes"] = {record_bytes_, "userspace"};
   out["decode_short_records"] = {d.short_records, "userspace"};
   out["decode_unknown_types"] = {d.unknown_types, "userspace"};
@@ -520,6 +543,7 @@ Status Session::rotate(const std::string& path, int64_t segment) {
   // The old file is finished like any capture (every event pushed so far is
   // in it), then the new one takes over its live state.
   hand_over();
+  flush_gpu_samples();
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters()); !st)
     spdlog::warn("segment {}: {}", output_, st.error().message);
@@ -544,6 +568,8 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   auto drain_end = std::chrono::steady_clock::now() + drain_budget_;
   while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {}
   hand_over();
+  if (sampler_) sampler_->stop();
+  flush_gpu_samples();
   writer_->stop();
   if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) {
     Error e = st.error();

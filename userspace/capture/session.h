@@ -21,6 +21,7 @@
 #include "capture/nccl_watch.h"
 #include "common/result.h"
 #include "decode/decoder.h"
+#include "gpu_metrics/metrics_sampler.h"
 #include "loader/engine.h"
 #include "stacks/stack_resolver.h"
 #include "store/writer.h"
@@ -60,6 +61,8 @@ struct SessionOptions {
   uint32_t nccl_stall_s = kNcclStallDefaultS;
   // CPython frames in the stacks of Python processes (issue 18).
   bool python_stacks = true;
+  // GPU metrics sampled per second (issue 19, gpu_metrics/); 0: none.
+  uint32_t metrics_hz = kMetricsHzDefault;
 };
 
 struct SessionSummary {
@@ -117,6 +120,9 @@ class Session {
   // Batches lost (rolled back) by every file's writer of this session.
   // Collective stalls the NCCL watch has found (capture/nccl_watch.h).
   uint64_t nccl_stalls() const { return nccl_watch_ ? nccl_watch_->stalls_found() : 0; }
+  // The GPU metrics sampler (null with --metrics-hz 0): its GPUs, sources and
+  // latest values (gpuobsd's Prometheus page).
+  const gpumetrics::MetricsSampler* metrics_sampler() const { return sampler_.get(); }
   uint64_t failed_batches_total() const { return failed_batches_finished_ + writer_->stats().failed_batches; }
 
  private:
@@ -139,6 +145,8 @@ class Session {
   void flush_library_watch();
   // Once a second while NCCL communicators are known: stalls to the log and the writer.
   void check_nccl_stalls();
+  // GPU metric samples taken since the last poll, to the current writer.
+  void flush_gpu_samples();
   // Process origin (cgroup, container) read while the process is surely
   // alive: at start for every process, then at its first record, so the
   // writer (up to a batch later) has it even for short-lived processes.
@@ -193,6 +201,9 @@ class Session {
   // NCCL stall watch (fed on the polling thread, checked once a second).
   std::unique_ptr<NcclWatch> nccl_watch_;
   std::chrono::steady_clock::time_point nccl_checked_{};
+  // GPU metrics: the sampler thread and the batch its samples move through.
+  std::unique_ptr<gpumetrics::MetricsSampler> sampler_;
+  gpumetrics::SampleBatch gpu_batch_;
   // Last member: stopped and destroyed before the engine it uses.
   std::unique_ptr<LibraryWatch> watch_;
 };

@@ -60,6 +60,10 @@ class Stmt {
     sqlite3_bind_int64(s_, i, v);
     return *this;
   }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(s_, i, v);
+    return *this;
+  }
   Stmt& bind(int i, std::string_view v) {
     sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;

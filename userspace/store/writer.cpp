@@ -90,6 +90,7 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   if (auto st = w->strings_.prepare(d); !st) return st.error();
   if (auto st = w->api_.prepare(d, &w->strings_); !st) return st.error();
   if (auto st = w->nccl_.prepare(d, &w->strings_); !st) return st.error();
+  if (auto st = w->gpu_.prepare(d); !st) return st.error();
   CaptureWriter* self = w.get();
   if (auto st = w->launches_.prepare(d, &w->strings_,
                                      [self](int64_t pid, uint64_t fn) { return self->api_.name_of(pid, fn); });
@@ -121,6 +122,7 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
   st.bind(12, m.stack_depth).bind(13, to_string(m.unwind)).bind(14, m.stack_copy_bytes);
   st.bind(15, int64_t{m.python_stacks ? 1 : 0});
   launches_.set_capture_start(m.start_mono_ns);
+  start_mono_ns_ = m.start_mono_ns;
   driver_.set_nvidia_version(parse_nvidia_version(m.nvidia_driver));
   if (st.exec() != SQLITE_DONE) return make_error("cannot write capture metadata: " + db_.errmsg());
   return {};
@@ -160,6 +162,39 @@ void CaptureWriter::push_probes(std::vector<ProbeRow> rows) {
 void CaptureWriter::push_stall(NcclStall stall) {
   std::lock_guard lk(mu_);
   pending_stalls_.push_back(std::move(stall));
+}
+
+Status CaptureWriter::write_gpus(const std::vector<gpumetrics::GpuInfo>& gpus,
+                                 const std::vector<gpumetrics::SourceStatus>& sources, uint32_t hz) {
+  std::lock_guard lk(db_mu_);
+  return gpu_.write_gpus(gpus, sources, hz);
+}
+
+void CaptureWriter::push_gpu_samples(gpumetrics::SampleBatch& batch) {
+  if (batch.empty()) return;
+  {
+    std::lock_guard lk(mu_);
+    if (pending_gpu_.empty()) {
+      std::swap(pending_gpu_, batch);
+    } else {
+      auto append = [](auto& to, auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+      append(pending_gpu_.metrics, batch.metrics);
+      append(pending_gpu_.processes, batch.processes);
+      append(pending_gpu_.events, batch.events);
+    }
+  }
+  batch.clear();
+}
+
+// A few rows per GPU per tick, handed over every poll: one transaction per
+// hand-over, its failure counted as lost rows.
+void CaptureWriter::write_gpu_samples(gpumetrics::SampleBatch& batch) {
+  if (batch.empty()) return;
+  if (uint64_t lost = gpu_.write(batch, start_mono_ns_)) {
+    std::lock_guard lk(mu_);
+    stats_.failed_rows += lost;
+  }
+  batch.clear();
 }
 
 void CaptureWriter::push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns) {
@@ -237,6 +272,8 @@ Status CaptureWriter::continue_from(CaptureWriter& prev) {
   next_process_id_ = prev.next_process_id_;
   api_.carry_names_from(prev.api_);
   nccl_.carry_from(prev.nccl_);
+  if (prev.gpu_.has_gpus())
+    if (auto st = gpu_.carry_from(prev.gpu_); !st) spdlog::warn("{}: {}", path_, st.error().message);
   if (auto s = db_.exec("BEGIN"); !s) return s;
   // Built aside and kept only once COMMIT succeeds: after a ROLLBACK no row
   // of these ids exists here, and live_ must not claim they do.
@@ -316,6 +353,7 @@ void CaptureWriter::run() {
   std::vector<ProbeRow> probe_rows;
   std::vector<Detach> detached;
   std::vector<NcclStall> stalls;
+  gpumetrics::SampleBatch gpu;
   for (;;) {
     bool stop;
     size_t events;
@@ -328,6 +366,7 @@ void CaptureWriter::run() {
       probe_rows.swap(pending_probes_);
       detached.swap(pending_detached_);
       stalls.swap(pending_stalls_);
+      std::swap(gpu, pending_gpu_);
       stop = stopping_;
     }
     {
@@ -336,6 +375,7 @@ void CaptureWriter::run() {
       else write_counters_only();
       write_library_changes(probe_rows, detached);
       write_stalls(stalls);
+      write_gpu_samples(gpu);
     }
     // The chunks go back to the consumer empty, their capacity kept (a few:
     // a burst's many chunks are freed).
@@ -348,7 +388,9 @@ void CaptureWriter::run() {
     batch.clear();
     if (stop) {
       std::lock_guard lk(mu_);
-      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty() && pending_stalls_.empty()) return;
+      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty() && pending_stalls_.empty() &&
+          pending_gpu_.empty())
+        return;
     }
   }
 }

@@ -25,6 +25,7 @@
 #include "store/api_rows.h"
 #include "store/db.h"
 #include "store/driver_rows.h"
+#include "store/gpu_metric_rows.h"
 #include "store/launch_rows.h"
 #include "store/nccl_rows.h"
 #include "store/stack_rows.h"
@@ -100,6 +101,13 @@ class CaptureWriter {
   void push_probes(std::vector<ProbeRow> rows);
   // Run time (thread-safe): a stall the NCCL watch found; written with the next batch.
   void push_stall(NcclStall stall);
+  // Before start(): the GPUs the metrics sampler found and its sources
+  // (kept for the next segment, continue_from).
+  Status write_gpus(const std::vector<gpumetrics::GpuInfo>& gpus,
+                    const std::vector<gpumetrics::SourceStatus>& sources, uint32_t hz);
+  // Run time (thread-safe): GPU metric samples, moved out of batch (which
+  // comes back empty); written in a transaction of their own.
+  void push_gpu_samples(gpumetrics::SampleBatch& batch);
   void push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns);
   // Before start(): fills processes.cgroup / container_id.
   void set_origin_lookup(OriginLookup lookup) { origin_ = std::move(lookup); }
@@ -202,6 +210,7 @@ class CaptureWriter {
   };
   void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
   void write_stalls(std::vector<NcclStall>& stalls);
+  void write_gpu_samples(gpumetrics::SampleBatch& batch);
   int64_t process_for(uint32_t tgid);
   void note_thread(int64_t process_id, uint32_t tid, uint64_t ts);
   void on_proc(const ProcEvent& e);
@@ -224,6 +233,7 @@ class CaptureWriter {
   OriginLookup origin_;
   std::vector<ProbeRow> pending_probes_;  // guarded by mu_
   std::vector<NcclStall> pending_stalls_;  // guarded by mu_
+  gpumetrics::SampleBatch pending_gpu_;     // guarded by mu_
   std::vector<Detach> pending_detached_;  // guarded by mu_
   StringTable strings_;
   ApiRowWriter api_;
@@ -232,6 +242,8 @@ class CaptureWriter {
   StackRowWriter stacks_;
   std::atomic<uint64_t> definitions_lost_{0};
   DriverRowWriter driver_;
+  GpuMetricRowWriter gpu_;
+  int64_t start_mono_ns_ = 0;  // capture.start_mono_ns (write_meta)
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
   Stmt ins_counter_, upd_committed_;
   std::chrono::milliseconds max_backlog_;  // set from kMaxBacklog in create()

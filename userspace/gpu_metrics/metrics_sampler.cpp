@@ -1,0 +1,149 @@
+#include "gpu_metrics/metrics_sampler.h"
+
+#include <time.h>
+
+#include <chrono>
+
+#include "gpu_metrics/amd_sysfs_source.h"
+#include "gpu_metrics/nvml_library.h"
+#include "gpu_metrics/nvml_source.h"
+
+namespace gpuobs::gpumetrics {
+namespace {
+
+int64_t mono_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace
+
+std::unique_ptr<MetricsSampler> MetricsSampler::create(uint32_t hz) {
+  std::vector<std::unique_ptr<MetricSource>> sources;
+  std::vector<SourceStatus> absent;
+  uint32_t next = 0;
+  if (auto lib = NvmlLibrary::open(); lib.ok()) {
+    auto nv = std::make_unique<NvmlSource>(std::move(lib.value()), next);
+    next += static_cast<uint32_t>(nv->gpus().size());
+    sources.push_back(std::move(nv));
+  } else {
+    absent.push_back(SourceStatus{"nvml", "", lib.error().message, 0});
+  }
+  sources.push_back(std::make_unique<AmdSysfsSource>(AmdSysfsSource::default_root(), next));
+  return with_sources(hz, std::move(sources), std::move(absent));
+}
+
+std::unique_ptr<MetricsSampler> MetricsSampler::with_sources(uint32_t hz,
+                                                             std::vector<std::unique_ptr<MetricSource>> sources,
+                                                             std::vector<SourceStatus> absent) {
+  std::unique_ptr<MetricsSampler> s(new MetricsSampler());
+  s->hz_ = hz;
+  s->absent_ = std::move(absent);
+  for (auto& src : sources)
+    for (const auto& g : src->gpus()) s->gpus_.push_back(g);
+  s->sources_ = std::move(sources);
+  return s;
+}
+
+MetricsSampler::~MetricsSampler() { stop(); }
+
+std::vector<SourceStatus> MetricsSampler::statuses() const {
+  std::vector<SourceStatus> out = absent_;
+  for (const auto& s : sources_) out.push_back(s->status());
+  return out;
+}
+
+void MetricsSampler::start() {
+  if (hz_ == 0 || gpus_.empty() || thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void MetricsSampler::stop() {
+  {
+    std::lock_guard lk(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void MetricsSampler::run() {
+  const auto period = std::chrono::nanoseconds(1'000'000'000 / hz_);
+  auto next = std::chrono::steady_clock::now();
+  std::unique_lock lk(mu_);
+  while (!stopping_) {
+    lk.unlock();
+    tick(mono_now());
+    lk.lock();
+    next += period;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= next + period) {
+      // More than a whole period behind (a slow query, a stopped process):
+      // skip the missed ticks instead of firing them back to back.
+      stats_.late_ticks += static_cast<uint64_t>((now - next) / period);
+      next = now;
+    }
+    cv_.wait_until(lk, next, [this] { return stopping_; });
+  }
+}
+
+void MetricsSampler::tick(int64_t now_ns) {
+  scratch_.clear();
+  uint64_t errors = 0;
+  for (auto& s : sources_) {
+    s->sample(now_ns, scratch_);
+    errors += s->query_errors();
+  }
+  uint64_t cpu = thread_cpu_ns();
+  std::lock_guard lk(mu_);
+  stats_.ticks++;
+  stats_.query_errors = errors;
+  stats_.cpu_ns = cpu;
+  for (const auto& m : scratch_.metrics) {
+    bool found = false;
+    for (auto& l : latest_)
+      if (l.gpu == m.gpu && l.metric == m.metric) l.value = m.value, found = true;
+    if (!found) latest_.push_back(LatestValue{m.gpu, m.metric, m.value});
+  }
+  size_t held = outbox_.metrics.size() + outbox_.processes.size();
+  if (held > kMaxOutbox) {
+    stats_.dropped += scratch_.metrics.size() + scratch_.processes.size() + scratch_.events.size();
+    return;
+  }
+  outbox_.metrics.insert(outbox_.metrics.end(), scratch_.metrics.begin(), scratch_.metrics.end());
+  outbox_.processes.insert(outbox_.processes.end(), scratch_.processes.begin(), scratch_.processes.end());
+  outbox_.events.insert(outbox_.events.end(), scratch_.events.begin(), scratch_.events.end());
+}
+
+void MetricsSampler::take(SampleBatch& out) {
+  std::lock_guard lk(mu_);
+  if (out.empty()) {
+    std::swap(out, outbox_);
+    outbox_.clear();
+    return;
+  }
+  out.metrics.insert(out.metrics.end(), outbox_.metrics.begin(), outbox_.metrics.end());
+  out.processes.insert(out.processes.end(), outbox_.processes.begin(), outbox_.processes.end());
+  out.events.insert(out.events.end(), outbox_.events.begin(), outbox_.events.end());
+  outbox_.clear();
+}
+
+std::vector<LatestValue> MetricsSampler::latest() const {
+  std::lock_guard lk(mu_);
+  return latest_;
+}
+
+SamplerStats MetricsSampler::stats() const {
+  std::lock_guard lk(mu_);
+  return stats_;
+}
+
+}  // namespace gpuobs::gpumetrics

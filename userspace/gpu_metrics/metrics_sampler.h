@@ -1,0 +1,76 @@
+// The sampler thread: asks every source at a fixed rate (--metrics-hz) and
+// keeps what they said in an outbox the capture session empties into the
+// writer (on its polling thread, so a segment rotation never races it), and
+// the latest value of each GPU metric for gpuobsd's Prometheus page.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu_metrics/metric_source.h"
+
+namespace gpuobs::gpumetrics {
+
+struct SamplerStats {
+  uint64_t ticks = 0;
+  uint64_t late_ticks = 0;     // a tick that began a whole period late (the sampler could not keep the rate)
+  uint64_t query_errors = 0;   // failed queries, every source
+  uint64_t dropped = 0;        // samples lost because the outbox was not emptied (over kMaxOutbox)
+  uint64_t cpu_ns = 0;         // the sampler thread's own CPU time
+};
+
+struct LatestValue {
+  uint32_t gpu;
+  GpuMetric metric;
+  double value;
+};
+
+class MetricsSampler {
+ public:
+  // Finds the sources: NVML (loaded at run time) and AMD's sysfs. A source
+  // that has no GPU is kept only for its status (why it gives nothing).
+  static std::unique_ptr<MetricsSampler> create(uint32_t hz);
+  // Tests: these sources.
+  static std::unique_ptr<MetricsSampler> with_sources(uint32_t hz, std::vector<std::unique_ptr<MetricSource>> sources,
+                                                      std::vector<SourceStatus> absent);
+  ~MetricsSampler();
+
+  const std::vector<GpuInfo>& gpus() const { return gpus_; }
+  // Every source looked at, with or without GPUs, and those that did not load.
+  std::vector<SourceStatus> statuses() const;
+  void start();
+  // Stops the thread (idempotent).
+  void stop();
+  // Moves what was sampled since the last call into out (appended).
+  void take(SampleBatch& out);
+  std::vector<LatestValue> latest() const;
+  SamplerStats stats() const;
+  uint32_t hz() const { return hz_; }
+
+  static constexpr size_t kMaxOutbox = 1'000'000;
+
+ private:
+  MetricsSampler() = default;
+  void run();
+  void tick(int64_t now_ns);
+
+  uint32_t hz_ = 0;
+  std::vector<std::unique_ptr<MetricSource>> sources_;
+  std::vector<SourceStatus> absent_;
+  std::vector<GpuInfo> gpus_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  SampleBatch outbox_;             // guarded by mu_
+  std::vector<LatestValue> latest_;  // guarded by mu_
+  SamplerStats stats_;             // guarded by mu_
+  SampleBatch scratch_;            // the sampler thread's
+  std::thread thread_;
+};
+
+}  // namespace gpuobs::gpumetrics
