@@ -179,6 +179,8 @@ void print_summary(const RecordArgs& a, int status, const SessionSummary& sum) {
       (unsigned long long)sum.ioctls, (unsigned long long)sum.processes, (unsigned long long)sum.process_events,
       (unsigned long long)sum.dropped, (unsigned long long)sum.decode_errors, (unsigned long long)sum.store_failed,
       sum.probes_attached, sum.probes_planned, a.session.output.c_str(), sum.state.c_str());
+  if (!sum.gpu_metrics.empty())
+    std::fprintf(stderr, "gpuobs: GPU metrics: %s (gpuobs report gpu_sum)\n", terminal_safe(sum.gpu_metrics).c_str());
 }
 
 // Without -o: gpuobs-<command>-<YYYYMMDD-HHMMSS>.gpuobs in the current

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -143,6 +144,18 @@ int run_status(const StatusArgs& a) {
                 l.probes_failed);
   if (h->libraries.empty()) std::printf("  (none)\n");
   std::printf("GPU processes:  %zu\n", h->processes.size());
+  if (!h->gpu_metrics.empty()) {
+    std::printf("GPU metrics:    %s, %llu query errors\n", terminal_safe(h->gpu_metrics).c_str(),
+                static_cast<unsigned long long>(h->gpu_metric_query_errors));
+    // The few values people look at first; gpuobs report gpu_sum has them all.
+    for (const auto& g : h->gpus) {
+      std::string line;
+      for (const char* key : {"gpu_util_pct", "sm_active_pct", "mem_used_bytes", "power_mw", "temperature_c"})
+        for (const auto& [name, v] : g.metrics)
+          if (name == key) line += fmt::format("  {} {:g}", name, v);
+      std::printf("  %s %s:%s\n", terminal_safe(g.uuid).c_str(), terminal_safe(g.name).c_str(), line.c_str());
+    }
+  }
   std::printf("segment:        %s (%s)\n", terminal_safe(h->segment_path).c_str(),
               human_bytes(h->segment_bytes).c_str());
   std::printf("segments kept:  %llu (%s)\n", static_cast<unsigned long long>(h->segments),

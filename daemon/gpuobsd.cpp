@@ -133,6 +133,7 @@ class Daemon {
   void sync_counters();
   void reload();
   HealthSnapshot sample(Clock::time_point now);
+  void fill_gpu_health(HealthSnapshot& h) const;
   void publish(const HealthSnapshot& h);
 
   daemon::Config cfg_;
@@ -308,6 +309,21 @@ void Daemon::reload() {
   notify_.send("READY=1");
 }
 
+// The GPUs the sampler watches and their latest values (issue 19).
+void Daemon::fill_gpu_health(HealthSnapshot& h) const {
+  const gpumetrics::MetricsSampler* m = session_->metrics_sampler();
+  if (!m) {
+    h.gpu_metrics = "off (metrics_hz 0)";
+    return;
+  }
+  h.gpu_metrics = m->summary();
+  h.gpu_metric_query_errors = m->stats().query_errors;
+  for (const auto& g : m->gpus()) h.gpus.push_back(GpuHealth{g.uuid, g.name, {}});
+  for (const auto& v : m->latest())
+    if (v.gpu < h.gpus.size())
+      h.gpus[v.gpu].metrics.emplace_back(std::string(gpumetrics::metric_info(v.metric).name), v.value);
+}
+
 HealthSnapshot Daemon::sample(Clock::time_point now) {
   HealthSnapshot h;
   h.version = GPUOBS_VERSION;
@@ -331,6 +347,7 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   h.store_failed_batches = session_->failed_batches_total();
   h.emergency_deletions = emergency_deletions_;
   h.nccl_stalls = session_->nccl_stalls();
+  fill_gpu_health(h);
   if (metrics_) {
     MetricsServerStats m = metrics_->stats();
     h.metrics_connections = m.connections_active;

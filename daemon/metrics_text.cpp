@@ -97,6 +97,23 @@ std::string render_prometheus(const HealthSnapshot& s) {
     fmt::format_to(std::back_inserter(out), "gpuobs_process_device_memory_bytes{{{}}} {}\n", process_labels(p),
                    p.device_bytes_live);
 
+  // GPU metrics (issue 19): one series per GPU and metric; labels bounded by
+  // the GPUs of the host and the metric catalogue (gpu_metrics/metric_catalogue.cpp).
+  family(out, "gpuobs_gpu_info", "gauge", "Always 1 for each GPU the metrics sampler watches; labels name it.");
+  for (const auto& g : s.gpus)
+    fmt::format_to(std::back_inserter(out), "gpuobs_gpu_info{{gpu=\"{}\",name=\"{}\"}} 1\n",
+                   escape_label_value(g.uuid), escape_label_value(g.name));
+  family(out, "gpuobs_gpu_metric", "gauge",
+         "The latest sampled value of a GPU metric (metric label: name as in gpuobs report gpu_sum, unit in its "
+         "suffix; clocks_event_reasons is NVML's throttle reason bit set).");
+  for (const auto& g : s.gpus)
+    for (const auto& [name, v] : g.metrics)
+      fmt::format_to(std::back_inserter(out), "gpuobs_gpu_metric{{gpu=\"{}\",metric=\"{}\"}} {}\n",
+                     escape_label_value(g.uuid), escape_label_value(name), v);
+  family(out, "gpuobs_gpu_metric_query_errors_total", "counter",
+         "GPU metric queries that failed (NVML errors other than not supported, unreadable sysfs files).");
+  sample(out, "gpuobs_gpu_metric_query_errors_total", s.gpu_metric_query_errors);
+
   family(out, "gpuobs_segment_bytes", "gauge", "Size on disk of the capture segment being written (database and WAL).");
   sample(out, "gpuobs_segment_bytes", s.segment_bytes);
   family(out, "gpuobs_segments", "gauge", "Capture segments kept on disk.");

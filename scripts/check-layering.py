@@ -28,7 +28,9 @@ LAYERS = [
     ["stacks"],
     # Peers: the loader attaches probes and hands out ring bytes, the decoder
     # reads them; neither needs the other (the tables both read are the catalogue's).
-    ["decode", "loader"],
+    # gpu_metrics (NVML, AMD sysfs, the sampler) needs only common; the store writes its samples.
+    # gpu_time (the CUPTI activity file, its reader and the join; docs/gpu_time.md) needs only common.
+    ["decode", "loader", "gpu_metrics", "gpu_time"],
     ["store"],
     ["capture", "report", "replay", "daemon_state"],
     ["export"],
@@ -36,7 +38,9 @@ LAYERS = [
     # (daemon_state), never in one binary's directory.
     ["daemon", "cli"],
     # The bundled CUDA example: it includes nothing of ours; tests/gpu builds its PTX in.
-    ["examples"],
+    # inject: the CUPTI injection library (inject/cupti/), loaded into the traced program; it
+    # includes only gpu_time/activity_format.h. Nothing includes it.
+    ["examples", "inject"],
     # Tests and benchmarks: programs over the whole tree. A benchmark may reuse
     # a test workload's header (bench/pipeline_bench.cpp: its launch truth);
     # nothing includes a benchmark.
@@ -52,7 +56,7 @@ ALLOWED: set = set()
 
 # Where the files are read from, and the include directories CMake gives them
 # (besides the including file's own directory), in search order.
-SCAN = ["bpf", "userspace", "cli", "daemon", "examples", "bench", "tests"]
+SCAN = ["bpf", "userspace", "cli", "daemon", "examples", "inject", "bench", "tests"]
 INCLUDE_DIRS = ["userspace", ".", "bpf", "bpf/vmlinux", "daemon", "tests", "tests/unit", "tests/integration",
                 "tests/fuzz"]
 # Headers generated at build time, by the room whose build makes them.

@@ -3,10 +3,12 @@
 #  - without metrics_listen the daemon has no listening socket;
 #  - with --metrics-listen 127.0.0.1:PORT, Prometheus (scrape every 1 s) must
 #    show up == 1 and exactly the launches a workload of user nobody made, on
-#    a series labelled with its pid and comm.
-# usage: daemon_metrics_test.sh GPUOBSD FAKE_LIBCUDA   (root, BPF)
+#    a series labelled with its pid and comm;
+#  - the GPU metrics sampler (issue 19), reading the fake NVML: one
+#    gpuobs_gpu_info per GPU and gpuobs_gpu_metric with the fake's values.
+# usage: daemon_metrics_test.sh GPUOBSD FAKE_LIBCUDA FAKE_NVML_DIR   (root, BPF)
 set -euo pipefail
-gpuobsd=$1 fake=$2
+gpuobsd=$1 fake=$2 fake_nvml_dir=$3
 n=50
 tmp=$(mktemp -d /tmp/gpuobs-dmetrics.XXXXXX)
 chmod 0755 "$tmp"
@@ -31,9 +33,9 @@ kill -0 $d1 2>/dev/null || fail "gpuobsd (default) exited"
 [[ -z $(listening $d1) ]] || fail "gpuobsd listens without metrics_listen: $(listening $d1)"
 kill -TERM $d1; wait $d1 || fail "gpuobsd (default) exit status $?"
 
-# 2. With the endpoint.
+# 2. With the endpoint (and the fake NVML, two GPUs, sampled at 20 Hz).
 mport=$(free_port)
-"$gpuobsd" "${common[@]}" --state-dir "$tmp/s2" --status-file "$tmp/s2.json" --metrics-listen "127.0.0.1:$mport" \
+LD_LIBRARY_PATH="$fake_nvml_dir" "$gpuobsd" "${common[@]}" --metrics-hz 20 --state-dir "$tmp/s2" --status-file "$tmp/s2.json" --metrics-listen "127.0.0.1:$mport" \
   >"$tmp/daemon.log" 2>&1 &
 d=$!; pids+=($d)
 for _ in $(seq 50); do [[ -n $(listening $d) ]] && break; sleep 0.1; done
@@ -80,5 +82,19 @@ done
 [[ $up == " 1" ]] || fail "prometheus: up is '$up', want 1"
 [[ $l == "$want_l" ]] || fail "prometheus: launches of pid $w are '$l', want '$want_l'"
 echo "prometheus: up 1; gpuobs_process_launches_total{$want_l}"
+# The fake NVML's values (tests/fakes/fake_libnvidia_ml.c): GPU i draws 100000 + 1000 i mW at 40 + i C.
+g=
+for _ in $(seq 40); do
+  g=$(query 'gpuobs_gpu_metric{metric=~"power_mw|temperature_c"}' | sort | tr '\n' ' ')
+  [[ -n $g ]] && break
+  sleep 0.25
+done
+want_g="gpu=GPU-fake-0000-0000,metric=power_mw 100000 gpu=GPU-fake-0000-0000,metric=temperature_c 40 \
+gpu=GPU-fake-0000-0001,metric=power_mw 101000 gpu=GPU-fake-0000-0001,metric=temperature_c 41 "
+[[ $g == "$want_g" ]] || fail "prometheus: GPU metrics are '$g', want '$want_g'"
+info=$(query 'gpuobs_gpu_info' | sort | tr '\n' ' ')
+[[ $info == "gpu=GPU-fake-0000-0000,name=Fake H100 0 1 gpu=GPU-fake-0000-0001,name=Fake H100 1 1 " ]] ||
+  fail "prometheus: gpuobs_gpu_info is '$info'"
+echo "prometheus: $g"
 procs=$(query 'gpuobs_gpu_processes')
 [[ ${procs##* } -ge 1 ]] || fail "gpuobs_gpu_processes is '$procs'"

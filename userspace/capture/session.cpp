@@ -593,6 +593,13 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == ProbeStatus::attached;
   s.state = kStateComplete;
+  if (sampler_) {
+    gpumetrics::SamplerStats g = sampler_->stats();
+    s.gpu_metrics = sampler_->summary();
+    if (!sampler_->gpus().empty())
+      s.gpu_metrics += ": " + std::to_string(g.ticks) + " samples, " + std::to_string(g.query_errors) +
+                       " failed queries";
+  }
   if (watch_) {
     // Libraries found where processes mapped them count too (record's
     // summary would say "0/0" for a libcuda found through LD_LIBRARY_PATH).

@@ -76,6 +76,8 @@ struct SessionSummary {
   uint64_t with_stack = 0;  // events that carried a stack
   int probes_attached = 0, probes_planned = 0;
   std::string state;  // capture.state: "complete" once the end is written
+  // GPU metrics: "2 GPUs (nvml: ...), 10 Hz: 51 samples" or why none; empty with --metrics-hz 0.
+  std::string gpu_metrics;
 };
 
 class Session {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuobs {
@@ -22,6 +23,12 @@ struct LibraryHealth {
   std::string path;  // as attached (may be /proc/PID/root/...)
   uint64_t dev = 0, inode = 0;
   int probes_attached = 0, probes_failed = 0;
+};
+
+// A GPU the metrics sampler watches, with its latest values (issue 19).
+struct GpuHealth {
+  std::string uuid, name;
+  std::vector<std::pair<std::string, double>> metrics;  // metric name -> latest value
 };
 
 struct HealthSnapshot {
@@ -48,6 +55,10 @@ struct HealthSnapshot {
   uint64_t metrics_connections = 0;          // metrics connections open now
   uint64_t metrics_connections_refused = 0;  // over the cap or short of fds: 503 and closed
   uint64_t metrics_accept_backoffs = 0;      // failed accepts (EMFILE, ...) waited out
+  // GPU metrics (issue 19): what the sampler watches, or why nothing.
+  std::vector<GpuHealth> gpus;
+  std::string gpu_metrics;                   // "2 GPUs (nvml), 10 Hz" / "off" / "none: ..."
+  uint64_t gpu_metric_query_errors = 0;
 };
 
 }  // namespace gpuobs

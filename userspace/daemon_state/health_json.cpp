@@ -17,6 +17,12 @@ nlohmann::json to_json(const HealthSnapshot& h) {
                      {"launches", p.launches},
                      {"bytes_copied", p.bytes_copied},
                      {"device_bytes_live", p.device_bytes_live}});
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : h.gpus) {
+    nlohmann::json m = nlohmann::json::object();
+    for (const auto& [name, v] : g.metrics) m[name] = v;
+    gpus.push_back({{"uuid", g.uuid}, {"name", g.name}, {"metrics", m}});
+  }
   return {{"version", h.version},
           {"pid", h.pid},
           {"started_unix_s", h.started_unix_s},
@@ -37,7 +43,10 @@ nlohmann::json to_json(const HealthSnapshot& h) {
           {"store_failed_batches", h.store_failed_batches},
           {"metrics_connections", h.metrics_connections},
           {"metrics_connections_refused", h.metrics_connections_refused},
-          {"metrics_accept_backoffs", h.metrics_accept_backoffs}};
+          {"metrics_accept_backoffs", h.metrics_accept_backoffs},
+          {"gpus", gpus},
+          {"gpu_metrics", h.gpu_metrics},
+          {"gpu_metric_query_errors", h.gpu_metric_query_errors}};
 }
 
 Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
@@ -72,6 +81,15 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
     h.metrics_connections = j.value("metrics_connections", uint64_t{0});
     h.metrics_connections_refused = j.value("metrics_connections_refused", uint64_t{0});
     h.metrics_accept_backoffs = j.value("metrics_accept_backoffs", uint64_t{0});
+    // Added in issue 19.
+    if (j.contains("gpus"))
+      for (const auto& g : j.at("gpus")) {
+        GpuHealth gh{g.at("uuid").get<std::string>(), g.at("name").get<std::string>(), {}};
+        for (const auto& [k, v] : g.at("metrics").items()) gh.metrics.emplace_back(k, v.get<double>());
+        h.gpus.push_back(std::move(gh));
+      }
+    h.gpu_metrics = j.value("gpu_metrics", std::string());
+    h.gpu_metric_query_errors = j.value("gpu_metric_query_errors", uint64_t{0});
     return h;
   } catch (const nlohmann::json::exception& e) {
     return make_error(std::string("malformed status file: ") + e.what(), "", 2);

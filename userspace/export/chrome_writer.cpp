@@ -49,7 +49,7 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
     size_t i = t.uuid - 1;
     pid[i] = t.pid;
     tid[i] = t.kind == TrackKind::lane ? kLaneTidBase + static_cast<uint32_t>(t.uuid) : t.tid;
-    if (t.kind == TrackKind::process)
+    if (t.kind == TrackKind::process || t.kind == TrackKind::gpu)
       w.write({{"ph", "M"}, {"name", "process_name"}, {"pid", t.pid}, {"args", {{"name", t.name}}}});
     else if (t.kind == TrackKind::thread || t.kind == TrackKind::lane)
       w.write({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid[i]}, {"tid", tid[i]}, {"args", {{"name", t.name}}}});
@@ -59,6 +59,10 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
     if (e.phase == TraceEvent::counter) {
       const CounterPoint& c = L.counters[e.index];
       const Track& t = L.tracks[c.track - 1];
+      if (t.kind == TrackKind::gpu_counter) {
+        w.write({{"ph", "C"}, {"name", t.name}, {"pid", t.pid}, {"args", {{"value", c.real}}}}, "ts", c.ts_ns);
+        continue;
+      }
       const char* key = t.kind == TrackKind::memory_counter ? "bytes" : "depth";
       w.write({{"ph", "C"}, {"name", t.name}, {"pid", t.pid}, {"args", {{key, c.value}}}}, "ts", c.ts_ns);
       continue;

@@ -68,6 +68,17 @@ void describe(const Track& t, pb::TrackDescriptor* d) {
             "GPU queue replayed from the host's calls: each slice spans the window in which the "
             "operation can have run (earliest start, latest end), not a measured execution");
       break;
+    case TrackKind::gpu:
+      // A process of its own: Perfetto's UI lists it with the host's processes.
+      d->mutable_process()->set_pid(static_cast<int32_t>(t.pid));
+      d->mutable_process()->set_process_name(t.name);
+      break;
+    case TrackKind::gpu_counter:
+      d->set_parent_uuid(t.parent);
+      d->set_name(t.name);
+      d->set_description("sampled by gpuobs's GPU metrics sampler (NVML or AMD sysfs); holds until the next sample");
+      d->mutable_counter();  // a counter track; its unit is in the name
+      break;
     case TrackKind::memory_counter:
     case TrackKind::depth_counter:
       d->set_parent_uuid(t.parent);
@@ -115,7 +126,8 @@ Status write_perfetto(const TraceLayout& L, std::ostream& out) {
       const CounterPoint& c = L.counters[e.index];
       ev->set_type(pb::TrackEvent::TYPE_COUNTER);
       ev->set_track_uuid(c.track);
-      ev->set_counter_value(c.value);
+      if (L.tracks[c.track - 1].kind == TrackKind::gpu_counter) ev->set_double_counter_value(c.real);
+      else ev->set_counter_value(c.value);
       w.write(p);
       continue;
     }

@@ -159,6 +159,29 @@ Result<Timeline> load_timeline(Db& db) {
     }
     if (rc != SQLITE_DONE) return query_error(db, "memory_timeline");
   }
+  {
+    // GPU metrics (schema 19; an older capture reads empty views). The
+    // clocks-event flags are a bit set, not a level: drawn as the number.
+    Stmt g(db.get(), "SELECT id, name FROM gpus ORDER BY id");
+    if (!g.valid()) return query_error(db, "gpus");
+    while (g.step() == SQLITE_ROW) {
+      const unsigned char* name = sqlite3_column_text(g.get(), 1);
+      int64_t id = sqlite3_column_int64(g.get(), 0);
+      t.gpus.push_back(GpuTrackInfo{id, "GPU " + std::to_string(id) +
+                                            (name ? std::string(": ") + reinterpret_cast<const char*>(name) : "")});
+    }
+    Stmt st(db.get(),
+            "SELECT gpu_id, metric || ' (' || unit || ')', ts_mono_ns, value FROM gpu_metrics"
+            " ORDER BY gpu_id, metric, ts_mono_ns");
+    if (!st.valid()) return query_error(db, "gpu_metrics");
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      t.gpu_samples.push_back(GpuSample{sqlite3_column_int64(s, 0), intern(sqlite3_column_text(s, 1)),
+                                        sqlite3_column_int64(s, 2), sqlite3_column_double(s, 3)});
+    }
+    if (rc != SQLITE_DONE) return query_error(db, "gpu_metrics");
+  }
   if (t.end_ns == 0) {
     for (auto& c : t.calls) t.end_ns = std::max(t.end_ns, c.ts_ns + c.dur_ns.value_or(0));
     for (auto& m : t.memory) t.end_ns = std::max(t.end_ns, m.ts_ns);

@@ -54,11 +54,26 @@ struct MemorySample {
   int64_t live_bytes = 0;
 };
 
+// A GPU the metrics sampler found (schema 19), and one of its samples: a
+// metric's value from ts_ns until its next sample.
+struct GpuTrackInfo {
+  int64_t gpu_id = 0;
+  std::string name;  // "GPU 1: NVIDIA H100 80GB HBM3"
+};
+struct GpuSample {
+  int64_t gpu_id = 0;
+  uint32_t metric = 0;  // index into Timeline::strings: "sm_active_pct (%)"
+  int64_t ts_ns = 0;
+  double value = 0;
+};
+
 struct Timeline {
   std::vector<std::string> strings{""};  // [0] = "": interned names
   std::vector<ProcessInfo> processes;    // every process of the capture, by id
   std::vector<HostCall> calls;           // ordered by (ts, table, row id)
   std::vector<MemorySample> memory;      // ordered by (process, ts); one sample per instant
+  std::vector<GpuTrackInfo> gpus;        // by id
+  std::vector<GpuSample> gpu_samples;    // ordered by (gpu, metric, ts)
   int64_t start_ns = 0, end_ns = 0;      // capture start and end (end: last event if the capture is open)
 };
 

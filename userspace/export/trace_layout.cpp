@@ -28,6 +28,7 @@ class Builder {
     add_host_calls();
     add_queues();
     add_memory();
+    add_gpu_metrics();
     sort_and_nest();
     return std::move(L_);
   }
@@ -321,6 +322,27 @@ class Builder {
                  .first;
       }
       L_.counters.push_back(CounterPoint{it->second, m.ts_ns, m.live_bytes});
+    }
+  }
+
+  // One track per GPU, a counter track per metric under it (schema 19).
+  void add_gpu_metrics() {
+    std::map<int64_t, uint64_t> gpu_track;
+    for (auto& g : t_.gpus)
+      gpu_track[g.gpu_id] = add_track(TrackKind::gpu, 0, g.name, kGpuPidBase + static_cast<uint32_t>(g.gpu_id));
+    std::map<std::pair<int64_t, uint32_t>, uint64_t> metric_track;
+    for (auto& m : t_.gpu_samples) {
+      auto key = std::make_pair(m.gpu_id, m.metric);
+      auto it = metric_track.find(key);
+      if (it == metric_track.end()) {
+        auto g = gpu_track.find(m.gpu_id);
+        if (g == gpu_track.end()) continue;  // a sample of a GPU without a row: nothing to hang it on
+        it = metric_track
+                 .emplace(key, add_track(TrackKind::gpu_counter, g->second, L_.strings[m.metric],
+                                         L_.tracks[g->second - 1].pid))
+                 .first;
+      }
+      L_.counters.push_back(CounterPoint{it->second, m.ts_ns, static_cast<int64_t>(m.value), m.value});
     }
   }
 

@@ -13,7 +13,10 @@
 
 namespace gpuobs::exporter {
 
-enum class TrackKind : uint8_t { process, thread, stream, lane, memory_counter, depth_counter };
+// gpu: a GPU the metrics sampler found (drawn like a process, pid
+// kGpuPidBase + its id); gpu_counter: one of its metrics.
+enum class TrackKind : uint8_t { process, thread, stream, lane, memory_counter, depth_counter, gpu, gpu_counter };
+inline constexpr uint32_t kGpuPidBase = 1u << 29;
 
 struct Track {
   uint64_t uuid = 0;    // 1-based index into TraceLayout::tracks
@@ -44,6 +47,7 @@ struct CounterPoint {
   uint64_t track = 0;
   int64_t ts_ns = 0;
   int64_t value = 0;
+  double real = 0;  // gpu_counter tracks: the metric's value (percentages have fractions)
 };
 
 struct TraceLayout {

@@ -63,7 +63,10 @@ AmdSysfsSource::AmdSysfsSource(std::string drm_root, uint32_t first_index) : roo
     std::string unique = first_line(device + "/unique_id");
     g.uuid = unique.empty() ? g.pci_bus_id : unique;
     g.name = first_line(device + "/product_name");
-    if (g.name.empty()) g.name = "AMD GPU " + first_line(device + "/device");
+    if (g.name.empty()) {
+      std::string id = first_line(device + "/device");
+      g.name = id.empty() ? "AMD GPU" : "AMD GPU " + id;
+    }
     g.driver = first_line(device + "/driver/module/version");
     if (g.driver.empty()) g.driver = "amdgpu";
     double total = 0;

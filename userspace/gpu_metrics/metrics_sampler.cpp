@@ -60,6 +60,18 @@ std::vector<SourceStatus> MetricsSampler::statuses() const {
   return out;
 }
 
+std::string MetricsSampler::summary() const {
+  std::string parts;
+  for (const auto& st : statuses()) {
+    if (gpus_.empty() || st.gpus > 0)
+      parts += (parts.empty() ? "" : "; ") + st.source + ": " +
+               (st.gpus > 0 ? (st.library.empty() ? st.status : st.library) : st.status);
+  }
+  if (gpus_.empty()) return "no GPU (" + parts + ")";
+  return std::to_string(gpus_.size()) + (gpus_.size() == 1 ? " GPU (" : " GPUs (") + parts + "), " +
+         std::to_string(hz_) + " Hz";
+}
+
 void MetricsSampler::start() {
   if (hz_ == 0 || gpus_.empty() || thread_.joinable()) return;
   thread_ = std::thread([this] { run(); });

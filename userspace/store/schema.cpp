@@ -236,9 +236,9 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
 
 namespace {
 
-// A capture of schema 10 to 17 read by this build: no NCCL tables (17): empty
+// A capture of schema 10 to 18 read by this build: no NCCL tables (17): empty
 // views stand in for them; no Python frames (18): frames.kind reads 'native'
-// and stacks.python_end NULL; the columns later migrations
+// and stacks.python_end NULL; no GPU metrics (19): empty views; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -282,6 +282,30 @@ void present_as_current(Db& db, int64_t version) {
       if (auto s = db.exec(sql); !s)
         spdlog::warn("cannot present the schema-{} capture's stacks as schema {}: {}", version, schema_version(),
                      s.error().message);
+  }
+  if (version < 19) {
+    // No GPU metrics before 19: empty tables and views of the same columns,
+    // so gpu_sum, gpu_procs and users' SQL answer "no rows".
+    const char* empty[] = {
+        ("CREATE TEMP VIEW gpus AS SELECT NULL AS id, NULL AS vendor, NULL AS uuid, NULL AS name,"
+         " NULL AS pci_bus_id, NULL AS driver, NULL AS memory_total_bytes, NULL AS gpm WHERE 0"),
+        "CREATE TEMP VIEW gpu_metric_names AS SELECT NULL AS id, NULL AS name, NULL AS unit, NULL AS description WHERE 0",
+        "CREATE TEMP VIEW gpu_throttle_reasons AS SELECT NULL AS bit, NULL AS name WHERE 0",
+        ("CREATE TEMP VIEW gpu_sources AS SELECT NULL AS source, NULL AS library, NULL AS status, NULL AS gpus,"
+         " NULL AS hz WHERE 0"),
+        ("CREATE TEMP VIEW gpu_sample_rows AS SELECT NULL AS t_ns, NULL AS gpu_id, NULL AS metric_id,"
+         " NULL AS value WHERE 0"),
+        ("CREATE TEMP VIEW gpu_process_rows AS SELECT NULL AS t_ns, NULL AS gpu_id, NULL AS pid,"
+         " NULL AS sm_util_pct, NULL AS mem_util_pct, NULL AS memory_bytes, NULL AS gone WHERE 0"),
+        "CREATE TEMP VIEW gpu_events AS SELECT NULL AS ts_mono_ns, NULL AS gpu_id, NULL AS kind, NULL AS code WHERE 0",
+        ("CREATE TEMP VIEW gpu_metrics AS SELECT NULL AS ts_mono_ns, NULL AS until_mono_ns, NULL AS gpu_id,"
+         " NULL AS gpu_uuid, NULL AS metric, NULL AS unit, NULL AS value WHERE 0"),
+        ("CREATE TEMP VIEW gpu_process_metrics AS SELECT NULL AS ts_mono_ns, NULL AS until_mono_ns,"
+         " NULL AS gpu_id, NULL AS gpu_uuid, NULL AS pid, NULL AS process_id, NULL AS sm_util_pct,"
+         " NULL AS mem_util_pct, NULL AS memory_bytes, NULL AS gone WHERE 0")};
+    for (const char* sql : empty)
+      if (auto s = db.exec(sql); !s)
+        spdlog::warn("cannot present the schema-{} capture's GPU metric tables: {}", version, s.error().message);
   }
   if (version >= 18) {
     (void)db.exec("PRAGMA query_only = 1");
@@ -344,7 +368,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 18) present_as_current(*db, *ver);
+  if (*ver < 19) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

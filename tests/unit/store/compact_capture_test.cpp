@@ -465,6 +465,36 @@ TEST(OlderCapture, Schema17ReadsAsIfEveryFrameWereNative) {
   EXPECT_EQ(gpuobs_cli("stacks " + path).first, 0);
 }
 
+// Schema 18 (the last before GPU metrics): the GPU metric tables and views
+// read as empty, so gpu_sum, gpu_procs and the exports answer with no rows
+// instead of "no such table".
+TEST(OlderCapture, Schema18HasEmptyGpuMetrics) {
+  TempDir dir;
+  auto path = dir.file("v18.gpuobs");
+  {
+    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 18).ok());
+    ASSERT_TRUE(db->exec("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns,"
+                         " end_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 7, 'record', 'h', 'k',"
+                         " 1000, 3000000000, 0, 4096);")
+                    .ok())
+        << db->errmsg();
+  }
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  for (const char* t : {"gpus", "gpu_metric_names", "gpu_throttle_reasons", "gpu_sources", "gpu_sample_rows",
+                        "gpu_process_rows", "gpu_events", "gpu_metrics", "gpu_process_metrics"})
+    EXPECT_EQ(scalar(*db, std::string("SELECT count(*) FROM ") + t), 0) << t;
+  for (const char* r : {"gpu_sum", "gpu_procs"}) {
+    auto [rc, out] = gpuobs_cli(std::string("report ") + r + " --format csv " + path);
+    EXPECT_EQ(rc, 0) << r << ": " << out;
+    EXPECT_EQ(out.find('\n'), out.rfind('\n')) << r << ": a header and no rows: " << out;
+  }
+  EXPECT_EQ(gpuobs_cli("export perfetto -o " + dir.file("t.pftrace") + " " + path).first, 0);
+  EXPECT_EQ(gpuobs_cli("export chrome -o " + dir.file("t.json") + " " + path).first, 0);
+}
+
 TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
   TempDir dir;
   auto path = dir.file("x.gpuobs");
