@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 19, part 1 on a lent NVIDIA host (as root, from the repo root):
+#   1. the sampler's own CPU cost (bench/metrics_bench.cpp): 10 Hz, the
+#      host's GPU asked 8 times per tick (8 GPUs' worth) and once;
+#   2. torch_busy.py (matmul / idle / stream phases) under gpuobs record
+#      with nvidia-smi sampling at 100 ms in the same run: per-phase means
+#      compared (bench/h100/metrics_check.py), gpu_sum, gpu_procs;
+#   3. the 4-stream example recorded: gpu_sum;
+#   4. gpuobsd with the Prometheus endpoint: the GPU gauges;
+#   5. the exports: the GPU's counter tracks in the Chrome JSON.
+set -uo pipefail
+B=${B:-.device-build}
+PY=${PY:-$( [ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-/usr/local/nvidia/lib64}
+[ -d /sys/kernel/tracing/events/syscalls ] || mount -t tracefs tracefs /sys/kernel/tracing
+nvidia-smi -L; nproc
+PART=${PART:-all}
+if [ "$PART" = all ] || [ "$PART" = bench ]; then
+  echo "=== 1. sampler cost"
+  "$B/metrics_bench" --seconds "${BENCH_S:-20}" --hz 10 --replicas 8
+  "$B/metrics_bench" --seconds "${BENCH_S:-20}" --hz 10 --replicas 1
+fi
+if [ "$PART" = all ] || [ "$PART" = busy ]; then
+  echo "=== 2. torch_busy.py under gpuobs record, nvidia-smi alongside"
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,power.draw,clocks.sm,memory.used --format=csv,noheader,nounits \
+    -lms 100 > /tmp/smi.csv &
+  smi=$!
+  "$B/gpuobs" record -f -o /tmp/busy.gpuobs -- "$PY" bench/h100/torch_busy.py /tmp/busy.json "${PHASE_S:-4}" 2>&1 | tail -3
+  kill $smi; wait $smi 2>/dev/null
+  "$PY" bench/h100/metrics_check.py /tmp/busy.gpuobs /tmp/smi.csv /tmp/busy.json
+  COLUMNS=200 "$B/gpuobs" report gpu_sum /tmp/busy.gpuobs
+  COLUMNS=250 "$B/gpuobs" report gpu_procs /tmp/busy.gpuobs
+  "$B/gpuobs" sql "SELECT * FROM gpus" /tmp/busy.gpuobs
+  "$B/gpuobs" sql "SELECT * FROM gpu_sources" /tmp/busy.gpuobs
+  "$B/gpuobs" sql "SELECT name, value FROM counters WHERE name LIKE 'gpu_%'" /tmp/busy.gpuobs
+  "$B/gpuobs" sql "SELECT count(*) AS rows, (SELECT count(*) FROM gpu_process_rows) AS process_rows FROM gpu_sample_rows" /tmp/busy.gpuobs
+  ls -l /tmp/busy.gpuobs
+fi
+if [ "$PART" = all ] || [ "$PART" = streams ]; then
+  echo "=== 3. cuda_streams recorded"
+  "$B/gpuobs" record -f -o /tmp/streams.gpuobs -- "$B/cuda_streams" --launches 20000 --streams 4 2>&1 | tail -2
+  COLUMNS=200 "$B/gpuobs" report gpu_sum /tmp/streams.gpuobs | head -20
+fi
+if [ "$PART" = all ] || [ "$PART" = daemon ]; then
+  echo "=== 4. gpuobsd's Prometheus GPU gauges"
+  "$B/gpuobsd" --config /dev/null --state-dir /tmp/gd --status-file /tmp/gd.json --metrics-listen 127.0.0.1:9464 \
+    > /tmp/gd.log 2>&1 &
+  d=$!
+  sleep 4
+  curl -s http://127.0.0.1:9464/metrics | grep -E '^gpuobs_gpu' | head -40
+  "$B/gpuobs" status --status-file /tmp/gd.json 2>&1 | grep -A3 "GPU metrics" || true
+  kill -TERM $d; wait $d
+fi
+if [ "$PART" = all ] || [ "$PART" = export ]; then
+  echo "=== 5. export"
+  "$B/gpuobs" export chrome -f -o /tmp/busy.json.trace /tmp/busy.gpuobs && "$PY" -c '
+import json, collections
+ev = json.load(open("/tmp/busy.json.trace"))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+c = collections.Counter((names.get(e["pid"], e["pid"]), e["name"]) for e in ev if e.get("ph") == "C" and e["pid"] >= 1 << 29)
+for k, n in sorted(c.items()): print(k, n)'
+fi
