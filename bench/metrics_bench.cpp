@@ -8,7 +8,9 @@
 //   metrics_bench [--seconds 30] [--hz 10] [--replicas 8]
 #include <CLI/CLI.hpp>
 
+#include <array>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <thread>
 
@@ -39,7 +41,8 @@ struct Run {
   double seconds = 0;
 };
 
-Run run(std::unique_ptr<MetricsSampler> s, double seconds) {
+// before_stop: read the sources' own figures while they still exist.
+Run run(std::unique_ptr<MetricsSampler> s, double seconds, const std::function<void()>& before_stop = {}) {
   auto t0 = std::chrono::steady_clock::now();
   s->start();
   SampleBatch b;
@@ -52,6 +55,7 @@ Run run(std::unique_ptr<MetricsSampler> s, double seconds) {
     b.clear();
   }
   s->stop();
+  if (before_stop) before_stop();
   Run r{s->stats(), samples, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   return r;
 }
@@ -69,6 +73,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::unique_ptr<MetricSource>> sources;
+  std::vector<NvmlSource*> nvml_sources;  // profiled: the CPU time of each query
   uint32_t gpus = 0;
   for (uint32_t r = 0; r < replicas; ++r) {
     auto lib = NvmlLibrary::open();
@@ -77,6 +82,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     auto src = std::make_unique<NvmlSource>(std::move(lib.value()), gpus);
+    src->set_profile(true);
+    nvml_sources.push_back(src.get());
     gpus += static_cast<uint32_t>(src->gpus().size());
     if (r == 0)
       for (const auto& g : src->gpus())
@@ -90,7 +97,16 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<MetricSource>> floor_sources;
   floor_sources.push_back(std::make_unique<EmptySource>());
   Run floor = run(MetricsSampler::with_sources(hz, std::move(floor_sources), {}), seconds);
-  Run nvml = run(MetricsSampler::with_sources(hz, std::move(sources), {}), seconds);
+  // Read before the sources go (run() destroys the sampler, and with it them).
+  std::array<NvmlSource::QueryCost, NvmlSource::q_count> costs{};
+  auto sampler = MetricsSampler::with_sources(hz, std::move(sources), {});
+  Run nvml = run(std::move(sampler), seconds, [&] {
+    for (auto* src : nvml_sources)
+      for (int q = 0; q < NvmlSource::q_count; ++q) {
+        costs[q].calls += src->costs()[q].calls;
+        costs[q].cpu_ns += src->costs()[q].cpu_ns;
+      }
+  });
   auto pct = [](const Run& r) { return 100.0 * static_cast<double>(r.stats.cpu_ns) / (r.seconds * 1e9); };
   std::printf("sampler at %u Hz for %.1f s, %u GPU query rounds per tick (%u replicas)\n", hz, seconds, gpus, replicas);
   std::printf("floor (empty source): %llu ticks, %.3f ms CPU, %.4f%% of one core\n",
@@ -100,6 +116,15 @@ int main(int argc, char** argv) {
               (unsigned long long)nvml.stats.ticks, (unsigned long long)nvml.stats.late_ticks, nvml.samples,
               (unsigned long long)nvml.stats.query_errors, nvml.stats.cpu_ns / 1e6, pct(nvml),
               nvml.stats.ticks ? nvml.stats.cpu_ns / 1e3 / static_cast<double>(nvml.stats.ticks) / gpus : 0.0);
+  std::printf("%-22s %8s %12s %10s %8s\n", "query", "calls", "cpu_ms", "us/call", "share");
+  uint64_t total = 0;
+  for (const auto& c : costs) total += c.cpu_ns;
+  for (int q = 0; q < NvmlSource::q_count; ++q)
+    if (costs[q].calls)
+      std::printf("%-22s %8llu %12.3f %10.1f %7.1f%%\n", NvmlSource::query_name(static_cast<NvmlSource::Query>(q)),
+                  (unsigned long long)costs[q].calls, costs[q].cpu_ns / 1e6,
+                  costs[q].cpu_ns / 1e3 / static_cast<double>(costs[q].calls),
+                  total ? 100.0 * static_cast<double>(costs[q].cpu_ns) / static_cast<double>(total) : 0.0);
   std::printf("target: < 0.5%% of one core for 8 GPUs at 10 Hz\n");
   return 0;
 }

@@ -11,6 +11,9 @@ namespace gpuobs::cli {
 struct RecordArgs {
   SessionOptions session;
   std::vector<std::string> command;
+  // --gpu-time: CUPTI's kernel/copy/memset times, joined to the capture's
+  // calls after the command exits (capture/gpu_time_import.h).
+  bool gpu_time = false;
 };
 int run_record(RecordArgs& args);
 // For `gpuobs [global options] record [options] [--] CMD ARGS...`: removes
@@ -86,6 +89,9 @@ struct ReplayArgs {
   std::string file;
   std::string format = "table";  // table or json
   bool no_write = false;         // print only; leave the capture untouched
+  // --check: of the GPU times measured with --gpu-time, how many fall inside
+  // the replay's window of their operation (exit 1 when one does not).
+  bool check = false;
 };
 int run_replay(const ReplayArgs& args);
 

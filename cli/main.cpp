@@ -85,6 +85,10 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
                           &a.rec.session.stack_copy_bytes, &a.rec.session.nccl_stall_s,
                           &a.rec.session.python_stacks, &a.rec.session.metrics_hz},
       false);
+  record->add_flag("--gpu-time", a.rec.gpu_time,
+                   "also measure each kernel, copy and memset on the GPU: the command starts with CUPTI's activity "
+                   "API injected (CUDA_INJECTION64_PATH), and the capture gets their GPU start and duration "
+                   "(gpuobs report kern_sum, copy_sum; docs/gpu_time.md). Off: nothing is injected");
   record->footer("The command starts after -- or at the first word that is not an option.");
 }
 
@@ -204,6 +208,10 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
   replay->add_option("file", a.rpl.file, "capture file")->required();
   replay->add_option("--format", a.rpl.format, "table, json or csv")->capture_default_str();
   replay->add_flag("--no-write", a.rpl.no_write, "only print: do not write the replay tables into the capture");
+  replay->add_flag("--check", a.rpl.check,
+                   "check the replay against the GPU times measured with record --gpu-time: every measured "
+                   "kernel, copy and memset must lie inside its operation's window (exit 1 if one does not); "
+                   "implies --no-write");
 
   auto* status = c.status = app.add_subcommand("status",
                                                "is gpuobsd up, what it probes, events/s, drops, its segments "

@@ -14,6 +14,7 @@
 #include <ctime>
 #include <set>
 
+#include "capture/gpu_time_import.h"
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/progress.h"
@@ -183,6 +184,44 @@ void print_summary(const RecordArgs& a, int status, const SessionSummary& sum) {
     std::fprintf(stderr, "gpuobs: GPU metrics: %s (gpuobs report gpu_sum)\n", terminal_safe(sum.gpu_metrics).c_str());
 }
 
+// gpuobs's own file (the injection library is installed next to it).
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("gpuobs");
+}
+
+// --gpu-time, after the capture is complete: the activity file joined into
+// it. Its losses are said and stored; the file is kept when it could not be
+// read, so nothing measured is thrown away.
+void import_gpu_time(const std::string& capture, const std::string& file) {
+  if (::access(file.c_str(), F_OK) != 0) {
+    std::fprintf(stderr,
+                 "gpuobs: GPU times: none recorded (%s was not written: the command made no CUDA call, or its "
+                 "CUDA driver did not load the injection library)\n",
+                 terminal_safe(file).c_str());
+    return;
+  }
+  auto r = import_gpu_times(capture, file);
+  if (!r) {
+    print_error("gpuobs record", r.error());
+    std::fprintf(stderr, "gpuobs: GPU times: kept in %s\n", terminal_safe(file).c_str());
+    return;
+  }
+  const auto& j = r->join;
+  std::fprintf(stderr,
+               "gpuobs: GPU times: %llu of %llu kernels, copies and memsets measured by CUPTI joined to the "
+               "capture's %llu calls (%llu by correlation id, %llu by call order); not joined: %llu without a "
+               "captured call, %llu ambiguous; %llu calls without a GPU time; %llu records dropped by CUPTI\n",
+               (unsigned long long)(j.joined_by_correlation + j.joined_by_order), (unsigned long long)r->gpu_activities,
+               (unsigned long long)r->calls, (unsigned long long)j.joined_by_correlation,
+               (unsigned long long)j.joined_by_order, (unsigned long long)j.activities_without_row,
+               (unsigned long long)j.activities_ambiguous,
+               (unsigned long long)(j.rows_without_activity + j.rows_without_process),
+               (unsigned long long)r->cupti_dropped);
+  ::unlink(file.c_str());
+}
+
 // Without -o: gpuobs-<command>-<YYYYMMDD-HHMMSS>.gpuobs in the current
 // directory (local time), -2, -3, ... when that name is taken, as nsys names
 // report files; the command's base name keeps only [A-Za-z0-9._-] so no name a
@@ -222,6 +261,23 @@ int run_record(RecordArgs& a) {
   // lose its exit status.
   ::signal(SIGCHLD, SIG_DFL);
   set_record_options(a);
+  // --gpu-time: the pieces found before anything starts (a missing one is an
+  // error now, not a capture without GPU times), and the command's
+  // environment set for the CUDA driver to load the library.
+  std::string gpu_time_file;
+  if (a.gpu_time) {
+    auto setup = find_gpu_time_setup(self_exe(), a.command[0]);
+    if (!setup) {
+      print_error("gpuobs record", setup.error());
+      return setup.error().exit_code;
+    }
+    gpu_time_file = a.session.output + ".gputime";
+    ::unlink(gpu_time_file.c_str());  // a stale one from an earlier run would be read as this run's
+    ::setenv("CUDA_INJECTION64_PATH", setup->inject_library.c_str(), 1);
+    ::setenv("GPUOBS_CUPTI_PATH", setup->cupti.c_str(), 1);
+    ::setenv("GPUOBS_GPU_TIME_FILE", gpu_time_file.c_str(), 1);
+    spdlog::info("--gpu-time: {} with {}", setup->inject_library, setup->cupti);
+  }
   auto session = Session::create(a.session);
   if (!session) {
     print_error("gpuobs record", session.error());
@@ -256,6 +312,7 @@ int run_record(RecordArgs& a) {
     return 1;
   }
   print_summary(a, status, *sum);
+  if (a.gpu_time) import_gpu_time(a.session.output, gpu_time_file);
   return status;
 }
 

@@ -139,6 +139,58 @@ Summary summarize(Db& db, const replay::Result& r) {
   return s;
 }
 
+// replay --check: each operation with a measured GPU time (schema 20) is
+// inside its window when earliest_start <= GPU start and, where the replay
+// proved an end, GPU end <= latest_end. A measured interval outside its
+// window is a replay bug or a documented limit (docs/replay.md).
+int check_against_gpu_times(Db& db, const replay::Result& r, OutputFormat fmt) {
+  std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> measured;  // (table, id) -> (start, end)
+  Stmt st(db.get(), "SELECT call_table, row_id, start_mono_ns, end_mono_ns FROM gpu_times");
+  while (st.valid() && st.step() == SQLITE_ROW)
+    measured[{reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0)), sqlite3_column_int64(st.get(), 1)}] = {
+        sqlite3_column_int64(st.get(), 2), sqlite3_column_int64(st.get(), 3)};
+  int64_t checked = 0, inside = 0, early = 0, late = 0, open_ended = 0;
+  QueryResult outside{{"op", "kind", "name", "window_start_ns", "gpu_start_ns", "gpu_end_ns", "window_end_ns"}, {}};
+  for (const auto& o : r.ops) {
+    auto it = measured.find({o.source_table, o.source_id});
+    if (it == measured.end()) continue;
+    ++checked;
+    auto [gs, ge] = it->second;
+    bool starts_ok = gs >= o.earliest_start_ns;
+    bool ends_ok = !o.latest_end_ns || ge <= *o.latest_end_ns;
+    if (!o.latest_end_ns) ++open_ended;
+    if (starts_ok && ends_ok) {
+      ++inside;
+      continue;
+    }
+    early += !starts_ok, late += !ends_ok;
+    if (outside.rows.size() < 20)
+      outside.rows.push_back({o.id, o.kind, o.name, o.earliest_start_ns, gs, ge,
+                              o.latest_end_ns ? Cell(*o.latest_end_ns) : Cell()});
+  }
+  nlohmann::ordered_json j{{"measured_ops", checked},       {"inside", inside},  {"starts_before_window", early},
+                           {"ends_after_window", late},      {"never_proven", open_ended},
+                           {"measured_not_replayed", static_cast<int64_t>(measured.size()) - checked}};
+  if (fmt == OutputFormat::json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (!outside.rows.empty()) {
+      std::cout << "== measured GPU intervals outside their replay window (first 20)\n";
+      print_result(outside, fmt, std::cout);
+    }
+    std::cout << "replay check: " << inside << " of " << checked
+              << " measured GPU intervals inside their operation's window (" << early << " start before it, " << late
+              << " end after it; " << open_ended << " windows never proven closed; "
+              << j["measured_not_replayed"].get<int64_t>() << " measured calls not in the replay)\n";
+  }
+  if (checked == 0) {
+    print_error(kProgram, make_error("no GPU times in this capture to check the replay against",
+                                     "record with gpuobs record --gpu-time (docs/gpu_time.md)"));
+    return 2;
+  }
+  return inside == checked ? 0 : 1;
+}
+
 }  // namespace
 
 int run_replay(const ReplayArgs& a) {
@@ -147,7 +199,7 @@ int run_replay(const ReplayArgs& a) {
     print_error(kProgram, fmt.error());
     return 2;
   }
-  auto db = a.no_write ? open_capture_readonly(a.file) : open_for_write(a.file);
+  auto db = a.no_write || a.check ? open_capture_readonly(a.file) : open_for_write(a.file);
   if (!db) {
     print_error(kProgram, db.error());
     return db.error().exit_code;
@@ -158,6 +210,10 @@ int run_replay(const ReplayArgs& a) {
     progress.reset();  // its line is erased before anything else is printed
     print_error(kProgram, r.error());
     return r.error().exit_code;
+  }
+  if (a.check) {
+    progress.reset();
+    return check_against_gpu_times(*db, *r, *fmt);
   }
   if (!a.no_write) {
     if (auto s = replay::write(*db, *r); !s) {

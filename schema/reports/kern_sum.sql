@@ -1,9 +1,13 @@
 -- kern_sum: per kernel (demangled name, or the function handle when the name
--- was looked up before the capture), its launches and launch geometry
--- (nsys stats cuda_gpu_kern_sum without GPU times: gpuobs sees the host side).
+-- was looked up before the capture), its launches and launch geometry, and,
+-- for a capture recorded with --gpu-time, the time its launches ran on the
+-- GPU as CUPTI measured it (nsys stats cuda_gpu_kern_sum).
 -- Columns: kernel, launches, processes, streams, grid_min / grid_max /
 --   grid_avg (blocks per launch), block_min / block_max / block_avg
---   (threads per block), shared_mem_avg (bytes), cooperative (launches).
+--   (threads per block), shared_mem_avg (bytes), cooperative (launches);
+--   gpu_launches (launches with a measured GPU time; NULL without
+--   --gpu-time), gpu_total_ns, gpu_avg_ns, gpu_med_ns, gpu_min_ns,
+--   gpu_max_ns, gpu_stddev_ns.
 -- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql). Without a
 -- time filter it reads the writer's launch_agg; with one, the launches.
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture),
@@ -20,7 +24,22 @@ l AS (
   FROM kernel_launches_between((SELECT t0 FROM c) + :since_s * 1e9, (SELECT t0 FROM c) + :until_s * 1e9) k, c
   WHERE NOT (:since_s IS NULL AND :until_s IS NULL) AND k.process_id IN sel
     AND (:since_s IS NULL OR k.ts_mono_ns >= c.t0 + :since_s * 1e9)
-    AND (:until_s IS NULL OR k.ts_mono_ns <= c.t0 + :until_s * 1e9))
+    AND (:until_s IS NULL OR k.ts_mono_ns <= c.t0 + :until_s * 1e9)),
+-- GPU times (schema 20): per launch, keyed by the kernel as this report names it.
+g AS (
+  SELECT (SELECT text FROM strings WHERE id = t.name_id) AS kernel, t.duration_ns AS d
+  FROM gpu_time_rows t, c
+  WHERE t.call_table = 0 AND t.process_id IN sel
+    AND (:since_s IS NULL OR t.start_ns >= :since_s * 1e9)
+    AND (:until_s IS NULL OR t.start_ns <= :until_s * 1e9)),
+gr AS (SELECT kernel, d, row_number() OVER (PARTITION BY kernel ORDER BY d) AS rn,
+              count(*) OVER (PARTITION BY kernel) AS n FROM g),
+gs AS (
+  SELECT kernel, count(*) AS n, sum(d) AS total, avg(d) AS mean,
+         avg(CASE WHEN rn IN ((n + 1) / 2, (n + 2) / 2) THEN d END) AS med,
+         min(d) AS lo, max(d) AS hi, sqrt(max(avg(d * d) - avg(d) * avg(d), 0)) AS sd
+  FROM gr GROUP BY kernel),
+k AS (
 SELECT CASE WHEN kernel_name != '' THEN kernel_name ELSE printf('(unknown: handle 0x%x)', function) END AS kernel,
        sum(launches)                                         AS launches,
        count(DISTINCT process_id)                            AS processes,
@@ -34,5 +53,8 @@ SELECT CASE WHEN kernel_name != '' THEN kernel_name ELSE printf('(unknown: handl
        round(sum(shmem_sum) * 1.0 / sum(launches), 1)        AS shared_mem_avg,
        sum(cooperative)                                      AS cooperative
 FROM l
-GROUP BY kernel
-ORDER BY launches DESC, kernel;
+GROUP BY kernel)
+SELECT k.*, gs.n AS gpu_launches, gs.total AS gpu_total_ns, round(gs.mean, 1) AS gpu_avg_ns,
+       gs.med AS gpu_med_ns, gs.lo AS gpu_min_ns, gs.hi AS gpu_max_ns, round(gs.sd, 1) AS gpu_stddev_ns
+FROM k LEFT JOIN gs ON gs.kernel = k.kernel
+ORDER BY coalesce(gs.total, 0) DESC, k.launches DESC, k.kernel;

@@ -9,7 +9,7 @@ using enum GpuMetric;
 constexpr std::array kMetrics{
     MetricInfo{gpu_util_pct, "gpu_util_pct", "%", "time one or more kernels ran (NVML) / GPU busy (AMD)"},
     MetricInfo{mem_util_pct, "mem_util_pct", "%", "time device memory was read or written"},
-    MetricInfo{mem_used_bytes, "mem_used_bytes", "bytes", "device memory in use"},
+    MetricInfo{mem_used_bytes, "mem_used_bytes", "bytes", "device memory allocated (nvidia-smi's \"used\")"},
     MetricInfo{mem_total_bytes, "mem_total_bytes", "bytes", "device memory"},
     MetricInfo{power_mw, "power_mw", "mW", "board power draw"},
     MetricInfo{sm_clock_mhz, "sm_clock_mhz", "MHz", "SM clock (AMD: sclk)"},
@@ -36,6 +36,8 @@ constexpr std::array kMetrics{
     MetricInfo{pcie_rx_mibps, "pcie_rx_mibps", "MiB/s", "GPM: PCIe traffic to the GPU"},
     MetricInfo{nvlink_tx_mibps, "nvlink_tx_mibps", "MiB/s", "GPM: NVLink writes, all links"},
     MetricInfo{nvlink_rx_mibps, "nvlink_rx_mibps", "MiB/s", "GPM: NVLink reads, all links"},
+    MetricInfo{mem_reserved_bytes, "mem_reserved_bytes", "bytes",
+               "device memory the driver and firmware reserve (not in mem_used_bytes)"},
 };
 
 // NVML's nvmlClocksEventReason* bits (nvml.h).

@@ -39,6 +39,7 @@ enum class GpuMetric : uint16_t {
   pcie_rx_mibps,
   nvlink_tx_mibps,
   nvlink_rx_mibps,
+  mem_reserved_bytes,  // NVML: device memory the driver and firmware reserve (not in mem_used_bytes)
 };
 
 struct MetricInfo {

@@ -35,6 +35,14 @@ struct Memory {  // nvmlMemory_t (v1)
   unsigned long long total, free, used;
 };
 
+struct MemoryV2 {  // nvmlMemory_v2_t: `used` without the memory the driver reserves (nvidia-smi's "used")
+  unsigned int version;  // kMemoryV2Version
+  unsigned long long total, reserved, free, used;
+};
+static_assert(sizeof(MemoryV2) == 40);
+// NVML_STRUCT_VERSION(Memory, 2): the struct's size with the version in the top byte.
+inline constexpr unsigned int kMemoryV2Version = sizeof(MemoryV2) | (2u << 24);
+
 struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
   unsigned int pid;
   unsigned long long timestamp_us;

@@ -70,6 +70,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open_path(const std::string& p
   bind(h, f.pci_info, "nvmlDeviceGetPciInfo_v3");
   bind(h, f.utilization, "nvmlDeviceGetUtilizationRates");
   bind(h, f.memory, "nvmlDeviceGetMemoryInfo");
+  bind(h, f.memory_v2, "nvmlDeviceGetMemoryInfo_v2");
   bind(h, f.power, "nvmlDeviceGetPowerUsage");
   bind(h, f.clock, "nvmlDeviceGetClockInfo");
   bind(h, f.temperature, "nvmlDeviceGetTemperature");

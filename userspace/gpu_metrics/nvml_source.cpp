@@ -1,5 +1,8 @@
 #include "gpu_metrics/nvml_source.h"
 
+#include <time.h>
+
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -35,7 +38,30 @@ static_assert(std::size(kGpmAsked) <= nvml::kGpmMaxAsked);
 
 }  // namespace
 
+const char* NvmlSource::query_name(Query q) {
+  static const char* const names[q_count] = {
+      "utilization", "memory", "power", "sm_clock", "mem_clock", "temperature", "clocks_event_reasons", "ecc",
+      "process_utilization", "process_memory", "gpm", "events"};
+  return names[q];
+}
+
+int64_t NvmlSource::default_period_ns(Query q) {
+  switch (q) {
+    case q_mem_clock:
+    case q_temperature:
+    case q_proc_util:
+    case q_proc_mem:
+    case q_events:
+      return 1'000'000'000;
+    case q_ecc:
+      return 10'000'000'000;
+    default:
+      return 0;
+  }
+}
+
 NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> lib, uint32_t first_index) : lib_(std::move(lib)) {
+  for (int q = 0; q < q_count; ++q) period_ns_[q] = default_period_ns(static_cast<Query>(q));
   const auto& f = lib_->fn();
   unsigned count = 0;
   if (nvml::Return r = f.device_count(&count); r != nvml::kSuccess) {
@@ -100,7 +126,42 @@ SourceStatus NvmlSource::status() const {
   return SourceStatus{"nvml", lib_->path(), status_, static_cast<uint32_t>(gpus_.size())};
 }
 
-bool NvmlSource::ask(Device& d, Query q, nvml::Return r) {
+namespace {
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+bool NvmlSource::due(Device& d, Query q, const void* fn, int64_t now_ns) {
+  if (d.unsupported[q]) return false;
+  if (!fn) {
+    d.unsupported[q] = true;
+    return false;
+  }
+  if (d.asked_ns[q] && now_ns - d.asked_ns[q] < period_ns_[q]) return false;
+  d.asked_ns[q] = now_ns;
+  return true;
+}
+
+template <class F>
+nvml::Return NvmlSource::call(Query q, F&& fn) {
+  uint64_t t0 = profile_ ? thread_cpu_ns() : 0;
+  nvml::Return r = fn();
+  if (profile_) {
+    costs_[q].calls++;
+    costs_[q].cpu_ns += thread_cpu_ns() - t0;
+  }
+  return r;
+}
+
+template <class F>
+bool NvmlSource::ask(Device& d, Query q, F&& fn) {
+  return judge(d, q, call(q, fn));
+}
+
+bool NvmlSource::judge(Device& d, Query q, nvml::Return r) {
   if (r == nvml::kSuccess) return true;
   if (r == nvml::kErrorNotSupported || r == nvml::kErrorFunctionNotFound)
     d.unsupported[q] = true;
@@ -117,45 +178,54 @@ void NvmlSource::sample(int64_t now_ns, SampleBatch& out) {
 void NvmlSource::sample_device(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch& out) {
   const auto& f = lib_->fn();
   auto put = [&](GpuMetric m, double v) { out.metrics.push_back(MetricSample{now_ns, gpu, m, v}); };
-  auto usable = [&](Query q, const void* fn) {
-    if (d.unsupported[q]) return false;
-    if (!fn) d.unsupported[q] = true;
-    return fn != nullptr;
-  };
-  if (usable(q_util, reinterpret_cast<const void*>(f.utilization))) {
+  auto fn = [](auto* p) { return reinterpret_cast<const void*>(p); };
+  if (due(d, q_util, fn(f.utilization), now_ns)) {
     nvml::Utilization u{};
-    if (ask(d, q_util, f.utilization(d.handle, &u))) {
+    if (ask(d, q_util, [&] { return f.utilization(d.handle, &u); })) {
       put(GpuMetric::gpu_util_pct, u.gpu);
       put(GpuMetric::mem_util_pct, u.memory);
     }
   }
-  if (usable(q_memory, reinterpret_cast<const void*>(f.memory))) {
-    nvml::Memory m{};
-    if (ask(d, q_memory, f.memory(d.handle, &m))) {
-      put(GpuMetric::mem_used_bytes, static_cast<double>(m.used));
-      put(GpuMetric::mem_total_bytes, static_cast<double>(m.total));
+  // _v2 where the driver has it: its `used` leaves out what the driver
+  // reserves, as nvidia-smi does (v1's `used` counts it: 615 MiB more on the H200).
+  if (due(d, q_memory, f.memory_v2 ? fn(f.memory_v2) : fn(f.memory), now_ns)) {
+    if (f.memory_v2) {
+      nvml::MemoryV2 m{};
+      m.version = nvml::kMemoryV2Version;
+      if (ask(d, q_memory, [&] { return f.memory_v2(d.handle, &m); })) {
+        put(GpuMetric::mem_used_bytes, static_cast<double>(m.used));
+        put(GpuMetric::mem_total_bytes, static_cast<double>(m.total));
+        put(GpuMetric::mem_reserved_bytes, static_cast<double>(m.reserved));
+      }
+    } else {
+      nvml::Memory m{};
+      if (ask(d, q_memory, [&] { return f.memory(d.handle, &m); })) {
+        put(GpuMetric::mem_used_bytes, static_cast<double>(m.used));
+        put(GpuMetric::mem_total_bytes, static_cast<double>(m.total));
+      }
     }
   }
   unsigned v = 0;
-  if (usable(q_power, reinterpret_cast<const void*>(f.power)) && ask(d, q_power, f.power(d.handle, &v)))
+  if (due(d, q_power, fn(f.power), now_ns) && ask(d, q_power, [&] { return f.power(d.handle, &v); }))
     put(GpuMetric::power_mw, v);
-  if (usable(q_sm_clock, reinterpret_cast<const void*>(f.clock)) &&
-      ask(d, q_sm_clock, f.clock(d.handle, nvml::kClockSm, &v)))
+  if (due(d, q_sm_clock, fn(f.clock), now_ns) &&
+      ask(d, q_sm_clock, [&] { return f.clock(d.handle, nvml::kClockSm, &v); }))
     put(GpuMetric::sm_clock_mhz, v);
-  if (usable(q_mem_clock, reinterpret_cast<const void*>(f.clock)) &&
-      ask(d, q_mem_clock, f.clock(d.handle, nvml::kClockMem, &v)))
+  if (due(d, q_mem_clock, fn(f.clock), now_ns) &&
+      ask(d, q_mem_clock, [&] { return f.clock(d.handle, nvml::kClockMem, &v); }))
     put(GpuMetric::mem_clock_mhz, v);
-  if (usable(q_temperature, reinterpret_cast<const void*>(f.temperature)) &&
-      ask(d, q_temperature, f.temperature(d.handle, nvml::kTemperatureGpu, &v)))
+  if (due(d, q_temperature, fn(f.temperature), now_ns) &&
+      ask(d, q_temperature, [&] { return f.temperature(d.handle, nvml::kTemperatureGpu, &v); }))
     put(GpuMetric::temperature_c, v);
   unsigned long long reasons = 0;
-  if (usable(q_reasons, reinterpret_cast<const void*>(f.clocks_event_reasons)) &&
-      ask(d, q_reasons, f.clocks_event_reasons(d.handle, &reasons)))
+  if (due(d, q_reasons, fn(f.clocks_event_reasons), now_ns) &&
+      ask(d, q_reasons, [&] { return f.clocks_event_reasons(d.handle, &reasons); }))
     put(GpuMetric::clocks_event_reasons, static_cast<double>(reasons));
-  if (usable(q_ecc, reinterpret_cast<const void*>(f.ecc_total))) {
+  if (due(d, q_ecc, fn(f.ecc_total), now_ns)) {
     unsigned long long corrected = 0, uncorrected = 0;
-    if (ask(d, q_ecc, f.ecc_total(d.handle, nvml::kEccCorrected, nvml::kEccVolatile, &corrected)) &&
-        ask(d, q_ecc, f.ecc_total(d.handle, nvml::kEccUncorrected, nvml::kEccVolatile, &uncorrected))) {
+    if (ask(d, q_ecc, [&] { return f.ecc_total(d.handle, nvml::kEccCorrected, nvml::kEccVolatile, &corrected); }) &&
+        ask(d, q_ecc,
+            [&] { return f.ecc_total(d.handle, nvml::kEccUncorrected, nvml::kEccVolatile, &uncorrected); })) {
       put(GpuMetric::ecc_corrected_errors, static_cast<double>(corrected));
       put(GpuMetric::ecc_uncorrected_errors, static_cast<double>(uncorrected));
     }
@@ -166,9 +236,9 @@ void NvmlSource::sample_device(uint32_t gpu, Device& d, int64_t now_ns, SampleBa
 
 void NvmlSource::sample_gpm(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch& out) {
   const auto& f = lib_->fn();
-  if (d.gpm_last >= 0 && now_ns - d.gpm_last_ns < kGpmMinIntervalNs) return;
+  if (d.gpm_last >= 0 && now_ns - d.gpm_last_ns < std::max(kGpmMinIntervalNs, period_ns_[q_gpm])) return;
   int next = d.gpm_last == 0 ? 1 : 0;
-  if (!ask(d, q_gpm, f.gpm_sample_get(d.handle, d.gpm[next]))) return;
+  if (!ask(d, q_gpm, [&] { return f.gpm_sample_get(d.handle, d.gpm[next]); })) return;
   int prev = d.gpm_last;
   d.gpm_last = next;
   d.gpm_last_ns = now_ns;
@@ -179,26 +249,38 @@ void NvmlSource::sample_gpm(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch
   get.sample1 = d.gpm[prev];
   get.sample2 = d.gpm[next];
   for (size_t i = 0; i < std::size(kGpmAsked); ++i) get.metrics[i].metric_id = kGpmAsked[i].id;
-  if (!ask(d, q_gpm, f.gpm_metrics_get(&get))) return;
-  for (size_t i = 0; i < std::size(kGpmAsked); ++i)
-    if (get.metrics[i].result == nvml::kSuccess)
-      out.metrics.push_back(MetricSample{now_ns, gpu, kGpmAsked[i].metric, get.metrics[i].value});
+  if (!ask(d, q_gpm, [&] { return f.gpm_metrics_get(&get); })) return;
+  for (size_t i = 0; i < std::size(kGpmAsked); ++i) {
+    if (get.metrics[i].result != nvml::kSuccess) continue;
+    // GPM divides counters; an interval without activity can give NaN,
+    // which is no value (and SQLite would store it as NULL).
+    if (!std::isfinite(get.metrics[i].value)) {
+      ++errors_;
+      continue;
+    }
+    out.metrics.push_back(MetricSample{now_ns, gpu, kGpmAsked[i].metric, get.metrics[i].value});
+  }
 }
 
 void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch& out) {
   const auto& f = lib_->fn();
   std::unordered_map<uint32_t, Device::Proc> now;
   bool listed = false;  // some query answered: a process missing from it is gone
-  if (!d.unsupported[q_proc_mem] && f.compute_processes) {
+  auto fn = [](auto* p) { return reinterpret_cast<const void*>(p); };
+  bool mem_due = due(d, q_proc_mem, fn(f.compute_processes), now_ns);
+  bool util_due = due(d, q_proc_util, fn(f.process_utilization), now_ns);
+  if (!mem_due && !util_due) return;
+  if (mem_due) {
     if (proc_buf_.empty()) proc_buf_.resize(64);
     unsigned n = static_cast<unsigned>(proc_buf_.size());
-    nvml::Return r = f.compute_processes(d.handle, &n, proc_buf_.data());
-    if (r == nvml::kErrorInsufficientSize) {
+    auto list = [&] { return f.compute_processes(d.handle, &n, proc_buf_.data()); };
+    nvml::Return r = call(q_proc_mem, list);
+    if (r == nvml::kErrorInsufficientSize) {  // the list grew: asked again with room
       proc_buf_.resize(n + 16);
       n = static_cast<unsigned>(proc_buf_.size());
-      r = f.compute_processes(d.handle, &n, proc_buf_.data());
+      r = call(q_proc_mem, list);
     }
-    if (ask(d, q_proc_mem, r)) {
+    if (judge(d, q_proc_mem, r)) {
       listed = true;
       for (unsigned i = 0; i < n && i < proc_buf_.size(); ++i) {
         auto& p = now[proc_buf_[i].pid];
@@ -206,21 +288,20 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
           p.bytes = static_cast<int64_t>(proc_buf_[i].used_gpu_memory);
       }
     }
-  } else if (!f.compute_processes) {
-    d.unsupported[q_proc_mem] = true;
   }
-  if (!d.unsupported[q_proc_util] && f.process_utilization) {
+  if (util_due) {
     if (util_buf_.empty()) util_buf_.resize(64);
     unsigned n = static_cast<unsigned>(util_buf_.size());
-    nvml::Return r = f.process_utilization(d.handle, util_buf_.data(), &n, d.proc_seen_us);
+    auto query = [&] { return f.process_utilization(d.handle, util_buf_.data(), &n, d.proc_seen_us); };
+    nvml::Return r = call(q_proc_util, query);
     if (r == nvml::kErrorInsufficientSize) {
       util_buf_.resize(n + 16);
       n = static_cast<unsigned>(util_buf_.size());
-      r = f.process_utilization(d.handle, util_buf_.data(), &n, d.proc_seen_us);
+      r = call(q_proc_util, query);
     }
     if (r == nvml::kErrorNotFound) {
       // No sample since the last one: the processes keep their last values.
-    } else if (ask(d, q_proc_util, r)) {
+    } else if (judge(d, q_proc_util, r)) {
       // Several samples per process may come back; the latest counts.
       std::unordered_map<uint32_t, unsigned long long> newest;
       for (unsigned i = 0; i < n && i < util_buf_.size(); ++i) {
@@ -234,8 +315,6 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
         p.mem = static_cast<int32_t>(s.mem_util);
       }
     }
-  } else if (!f.process_utilization) {
-    d.unsupported[q_proc_util] = true;
   }
   // A process keeps the utilization of its last sample until a new one comes.
   for (auto& [pid, p] : now) {
@@ -258,10 +337,12 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
 void NvmlSource::drain_events(int64_t now_ns, SampleBatch& out) {
   const auto& f = lib_->fn();
   if (!events_ || !f.event_set_wait) return;
+  if (events_asked_ns_ && now_ns - events_asked_ns_ < period_ns_[q_events]) return;
+  events_asked_ns_ = now_ns;
   // At most a few per tick: an event storm must not hold the sampler.
   for (int i = 0; i < 64; ++i) {
     nvml::EventData e{};
-    nvml::Return r = f.event_set_wait(events_, &e, 0);
+    nvml::Return r = call(q_events, [&] { return f.event_set_wait(events_, &e, 0); });
     if (r == nvml::kErrorTimeout) return;
     if (r != nvml::kSuccess) {
       ++errors_;

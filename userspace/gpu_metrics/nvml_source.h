@@ -30,16 +30,32 @@ class NvmlSource : public MetricSource {
   // little early, use every interval).
   static constexpr int64_t kGpmMinIntervalNs = 90'000'000;
 
- private:
   // The queries asked of each GPU, each dropped for that GPU once it answers
   // "not supported".
   enum Query : uint8_t {
     q_util, q_memory, q_power, q_sm_clock, q_mem_clock, q_temperature, q_reasons, q_ecc,
-    q_proc_util, q_proc_mem, q_gpm, q_count
+    q_proc_util, q_proc_mem, q_gpm, q_events, q_count
   };
+  static const char* query_name(Query q);
+  // How often each query is asked at most (0: every tick). Each NVML call
+  // is an ioctl into the driver; what changes slowly or is costly is asked
+  // less often (docs/gpu_metrics.md, "Cost").
+  static int64_t default_period_ns(Query q);
+  void set_period_ns(Query q, int64_t ns) { period_ns_[q] = ns; }
+
+  // The CPU time each query takes, summed over the GPUs (bench/metrics_bench:
+  // profile on). Off by default: the clock reads cost more than some queries.
+  struct QueryCost {
+    uint64_t calls = 0, cpu_ns = 0;
+  };
+  void set_profile(bool on) { profile_ = on; }
+  const std::array<QueryCost, q_count>& costs() const { return costs_; }
+
+ private:
   struct Device {
     nvml::Device handle = nullptr;
     std::array<bool, q_count> unsupported{};
+    std::array<int64_t, q_count> asked_ns{};  // when each query was last asked
     unsigned long long proc_seen_us = 0;  // process utilization: samples after this time
     nvml::GpmSample gpm[2] = {nullptr, nullptr};
     int gpm_last = -1;  // index of the last GPM sample taken, -1 none
@@ -50,8 +66,16 @@ class NvmlSource : public MetricSource {
     };
     std::unordered_map<uint32_t, Proc> procs;  // listed at the last tick
   };
-  // Runs a query unless the GPU does not support it; false when it gave nothing.
-  bool ask(Device& d, Query q, nvml::Return r);
+  // Is q due on d at now (supported, its function present, its period past)?
+  bool due(Device& d, Query q, const void* fn, int64_t now_ns);
+  // Runs fn (an NVML call) for query q, timed when profiling.
+  template <class F>
+  nvml::Return call(Query q, F&& fn);
+  // What a query's answer means: true when it gave values; "not supported"
+  // drops q for this GPU; other errors are counted.
+  bool judge(Device& d, Query q, nvml::Return r);
+  template <class F>
+  bool ask(Device& d, Query q, F&& fn);
   void sample_device(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch& out);
   void sample_processes(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch& out);
   void sample_gpm(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch& out);
@@ -65,6 +89,10 @@ class NvmlSource : public MetricSource {
   std::vector<nvml::ProcessInfo> proc_buf_;
   uint64_t errors_ = 0;
   std::string status_ = "ok";
+  std::array<int64_t, q_count> period_ns_{};
+  bool profile_ = false;
+  std::array<QueryCost, q_count> costs_{};
+  int64_t events_asked_ns_ = 0;
 };
 
 }  // namespace gpuobs::gpumetrics

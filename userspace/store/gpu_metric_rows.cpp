@@ -1,5 +1,7 @@
 #include "store/gpu_metric_rows.h"
 
+#include <cmath>
+
 namespace gpuobs {
 
 using gpumetrics::GpuInfo;
@@ -61,61 +63,74 @@ uint64_t GpuMetricRowWriter::write(const SampleBatch& batch, int64_t t0) {
   // rolled-back value must be stored again.
   auto last = last_;
   auto last_proc = last_proc_;
-  uint64_t written = 0, unchanged = 0;
-  bool ok = true;
+  uint64_t written = 0, unchanged = 0, failed = 0;
+  bool rolled_back = false;
+  // One row that cannot be stored costs that row; a transaction SQLite
+  // rolled back (disk full, I/O) costs the batch.
+  auto stored = [&](int rc) {
+    if (rc == SQLITE_DONE) return true;
+    if (sqlite3_get_autocommit(db_)) rolled_back = true;
+    ++failed;
+    return false;
+  };
   for (const auto& m : batch.metrics) {
+    if (rolled_back) break;
+    if (!std::isfinite(m.value)) {  // no value (SQLite would store NULL); the sources filter these
+      ++failed;
+      continue;
+    }
     auto key = std::make_pair(m.gpu, static_cast<uint16_t>(m.metric));
     if (auto it = last.find(key); it != last.end() && it->second == m.value) {
       ++unchanged;
       continue;
     }
-    ok = sample_.bind(1, m.mono_ns - t0)
-             .bind(2, int64_t{m.gpu} + 1)
-             .bind(3, static_cast<int64_t>(m.metric))
-             .bind(4, m.value)
-             .exec() == SQLITE_DONE;
-    if (!ok) break;
+    if (!stored(sample_.bind(1, m.mono_ns - t0)
+                    .bind(2, int64_t{m.gpu} + 1)
+                    .bind(3, static_cast<int64_t>(m.metric))
+                    .bind(4, m.value)
+                    .exec()))
+      continue;
     last[key] = m.value;
     ++written;
   }
   for (const auto& p : batch.processes) {
-    if (!ok) break;
+    if (rolled_back) break;
     auto key = std::make_pair(p.gpu, p.pid);
     auto value = std::make_tuple(p.sm_util_pct, p.mem_util_pct, p.memory_bytes);
     auto it = last_proc.find(key);
     if (p.gone) {
       if (it == last_proc.end()) continue;  // never stored here: nothing to end
-      last_proc.erase(it);
     } else if (it != last_proc.end() && it->second == value) {
       ++unchanged;
       continue;
     }
     auto opt = [](int64_t v) { return v < 0 ? std::optional<int64_t>() : std::optional<int64_t>(v); };
-    ok = process_.bind(1, p.mono_ns - t0)
-             .bind(2, int64_t{p.gpu} + 1)
-             .bind(3, p.pid)
-             .bind(4, opt(p.sm_util_pct))
-             .bind(5, opt(p.mem_util_pct))
-             .bind(6, opt(p.memory_bytes))
-             .bind(7, int64_t{p.gone})
-             .exec() == SQLITE_DONE;
-    if (!ok) break;
-    if (!p.gone) last_proc[key] = value;
+    if (!stored(process_.bind(1, p.mono_ns - t0)
+                    .bind(2, int64_t{p.gpu} + 1)
+                    .bind(3, p.pid)
+                    .bind(4, opt(p.sm_util_pct))
+                    .bind(5, opt(p.mem_util_pct))
+                    .bind(6, opt(p.memory_bytes))
+                    .bind(7, int64_t{p.gone})
+                    .exec()))
+      continue;
+    if (p.gone) last_proc.erase(key);
+    else last_proc[key] = value;
     ++written;
   }
   for (const auto& e : batch.events) {
-    if (!ok) break;
-    ok = event_.bind(1, e.mono_ns).bind(2, int64_t{e.gpu} + 1).bind(3, e.kind).bind(4, e.code).exec() == SQLITE_DONE;
-    ++written;
+    if (rolled_back) break;
+    if (stored(event_.bind(1, e.mono_ns).bind(2, int64_t{e.gpu} + 1).bind(3, e.kind).bind(4, e.code).exec()))
+      ++written;
   }
-  if (ok && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) {
+  if (!rolled_back && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) {
     last_ = std::move(last);
     last_proc_ = std::move(last_proc);
     rows_written_ += written;
     unchanged_ += unchanged;
-    return 0;
+    return failed;
   }
-  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   return rows;
 }
 

@@ -238,7 +238,7 @@ namespace {
 
 // A capture of schema 10 to 18 read by this build: no NCCL tables (17): empty
 // views stand in for them; no Python frames (18): frames.kind reads 'native'
-// and stacks.python_end NULL; no GPU metrics (19): empty views; the columns later migrations
+// and stacks.python_end NULL; no GPU metrics (19) or GPU times (20): empty views; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -307,6 +307,19 @@ void present_as_current(Db& db, int64_t version) {
       if (auto s = db.exec(sql); !s)
         spdlog::warn("cannot present the schema-{} capture's GPU metric tables: {}", version, s.error().message);
   }
+  if (version < 20) {
+    // No GPU times before 20 (record --gpu-time).
+    const char* empty[] = {
+        ("CREATE TEMP VIEW gpu_time_rows AS SELECT NULL AS call_table, NULL AS row_id, NULL AS process_id,"
+         " NULL AS name_id, NULL AS start_ns, NULL AS duration_ns, NULL AS device, NULL AS stream_id,"
+         " NULL AS correlation_id, NULL AS activities, NULL AS by_order WHERE 0"),
+        ("CREATE TEMP VIEW gpu_times AS SELECT NULL AS call_table, NULL AS row_id, NULL AS process_id,"
+         " NULL AS kernel, NULL AS start_mono_ns, NULL AS end_mono_ns, NULL AS duration_ns, NULL AS device,"
+         " NULL AS stream_id, NULL AS correlation_id, NULL AS activities, NULL AS joined_by WHERE 0")};
+    for (const char* sql : empty)
+      if (auto s = db.exec(sql); !s)
+        spdlog::warn("cannot present the schema-{} capture's GPU time tables: {}", version, s.error().message);
+  }
   if (version >= 18) {
     (void)db.exec("PRAGMA query_only = 1");
     return;
@@ -368,7 +381,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 19) present_as_current(*db, *ver);
+  if (*ver < 20) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 
