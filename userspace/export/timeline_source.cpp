@@ -182,6 +182,19 @@ Result<Timeline> load_timeline(Db& db) {
     }
     if (rc != SQLITE_DONE) return query_error(db, "gpu_metrics");
   }
+  {
+    Stmt st(db.get(), "SELECT call_table, row_id, start_mono_ns, end_mono_ns FROM gpu_times");
+    if (!st.valid()) return query_error(db, "gpu_times");
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      int table = host_table_index(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+      if (table < 0) continue;
+      t.gpu_times[(uint64_t(table) << 56) | static_cast<uint64_t>(sqlite3_column_int64(s, 1))] = {
+          sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3)};
+    }
+    if (rc != SQLITE_DONE) return query_error(db, "gpu_times");
+  }
   if (t.end_ns == 0) {
     for (auto& c : t.calls) t.end_ns = std::max(t.end_ns, c.ts_ns + c.dur_ns.value_or(0));
     for (auto& m : t.memory) t.end_ns = std::max(t.end_ns, m.ts_ns);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -74,6 +76,9 @@ struct Timeline {
   std::vector<MemorySample> memory;      // ordered by (process, ts); one sample per instant
   std::vector<GpuTrackInfo> gpus;        // by id
   std::vector<GpuSample> gpu_samples;    // ordered by (gpu, metric, ts)
+  // GPU times measured with record --gpu-time (schema 20): (host table
+  // index << 56 | row id) -> [start, end) on the GPU.
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> gpu_times;
   int64_t start_ns = 0, end_ns = 0;      // capture start and end (end: last event if the capture is open)
 };
 

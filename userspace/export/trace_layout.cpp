@@ -1,6 +1,7 @@
 #include "export/trace_layout.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
@@ -115,7 +116,7 @@ class Builder {
 
   // Notes shown on every replayed operation, interned once.
   struct OpNotes {
-    uint32_t bounds, open, crowded;
+    uint32_t bounds, open, crowded, measured;
   };
 
   void add_queues() {
@@ -134,10 +135,11 @@ class Builder {
       auto it = queue_index.find(op.queue_id);
       if (it != queue_index.end()) per_queue[it->second].push_back(&op);
     }
-    const OpNotes notes{intern("earliest start / latest end derived from host observations, not measured"),
+    const OpNotes notes{intern("estimated: earliest start / latest end derived from host observations, not measured"),
                         intern("never proven complete: folded into one marker per stream, from the first such "
                                "operation's earliest start to the capture's end"),
-                        intern("overlaps too many windows on this stream: drawn as an instant at its earliest start")};
+                        intern("overlaps too many windows on this stream: drawn as an instant at its earliest start"),
+                        intern("measured on the GPU by CUPTI (record --gpu-time)")};
     for (size_t qi = 0; qi < per_queue.size(); ++qi) add_queue_ops(qi, stream_track[qi], per_queue[qi], notes, obs);
     add_dependency_flows();
     add_depth_counters(queue_index, stream_track);
@@ -198,6 +200,44 @@ class Builder {
       lanes.emplace_back(L_.slices.back().track, r_.end_ns);
     }
     queue_lanes_.push_back(lanes.size());
+    add_measured(qi, stream_track, name, ops, open, notes);
+  }
+
+  // record --gpu-time: the operations of this stream as CUPTI measured them,
+  // on a track of their own under the stream ("... measured"), beside the
+  // replay's estimated windows. One stream runs one operation at a time;
+  // one that would overlap its predecessor (two clocks' rounding) starts
+  // where the predecessor ended.
+  void add_measured(size_t qi, uint64_t stream_track, const std::string& name, const std::vector<const replay::Op*>& ops,
+                    const std::vector<const replay::Op*>& open, const OpNotes& notes) {
+    if (t_.gpu_times.empty()) return;
+    std::vector<std::pair<const replay::Op*, std::pair<int64_t, int64_t>>> measured;
+    for (const auto* list : {&ops, &open})
+      for (const replay::Op* op : *list) {
+        int table = host_table_index(op->source_table);
+        if (table < 0) continue;
+        auto it = t_.gpu_times.find(row_key(uint8_t(table), op->source_id));
+        if (it != t_.gpu_times.end()) measured.emplace_back(op, it->second);
+      }
+    if (measured.empty()) return;
+    std::sort(measured.begin(), measured.end(), [](const auto& a, const auto& b) {
+      return a.second.first != b.second.first ? a.second.first < b.second.first : a.first->id < b.first->id;
+    });
+    uint64_t track = add_track(TrackKind::lane, stream_track, name + " measured", r_.queues[qi].tgid);
+    int64_t last_end = INT64_MIN;
+    for (auto& [op, span] : measured) {
+      Slice s;
+      s.track = track;
+      s.start_ns = std::max(span.first, last_end);
+      s.end_ns = std::max(s.start_ns, span.second);
+      s.instant = s.end_ns == s.start_ns;
+      last_end = s.end_ns;
+      s.name = intern(op->name);
+      s.args.push_back(Arg{"timing", true, notes.measured});
+      s.args.push_back(Arg{"op_id", false, op->id});
+      s.args.push_back(Arg{"gpu_ns", false, span.second - span.first});
+      L_.slices.push_back(std::move(s));
+    }
   }
 
   // One slice for a stream's operations never proven complete: from the first

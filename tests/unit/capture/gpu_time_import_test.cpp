@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "capture/gpu_time_import.h"
 #include "catalogue/api_spec.h"
@@ -185,6 +186,26 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
   ASSERT_EQ(m.size(), 1u) << mout;
   EXPECT_EQ(m[0]["gpu_memsets"], "1");
   EXPECT_EQ(m[0]["gpu_ns"], "50");
+
+  // The Chrome export: the stream's operations as measured, on a track of
+  // their own beside the replay's estimated windows.
+  auto trace = dir.file("t.json");
+  auto [erc, eout] = gpuobs_cli("export chrome -o " + trace + " " + cap);
+  ASSERT_EQ(erc, 0) << eout;
+  auto doc = nlohmann::json::parse(std::ifstream(trace));
+  int64_t measured_tid = -1;
+  for (auto& e : doc["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "Stream 0x10 (pid 100) measured")
+      measured_tid = e["tid"];
+  ASSERT_NE(measured_tid, -1) << "no measured track";
+  std::vector<std::string> slices;
+  for (auto& e : doc["traceEvents"])
+    if (e["ph"] == "X" && e["tid"] == measured_tid)
+      slices.push_back(e["name"].get<std::string>() + "@" + e["ts"].dump() + "+" + e["dur"].dump() + " " +
+                       e["args"]["timing"].get<std::string>().substr(0, 8));
+  EXPECT_EQ(slices, (std::vector<std::string>{"gemm()@5000001.5+0.4 measured", "gemm()@5000002.5+0.3 measured",
+                                              "gemm()@5000003.5+0.6 measured", "cuMemcpyHtoDAsync_v2@5000004.2+0.512 measured",
+                                              "cuMemsetD32Async@5000005.1+0.05 measured"}));
 
   // Every measured interval inside its replay window: [enqueue, the sync's return].
   auto [rrc, rout] = gpuobs_cli("replay --check " + cap);

@@ -361,7 +361,8 @@ TEST_F(Export, PerfettoTracksSlicesFlowsAndCounters) {
   EXPECT_EQ(op1->start, kT + 1000);
   EXPECT_EQ(op1->end, kT + 4300);
   EXPECT_EQ(op1->args.at("bound_by"), "cuStreamSynchronize (stream_sync, observation 1)");
-  EXPECT_EQ(op1->args.at("bounds"), "earliest start / latest end derived from host observations, not measured");
+  EXPECT_EQ(op1->args.at("bounds"),
+            "estimated: earliest start / latest end derived from host observations, not measured");
   // Never proven complete: one marker per stream to the capture's end, which says so.
   size_t open_ops = 0;
   for (auto& s : d.slices)
