@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 #include "gpu_metrics/metrics_sampler.h"
@@ -66,10 +67,14 @@ int main(int argc, char** argv) {
   CLI::App app{"the GPU metrics sampler's CPU cost"};
   double seconds = 30;
   uint32_t hz = 10, replicas = 8;
+  int64_t gpm_period_ms = -1, proc_period_ms = -1;  // -1: the sampler's defaults
   app.add_option("--seconds", seconds, "seconds per run")->capture_default_str();
   app.add_option("--hz", hz, "ticks per second")->capture_default_str();
   app.add_option("--replicas", replicas, "times each GPU is asked per tick (GPUs emulated: GPUs x replicas)")
       ->capture_default_str();
+  app.add_option("--gpm-period-ms", gpm_period_ms, "GPM sampled at most this often (default: the sampler's)");
+  app.add_option("--proc-period-ms", proc_period_ms,
+                 "per-process queries at most this often (default: the sampler's)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::unique_ptr<MetricSource>> sources;
@@ -83,6 +88,11 @@ int main(int argc, char** argv) {
     }
     auto src = std::make_unique<NvmlSource>(std::move(lib.value()), gpus);
     src->set_profile(true);
+    if (gpm_period_ms >= 0) src->set_period_ns(NvmlSource::q_gpm, gpm_period_ms * 1'000'000);
+    if (proc_period_ms >= 0) {
+      src->set_period_ns(NvmlSource::q_proc_util, proc_period_ms * 1'000'000);
+      src->set_period_ns(NvmlSource::q_proc_mem, proc_period_ms * 1'000'000);
+    }
     nvml_sources.push_back(src.get());
     gpus += static_cast<uint32_t>(src->gpus().size());
     if (r == 0)
@@ -108,7 +118,14 @@ int main(int argc, char** argv) {
       }
   });
   auto pct = [](const Run& r) { return 100.0 * static_cast<double>(r.stats.cpu_ns) / (r.seconds * 1e9); };
-  std::printf("sampler at %u Hz for %.1f s, %u GPU query rounds per tick (%u replicas)\n", hz, seconds, gpus, replicas);
+  std::printf("sampler at %u Hz for %.1f s, %u GPU query rounds per tick (%u replicas); GPM every %s ms, "
+              "processes every %s ms\n",
+              hz, seconds, gpus, replicas,
+              gpm_period_ms < 0 ? std::to_string(NvmlSource::default_period_ns(NvmlSource::q_gpm) / 1'000'000).c_str()
+                                : std::to_string(gpm_period_ms).c_str(),
+              proc_period_ms < 0
+                  ? std::to_string(NvmlSource::default_period_ns(NvmlSource::q_proc_util) / 1'000'000).c_str()
+                  : std::to_string(proc_period_ms).c_str());
   std::printf("floor (empty source): %llu ticks, %.3f ms CPU, %.4f%% of one core\n",
               (unsigned long long)floor.stats.ticks, floor.stats.cpu_ns / 1e6, pct(floor));
   std::printf("nvml: %llu ticks (%llu late), %zu samples, %llu query errors, %.3f ms CPU, %.4f%% of one core, "

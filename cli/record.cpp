@@ -194,7 +194,7 @@ std::string self_exe() {
 // --gpu-time, after the capture is complete: the activity file joined into
 // it. Its losses are said and stored; the file is kept when it could not be
 // read, so nothing measured is thrown away.
-void import_gpu_time(const std::string& capture, const std::string& file) {
+void import_gpu_time(const std::string& capture, const std::string& file, const std::string& cupti) {
   if (::access(file.c_str(), F_OK) != 0) {
     std::fprintf(stderr,
                  "gpuobs: GPU times: none recorded (%s was not written: the command made no CUDA call, or its "
@@ -212,13 +212,16 @@ void import_gpu_time(const std::string& capture, const std::string& file) {
   std::fprintf(stderr,
                "gpuobs: GPU times: %llu of %llu kernels, copies and memsets measured by CUPTI joined to the "
                "capture's %llu calls (%llu by correlation id, %llu by call order); not joined: %llu without a "
-               "captured call, %llu ambiguous; %llu calls without a GPU time; %llu records dropped by CUPTI\n",
+               "captured call, %llu ambiguous; %llu calls without a GPU time; %llu records dropped by CUPTI "
+               "(CUPTI %s%s%s; driver API entries %lld ns after the probe, median)\n",
                (unsigned long long)(j.joined_by_correlation + j.joined_by_order), (unsigned long long)r->gpu_activities,
                (unsigned long long)r->calls, (unsigned long long)j.joined_by_correlation,
                (unsigned long long)j.joined_by_order, (unsigned long long)j.activities_without_row,
                (unsigned long long)j.activities_ambiguous,
                (unsigned long long)(j.rows_without_activity + j.rows_without_process),
-               (unsigned long long)r->cupti_dropped);
+               (unsigned long long)r->cupti_dropped, terminal_safe(cupti).c_str(),
+               r->processes_clock_pair ? ", clock converted by a pair read at start" : "",
+               r->processes_without_tids ? ", no thread ids" : "", (long long)r->entry_lag_median_ns);
   ::unlink(file.c_str());
 }
 
@@ -264,7 +267,7 @@ int run_record(RecordArgs& a) {
   // --gpu-time: the pieces found before anything starts (a missing one is an
   // error now, not a capture without GPU times), and the command's
   // environment set for the CUDA driver to load the library.
-  std::string gpu_time_file;
+  std::string gpu_time_file, gpu_time_cupti;
   if (a.gpu_time) {
     auto setup = find_gpu_time_setup(self_exe(), a.command[0]);
     if (!setup) {
@@ -272,6 +275,7 @@ int run_record(RecordArgs& a) {
       return setup.error().exit_code;
     }
     gpu_time_file = a.session.output + ".gputime";
+    gpu_time_cupti = setup->cupti;
     ::unlink(gpu_time_file.c_str());  // a stale one from an earlier run would be read as this run's
     ::setenv("CUDA_INJECTION64_PATH", setup->inject_library.c_str(), 1);
     ::setenv("GPUOBS_CUPTI_PATH", setup->cupti.c_str(), 1);
@@ -312,7 +316,7 @@ int run_record(RecordArgs& a) {
     return 1;
   }
   print_summary(a, status, *sum);
-  if (a.gpu_time) import_gpu_time(a.session.output, gpu_time_file);
+  if (a.gpu_time) import_gpu_time(a.session.output, gpu_time_file, gpu_time_cupti);
   return status;
 }
 

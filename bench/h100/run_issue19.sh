@@ -16,9 +16,18 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-/usr/local/nvidia/lib64}
 nvidia-smi -L; nproc
 PART=${PART:-all}
 if [ "$PART" = all ] || [ "$PART" = bench ]; then
-  echo "=== 1. sampler cost"
-  "$B/metrics_bench" --seconds "${BENCH_S:-20}" --hz 10 --replicas 8
+  echo "=== 1. sampler cost (a CUDA process holds a context meanwhile: NVML lists one compute process)"
+  "$PY" -c 'import torch, time; torch.zeros(1, device="cuda"); time.sleep(600)' &
+  holder=$!
+  sleep 8
+  # ';'-separated configurations; "default": the sampler's own periods.
+  IFS=';' read -ra cfgs <<< "${BENCH_CFGS:---gpm-period-ms 0 --proc-period-ms 0;default}"
+  for cfg in "${cfgs[@]}"; do
+    [ "$cfg" = default ] && cfg=
+    "$B/metrics_bench" --seconds "${BENCH_S:-20}" --hz 10 --replicas 8 $cfg
+  done
   "$B/metrics_bench" --seconds "${BENCH_S:-20}" --hz 10 --replicas 1
+  kill $holder
 fi
 if [ "$PART" = all ] || [ "$PART" = busy ]; then
   echo "=== 2. torch_busy.py under gpuobs record, nvidia-smi alongside"
@@ -62,19 +71,22 @@ for k, n in sorted(c.items()): print(k, n)'
 fi
 if [ "$PART" = all ] || [ "$PART" = gputime ]; then
   echo "=== 6. --gpu-time: cuda_streams (4 streams) recorded with CUPTI injected"
-  ls /usr/local/cuda/lib64/libcupti* /usr/local/cuda/extras/CUPTI/lib64/libcupti* 2>/dev/null | head -3
-  "$B/gpuobs" record -f --gpu-time -o /tmp/gt.gpuobs -- "$B/cuda_streams" --launches 2000 --streams 4 2>&1 | tail -3
+  "$B/gpuobs" record -f --gpu-time -o /tmp/gt.gpuobs -- "$B/cuda_streams" --launches 2000 --streams 4 2>&1 | grep '^gpuobs:'
   "$B/gpuobs" sql "SELECT name, value FROM counters WHERE name LIKE 'gpu_time%'" /tmp/gt.gpuobs
   "$B/gpuobs" sql "SELECT call_table, count(*) AS n, min(duration_ns), avg(duration_ns), max(duration_ns), joined_by FROM gpu_times GROUP BY 1, joined_by" /tmp/gt.gpuobs
   COLUMNS=200 "$B/gpuobs" report kern_sum /tmp/gt.gpuobs
   COLUMNS=200 "$B/gpuobs" report copy_sum /tmp/gt.gpuobs
   "$B/gpuobs" replay --check /tmp/gt.gpuobs 2>&1 | tail -8
+fi
+if [ "$PART" = all ] || [ "$PART" = gputime ] || [ "$PART" = gputime-torch ]; then
   echo "=== 7. --gpu-time: PyTorch (bench/h100/torch_gputime.py), and torch.profiler's CUPTI durations in a separate run"
-  "$B/gpuobs" record -f --gpu-time -o /tmp/tgt.gpuobs -- "$PY" bench/h100/torch_gputime.py none 2>&1 | tail -3
+  "$B/gpuobs" record -f --gpu-time -o /tmp/tgt.gpuobs -- "$PY" bench/h100/torch_gputime.py none 2>&1 | grep '^gpuobs:'
   "$PY" bench/h100/torch_gputime.py profile /tmp/prof.json 2>&1 | tail -2
   "$PY" bench/h100/gputime_check.py /tmp/tgt.gpuobs /tmp/prof.json
   "$B/gpuobs" sql "SELECT name, value FROM counters WHERE name LIKE 'gpu_time%'" /tmp/tgt.gpuobs
   "$B/gpuobs" replay --check /tmp/tgt.gpuobs 2>&1 | tail -8
+fi
+if [ "$PART" = all ] || [ "$PART" = gputime ]; then
   echo "=== 8. --gpu-time cost on the tiny-op loop (5 runs each, medians): none, gpuobs, gpuobs --gpu-time, torch.profiler"
   for mode in none gpuobs gputime profiler; do
     for i in 1 2 3 4 5; do
@@ -82,8 +94,9 @@ if [ "$PART" = all ] || [ "$PART" = gputime ]; then
         none) "$PY" bench/h100/torch_gputime.py tiny ;;
         gpuobs) "$B/gpuobs" record -f -o /tmp/c.gpuobs -- "$PY" bench/h100/torch_gputime.py tiny 2>/dev/null ;;
         gputime) "$B/gpuobs" record -f --gpu-time -o /tmp/c.gpuobs -- "$PY" bench/h100/torch_gputime.py tiny 2>/dev/null ;;
-        profiler) "$PY" bench/h100/torch_gputime.py tiny-profiled ;;
+        profiler) "$PY" bench/h100/torch_gputime.py tiny-profiled 2>/dev/null ;;
       esac
-    done | awk -v m=$mode '/us_per_op/ {v[NR]=$2} END {n=asort(v); printf "%-9s us/op runs:", m; for (i=1;i<=n;i++) printf " %s", v[i]; printf "  median %s\n", v[int((n+1)/2)]}'
+    done | awk '/us_per_op/ {print $2}' | sort -n |
+      awk -v m=$mode '{v[NR]=$1} END {printf "%-9s us/op runs:", m; for (i=1;i<=NR;i++) printf " %s", v[i]; printf "  median %s\n", v[int((NR+1)/2)]}'
   done
 fi

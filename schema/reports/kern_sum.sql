@@ -27,11 +27,11 @@ l AS (
     AND (:until_s IS NULL OR k.ts_mono_ns <= c.t0 + :until_s * 1e9)),
 -- GPU times (schema 20): per launch, keyed by the kernel as this report names it.
 g AS (
-  SELECT (SELECT text FROM strings WHERE id = t.name_id) AS kernel, t.duration_ns AS d
-  FROM gpu_time_rows t, c
-  WHERE t.call_table = 0 AND t.process_id IN sel
-    AND (:since_s IS NULL OR t.start_ns >= :since_s * 1e9)
-    AND (:until_s IS NULL OR t.start_ns <= :until_s * 1e9)),
+  SELECT t.kernel AS kernel, t.duration_ns AS d
+  FROM gpu_times t, c
+  WHERE t.call_table = 'kernel_launches' AND t.process_id IN sel
+    AND (:since_s IS NULL OR t.start_mono_ns >= c.t0 + :since_s * 1e9)
+    AND (:until_s IS NULL OR t.start_mono_ns <= c.t0 + :until_s * 1e9)),
 gr AS (SELECT kernel, d, row_number() OVER (PARTITION BY kernel ORDER BY d) AS rn,
               count(*) OVER (PARTITION BY kernel) AS n FROM g),
 gs AS (

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define API __attribute__((visibility("default")))
 #define MAX_GPUS 8
@@ -201,8 +202,10 @@ API int nvmlDeviceGetProcessUtilization(void* d, proc_util_t* s, unsigned* count
   CHECK("nvmlDeviceGetProcessUtilization");
   unsigned list[16];
   int n = dev(d) == 0 ? pids(list, 16) : 0;
-  // One new sample per tick, stamped with the tick number (microseconds).
-  unsigned long long ts = 1000000ULL + t_of(0);
+  // One new sample per call, stamped now (CLOCK_REALTIME microseconds, as NVML's are).
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  unsigned long long ts = (unsigned long long)rt.tv_sec * 1000000ULL + (unsigned long long)rt.tv_nsec / 1000;
   if (n == 0 || ts <= last) return 6;  // NVML_ERROR_NOT_FOUND: nothing since last
   if ((unsigned)n > *count) {
     *count = (unsigned)n;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "gpu_time/activity_file.h"
+#include "gpu_time/activity_format.h"
 #include "store/db.h"
 
 namespace gpuobs {
@@ -123,7 +124,11 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
   GpuTimeImport out;
   out.read = file->counts;
   out.processes = file->processes.size();
-  for (const auto& p : file->processes) out.cupti_dropped += p.cupti_dropped;
+  for (const auto& p : file->processes) {
+    out.cupti_dropped += p.cupti_dropped;
+    out.processes_clock_pair += p.clock_kind == gpu_time::kGtClockCuptiPair;
+    out.processes_without_tids += p.tid_kind != gpu_time::kGtTidSystem;
+  }
   for (const auto& a : file->activities) out.gpu_activities += a.kind != gpu_time::ActivityKind::driver_api;
 
   // The calls that put work on a GPU, as the capture holds them.
@@ -168,6 +173,29 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
   out.calls = calls.size();
   gpu_time::JoinResult joined = gpu_time::join_activities(calls, file->activities);
   out.join = joined.counts;
+  {
+    // The join's margin: how long after the probe CUPTI's driver API record
+    // says the call entered (the lead window is 200 us).
+    std::unordered_map<uint64_t, uint64_t> entry;  // (pid << 32 | correlation) -> driver entry
+    for (const auto& a : file->activities)
+      if (a.kind == gpu_time::ActivityKind::driver_api)
+        entry[(uint64_t{a.pid} << 32) | a.correlation_id] = a.start_ns;
+    std::unordered_map<uint64_t, const HostCall*> by_row;
+    for (const auto& c : calls) by_row[c.row_id] = &c;
+    std::vector<int64_t> lags;
+    for (const auto& g : joined.rows) {
+      if (g.by_order) continue;
+      auto c = by_row.find(g.row_id);
+      if (c == by_row.end()) continue;
+      auto e = entry.find((uint64_t{c->second->tgid} << 32) | g.correlation_id);
+      if (e != entry.end()) lags.push_back(static_cast<int64_t>(e->second) - static_cast<int64_t>(c->second->ts_ns));
+    }
+    if (!lags.empty()) {
+      std::sort(lags.begin(), lags.end());
+      out.entry_lag_median_ns = lags[lags.size() / 2];
+      out.entry_lag_max_ns = std::max(std::abs(lags.front()), std::abs(lags.back()));
+    }
+  }
 
   if (auto s = db.exec("BEGIN"); !s) return s.error();
   auto fail = [&](const std::string& what) -> Result<GpuTimeImport> {
@@ -225,6 +253,10 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
       {"gpu_time_stream_conflicts", j.stream_conflicts},
       {"gpu_time_processes", out.processes},
       {"gpu_time_cupti_dropped", out.cupti_dropped},
+      {"gpu_time_processes_clock_pair", out.processes_clock_pair},
+      {"gpu_time_processes_without_tids", out.processes_without_tids},
+      {"gpu_time_entry_lag_median_ns", static_cast<uint64_t>(std::max<int64_t>(out.entry_lag_median_ns, 0))},
+      {"gpu_time_entry_lag_max_ns", static_cast<uint64_t>(out.entry_lag_max_ns)},
       // Slots the reader could not use, and a write cut short at the end.
       {"gpu_time_file_damaged",
        r.unknown_type + r.without_header + r.bad_times + r.bad_names + (r.truncated_tail_bytes ? 1 : 0)},

@@ -21,6 +21,12 @@ struct GpuTimeImport {
   gpu_time::ReadCounts read;
   uint64_t processes = 0;       // processes that wrote records
   uint64_t cupti_dropped = 0;   // records CUPTI itself dropped (its buffers full)
+  // Processes whose CUPTI refused the CLOCK_MONOTONIC timestamp callback
+  // (times converted by the pair read at start) / gave no kernel thread ids.
+  uint64_t processes_clock_pair = 0, processes_without_tids = 0;
+  // How far CUPTI's driver API entries lay from the captured calls they
+  // joined (by correlation): the median and the largest, ns (entry - call).
+  int64_t entry_lag_median_ns = 0, entry_lag_max_ns = 0;
 };
 
 // Joins and stores into the finished capture (opened read-write).

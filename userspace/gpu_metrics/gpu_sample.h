@@ -69,7 +69,7 @@ struct SampleBatch {
 struct SourceStatus {
   std::string source;  // "nvml", "amd_sysfs"
   std::string library; // NVML: the file loaded
-  std::string status;  // "ok", or why it gives nothing ("libnvidia-ml.so.1 not found", ...)
+  std::string status;  // "ok", or why it gives nothing ("no libnvidia-ml.so.1 (looked in ...)", ...)
   uint32_t gpus = 0;
 };
 

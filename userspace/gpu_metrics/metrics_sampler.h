@@ -44,7 +44,7 @@ class MetricsSampler {
   // Every source looked at, with or without GPUs, and those that did not load.
   std::vector<SourceStatus> statuses() const;
   // One line for people: "2 GPUs (nvml: /usr/.../libnvidia-ml.so.1), 10 Hz",
-  // or "no GPU (nvml: libnvidia-ml.so.1 not found ...; amd_sysfs: no AMD GPU)".
+  // or "no GPU (nvml: no libnvidia-ml.so.1 (looked in ...); amd_sysfs: no AMD GPU)".
   std::string summary() const;
   void start();
   // Stops the thread (idempotent).

@@ -45,7 +45,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open() {
   }
   std::string dirs;
   for (const auto& d : fallback_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
-  return make_error(fmt::format("{} not found (searched LD_LIBRARY_PATH, the ld.so cache, {})", kSoname, dirs),
+  return make_error(fmt::format("no {} (looked in LD_LIBRARY_PATH, the ld.so cache, {})", kSoname, dirs),
                     "NVIDIA GPU metrics need the driver's NVML; without it no NVIDIA metrics are sampled");
 }
 

@@ -51,7 +51,7 @@ struct NvmlFunctions {
 class NvmlLibrary {
  public:
   // Loads and initializes NVML. The error says what is missing: no library
-  // ("libnvidia-ml.so.1 not found in ..."), a library without nvmlInit_v2,
+  // ("no libnvidia-ml.so.1 (looked in ...)"), a library without nvmlInit_v2,
   // or nvmlInit_v2's own error (a stub library, no driver).
   static Result<std::unique_ptr<NvmlLibrary>> open();
   // The same from one file (tests, and a path the user names).

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -41,7 +42,7 @@ static_assert(std::size(kGpmAsked) <= nvml::kGpmMaxAsked);
 const char* NvmlSource::query_name(Query q) {
   static const char* const names[q_count] = {
       "utilization", "memory", "power", "sm_clock", "mem_clock", "temperature", "clocks_event_reasons", "ecc",
-      "process_utilization", "process_memory", "gpm", "events"};
+      "process_utilization", "process_memory", "gpm_sample", "gpm_metrics", "events"};
   return names[q];
 }
 
@@ -108,6 +109,10 @@ NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> lib, uint32_t first_index) :
       for (auto type : {nvml::kEventXid, nvml::kEventDoubleBitEcc, nvml::kEventSingleBitEcc})
         f.register_events(d.handle, type, events_);
     }
+    // Process samples from before the sampler started are not this capture's.
+    timespec rt{};
+    clock_gettime(CLOCK_REALTIME, &rt);
+    d.proc_seen_us = static_cast<unsigned long long>(rt.tv_sec) * 1'000'000 + static_cast<unsigned long long>(rt.tv_nsec) / 1000;
     gpus_.push_back(std::move(g));
     devices_.push_back(std::move(d));
   }
@@ -249,7 +254,7 @@ void NvmlSource::sample_gpm(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch
   get.sample1 = d.gpm[prev];
   get.sample2 = d.gpm[next];
   for (size_t i = 0; i < std::size(kGpmAsked); ++i) get.metrics[i].metric_id = kGpmAsked[i].id;
-  if (!ask(d, q_gpm, [&] { return f.gpm_metrics_get(&get); })) return;
+  if (!judge(d, q_gpm, call(q_gpm_metrics, [&] { return f.gpm_metrics_get(&get); }))) return;
   for (size_t i = 0; i < std::size(kGpmAsked); ++i) {
     if (get.metrics[i].result != nvml::kSuccess) continue;
     // GPM divides counters; an interval without activity can give NaN,
@@ -289,30 +294,44 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
       }
     }
   }
-  if (util_due) {
-    if (util_buf_.empty()) util_buf_.resize(64);
+  // Only while NVML lists compute processes on this GPU (when it can list
+  // them): the call costs milliseconds (docs/gpu_metrics.md, "Cost").
+  bool any = d.unsupported[q_proc_mem] || !now.empty() || (!listed && !d.procs.empty());
+  if (util_due && any) {
+    if (util_buf_.empty()) util_buf_.resize(256);
     unsigned n = static_cast<unsigned>(util_buf_.size());
     auto query = [&] { return f.process_utilization(d.handle, util_buf_.data(), &n, d.proc_seen_us); };
     nvml::Return r = call(q_proc_util, query);
     if (r == nvml::kErrorInsufficientSize) {
-      util_buf_.resize(n + 16);
+      util_buf_.resize(n + 64);
       n = static_cast<unsigned>(util_buf_.size());
       r = call(q_proc_util, query);
     }
     if (r == nvml::kErrorNotFound) {
       // No sample since the last one: the processes keep their last values.
     } else if (judge(d, q_proc_util, r)) {
-      // Several samples per process may come back; the latest counts.
-      std::unordered_map<uint32_t, unsigned long long> newest;
-      for (unsigned i = 0; i < n && i < util_buf_.size(); ++i) {
-        const auto& s = util_buf_[i];
-        if (s.timestamp_us > d.proc_seen_us) d.proc_seen_us = s.timestamp_us;
-        auto [it, fresh] = newest.emplace(s.pid, s.timestamp_us);
-        if (!fresh && it->second > s.timestamp_us) continue;
-        it->second = s.timestamp_us;
-        auto& p = now[s.pid];
-        p.sm = static_cast<int32_t>(s.sm_util);
-        p.mem = static_cast<int32_t>(s.mem_util);
+      // NVML keeps its samples (several a second per process) and returns
+      // those since proc_seen_us: each is stored at its own time (NVML's
+      // CLOCK_REALTIME microseconds, moved to CLOCK_MONOTONIC), so asking
+      // every few seconds loses none of them.
+      timespec rt{}, mt{};
+      clock_gettime(CLOCK_REALTIME, &rt);
+      clock_gettime(CLOCK_MONOTONIC, &mt);
+      const int64_t realtime_minus_mono = (int64_t{rt.tv_sec} - mt.tv_sec) * 1'000'000'000 + (rt.tv_nsec - mt.tv_nsec);
+      std::vector<const nvml::ProcessUtilizationSample*> got;
+      for (unsigned i = 0; i < n && i < util_buf_.size(); ++i)
+        if (util_buf_[i].timestamp_us > d.proc_seen_us) got.push_back(&util_buf_[i]);
+      std::sort(got.begin(), got.end(), [](auto* a, auto* b) { return a->timestamp_us < b->timestamp_us; });
+      for (const auto* s : got) {
+        d.proc_seen_us = std::max(d.proc_seen_us, s->timestamp_us);
+        int64_t at = std::min(now_ns, static_cast<int64_t>(s->timestamp_us) * 1000 - realtime_minus_mono);
+        auto& p = now[s->pid];
+        p.sm = static_cast<int32_t>(s->sm_util);
+        p.mem = static_cast<int32_t>(s->mem_util);
+        int64_t bytes = p.bytes;
+        if (bytes < 0)
+          if (auto old = d.procs.find(s->pid); old != d.procs.end()) bytes = old->second.bytes;
+        out.processes.push_back(ProcessSample{at, gpu, s->pid, p.sm, p.mem, bytes, false});
       }
     }
   }

@@ -34,7 +34,10 @@ class NvmlSource : public MetricSource {
   // "not supported".
   enum Query : uint8_t {
     q_util, q_memory, q_power, q_sm_clock, q_mem_clock, q_temperature, q_reasons, q_ecc,
-    q_proc_util, q_proc_mem, q_gpm, q_events, q_count
+    q_proc_util, q_proc_mem,
+    q_gpm,          // nvmlGpmSampleGet (and the GPM period, and "not supported")
+    q_gpm_metrics,  // nvmlGpmMetricsGet: its cost only
+    q_events, q_count
   };
   static const char* query_name(Query q);
   // How often each query is asked at most (0: every tick). Each NVML call
@@ -56,7 +59,7 @@ class NvmlSource : public MetricSource {
     nvml::Device handle = nullptr;
     std::array<bool, q_count> unsupported{};
     std::array<int64_t, q_count> asked_ns{};  // when each query was last asked
-    unsigned long long proc_seen_us = 0;  // process utilization: samples after this time
+    unsigned long long proc_seen_us = 0;  // process utilization: samples after this time (CLOCK_REALTIME us)
     nvml::GpmSample gpm[2] = {nullptr, nullptr};
     int gpm_last = -1;  // index of the last GPM sample taken, -1 none
     int64_t gpm_last_ns = 0;

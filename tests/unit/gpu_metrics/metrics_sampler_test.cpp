@@ -66,11 +66,11 @@ TEST(MetricsSampler, TicksAtItsRateAndHandsOverEverySampleInOrder) {
 }
 
 TEST(MetricsSampler, NoGpuNoThread) {
-  auto s = MetricsSampler::with_sources(10, {}, {SourceStatus{"nvml", "", "libnvidia-ml.so.1 not found", 0}});
+  auto s = MetricsSampler::with_sources(10, {}, {SourceStatus{"nvml", "", "no libnvidia-ml.so.1", 0}});
   s->start();
   s->stop();
   EXPECT_EQ(s->stats().ticks, 0u);
-  EXPECT_EQ(s->summary(), "no GPU (nvml: libnvidia-ml.so.1 not found)");
+  EXPECT_EQ(s->summary(), "no GPU (nvml: no libnvidia-ml.so.1)");
 }
 
 TEST(NvmlLibrary, ALibraryThatIsNotNvmlIsRefusedByName) {
