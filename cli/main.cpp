@@ -78,12 +78,16 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
                      "capture file to write (SQLite; default: gpuobs-COMMAND-YYYYMMDD-HHMMSS.gpuobs here)");
   record->add_flag("-f,--force", a.rec.session.force, "overwrite an existing output file");
   // The options gpuobsd shares: one definition (capture/capture_options.h).
+  // One exception in the defaults: a recording is a run being studied, so
+  // GPM and per-process utilization come every 1 s, not the always-on daemon's 10 s.
+  a.rec.session.detail_interval_ms = kRecordDetailIntervalMs;
   add_capture_options(
       *record,
       CaptureOptionFields{&a.rec.session.libcuda_paths, &a.rec.session.libhip_paths, &a.rec.session.device_specs,
                           &a.rec.session.gpu_devices, &a.ring_mb, &a.rec.session.stack_depth, &a.rec.session.unwind,
                           &a.rec.session.stack_copy_bytes, &a.rec.session.nccl_stall_s,
-                          &a.rec.session.python_stacks, &a.rec.session.metrics_hz},
+                          &a.rec.session.python_stacks, &a.rec.session.metrics_hz,
+                          &a.rec.session.detail_interval_ms},
       false);
   record->add_flag("--gpu-time", a.rec.gpu_time,
                    "also measure each kernel, copy and memset on the GPU: the command starts with CUPTI's activity "

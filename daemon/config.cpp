@@ -108,6 +108,7 @@ std::string config_text(const Config& c) {
   line("nccl_stall", std::to_string(c.nccl_stall_s));
   line("python_stacks", quoted(c.python_stacks ? "on" : "off"));
   line("metrics_hz", std::to_string(c.metrics_hz));
+  line("detail_interval_ms", std::to_string(c.detail_interval_ms));
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
   line("library_max_files", std::to_string(c.library_max_files));
   line("library_max_files_per_user", std::to_string(c.library_max_files_per_user));
@@ -133,6 +134,7 @@ SessionOptions Config::session_options() const {
   o.nccl_stall_s = nccl_stall_s;
   o.python_stacks = python_stacks;
   o.metrics_hz = metrics_hz;
+  o.detail_interval_ms = detail_interval_ms;
   o.output = db;
   o.library_rescan_ms = static_cast<uint32_t>(std::min<uint64_t>(library_rescan_ms, UINT32_MAX));
   o.library_max_files = library_max_files;
@@ -169,7 +171,7 @@ Parsed parse_config(int argc, char** argv) {
   add_capture_options(app,
                       CaptureOptionFields{&c.libcuda, &c.libhip, &c.watch_dev, &c.gpu_devices, &c.ring_mb,
                                           &c.stack_depth, &c.unwind, &c.stack_copy, &c.nccl_stall_s,
-                                          &c.python_stacks, &c.metrics_hz},
+                                          &c.python_stacks, &c.metrics_hz, &c.detail_interval_ms},
                       true);
   app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
@@ -263,6 +265,7 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.nccl_stall_s != b.nccl_stall_s, "nccl_stall", false);
   note(a.python_stacks != b.python_stacks, "python_stacks", false);
   note(a.metrics_hz != b.metrics_hz, "metrics_hz", false);
+  note(a.detail_interval_ms != b.detail_interval_ms, "detail_interval_ms", false);
   note(a.metrics_listen != b.metrics_listen, "metrics_listen", false);
   note(a.metrics_max_connections != b.metrics_max_connections, "metrics_max_connections", false);
   note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);

@@ -32,6 +32,7 @@ struct Config {
   uint32_t nccl_stall_s = kNcclStallDefaultS;
   bool python_stacks = true;
   uint32_t metrics_hz = kMetricsHzDefault;  // GPU metrics sampled per second (0: off)
+  uint32_t detail_interval_ms = kDetailIntervalMsDefault;  // GPM averaged over this long
   uint32_t stack_depth = kStackDepthDefault;
   UnwindMode unwind = UnwindMode::fp;
   uint32_t stack_copy = kStackCopyDefault;

@@ -34,7 +34,7 @@ if [ "$PART" = all ] || [ "$PART" = busy ]; then
   nvidia-smi --query-gpu=timestamp,utilization.gpu,power.draw,clocks.sm,memory.used --format=csv,noheader,nounits \
     -lms 100 > /tmp/smi.csv &
   smi=$!
-  "$B/gpuobs" record -f -o /tmp/busy.gpuobs -- "$PY" bench/h100/torch_busy.py /tmp/busy.json "${PHASE_S:-4}" 2>&1 | tail -3
+  "$B/gpuobs" record -f --detail-interval-ms 100 -o /tmp/busy.gpuobs -- "$PY" bench/h100/torch_busy.py /tmp/busy.json "${PHASE_S:-4}" 2>&1 | tail -3
   kill $smi; wait $smi 2>/dev/null
   "$PY" bench/h100/metrics_check.py /tmp/busy.gpuobs /tmp/smi.csv /tmp/busy.json
   COLUMNS=200 "$B/gpuobs" report gpu_sum /tmp/busy.gpuobs

@@ -3,7 +3,7 @@ comparing the GPU times gpuobs --gpu-time measures with torch.profiler's.
 
   none              the workload (run under gpuobs record --gpu-time)
   profile OUT       the same under torch.profiler (CUDA activity): per kernel
-                    name, count and total GPU ns, to OUT (JSON)
+                    name, each occurrence's GPU ns, to OUT (JSON)
   tiny              the tiny-op loop timed (us_per_op), for the cost of --gpu-time
   tiny-profiled     the same under torch.profiler
 usage: torch_gputime.py MODE [OUT]
@@ -50,14 +50,12 @@ elif MODE == "profile":
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(5):
             work()
-    totals = {}
+    durations = {}
     for e in prof.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
-            t = totals.setdefault(e.name, [0, 0])
-            t[0] += 1
-            t[1] += int(e.device_time_total * 1000)  # us -> ns
-    json.dump(totals, open(sys.argv[2], "w"))
-    print("profiled kernels:", len(totals))
+            durations.setdefault(e.name, []).append(int(round(e.device_time_total * 1000)))  # us -> ns
+    json.dump(durations, open(sys.argv[2], "w"))
+    print("profiled kernels:", len(durations))
 elif MODE == "tiny":
     tiny()
 elif MODE == "tiny-profiled":

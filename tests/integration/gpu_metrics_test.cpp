@@ -38,7 +38,8 @@ Recorded record(TempDir& dir, const std::string& command, const std::string& env
   std::string drm = drm_root.empty() ? dir.file("no-drm") : drm_root;
   std::filesystem::create_directories(drm);
   std::string cmd = "env " + env + (nvml ? " LD_LIBRARY_PATH=" + kFakeNvmlDir : " LD_LIBRARY_PATH=") +
-                    " GPUOBS_DRM_ROOT=" + drm + " " + GPUOBS_BIN + " record -f --metrics-hz " + hz + " -o " + r.path +
+                    " GPUOBS_DRM_ROOT=" + drm + " " + GPUOBS_BIN + " record -f --metrics-hz " + hz +
+                    " --detail-interval-ms 100 -o " + r.path +
                     " -- " + command;
   std::tie(r.rc, r.out) = run_output(cmd);
   return r;

@@ -85,6 +85,14 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
                        std::to_string(kMetricsHzMax) + " (0: off)")
         ->check(CLI::Range(0u, kMetricsHzMax))
         ->capture_default_str();
+  if (f.detail_interval_ms)
+    app.add_option(names("--detail-interval-ms", config_spellings), *f.detail_interval_ms,
+                   "GPM metrics (SM active and occupancy, tensor, DRAM bandwidth, PCIe/NVLink: Hopper and later) "
+                   "averaged over, and per-process GPU utilization read every, this many ms (each costs about "
+                   "1 ms of CPU per GPU), up to " +
+                       std::to_string(kDetailIntervalMsMax))
+        ->check(CLI::Range(0u, kDetailIntervalMsMax))
+        ->capture_default_str();
   // Every value option defined here is one record's command splitter knows.
   auto added = app.get_options();
   for (size_t k = before; k < added.size(); ++k) {

@@ -33,6 +33,15 @@ inline constexpr uint32_t kNcclStallDefaultS = 30, kNcclStallMaxS = 86400;
 // vendor exporters' usual rate and costs well under 0.1% of a core per GPU
 // (docs/performance.md); 0 turns the sampler off.
 inline constexpr uint32_t kMetricsHzDefault = 10, kMetricsHzMax = 100;
+// The two NVML queries that cost about a millisecond of CPU per GPU each on
+// the H200 (docs/gpu_metrics.md, "Cost"): GPM (SM active, tensor, DRAM
+// bandwidth: Hopper and later), averaged over this interval, and the
+// per-process utilization (NVML keeps its samples between calls; each is
+// stored at its own time). Every 10 s in gpuobsd (DCGM's exporter publishes
+// every 30 s), which keeps the sampler near 0.5% of a core for 8 GPUs;
+// every 1 s in gpuobs record; --detail-interval-ms 100: every tick.
+inline constexpr uint32_t kDetailIntervalMsDefault = 10000, kDetailIntervalMsMax = 3600000;
+inline constexpr uint32_t kRecordDetailIntervalMs = 1000;  // gpuobs record's default
 
 // The capture options that take a value, as `gpuobs record` spells them: its
 // command splitter (cli/record.cpp) skips each one's value when it looks for
@@ -41,7 +50,7 @@ inline constexpr uint32_t kMetricsHzDefault = 10, kMetricsHzMax = 100;
 // "--nccl-stall 2" was refused).
 inline constexpr const char* kCaptureValueOptions[] = {"--libcuda",     "--libhip", "--watch-dev",  "--ring-mb",
                                                        "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall",
-                                                       "--python-stacks", "--metrics-hz"};
+                                                       "--python-stacks", "--metrics-hz", "--detail-interval-ms"};
 
 // Where the parsed values go.
 struct CaptureOptionFields {
@@ -56,6 +65,7 @@ struct CaptureOptionFields {
   uint32_t* nccl_stall_s = nullptr;
   bool* python_stacks = nullptr;
   uint32_t* metrics_hz = nullptr;
+  uint32_t* detail_interval_ms = nullptr;
 };
 
 // Adds --libcuda, --libhip, --watch-dev, --no-gpu-devices, --ring-mb,

@@ -129,7 +129,9 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
     out.processes_clock_pair += p.clock_kind == gpu_time::kGtClockCuptiPair;
     out.processes_without_tids += p.tid_kind != gpu_time::kGtTidSystem;
   }
-  for (const auto& a : file->activities) out.gpu_activities += a.kind != gpu_time::ActivityKind::driver_api;
+  for (const auto& a : file->activities)
+    out.gpu_activities += a.kind == gpu_time::ActivityKind::kernel || a.kind == gpu_time::ActivityKind::memcpy ||
+                          a.kind == gpu_time::ActivityKind::memset;
 
   // The calls that put work on a GPU, as the capture holds them.
   std::vector<HostCall> calls;
@@ -174,12 +176,13 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
   gpu_time::JoinResult joined = gpu_time::join_activities(calls, file->activities);
   out.join = joined.counts;
   {
-    // The join's margin: how long after the probe CUPTI's driver API record
-    // says the call entered (the lead window is 200 us).
-    std::unordered_map<uint64_t, uint64_t> entry;  // (pid << 32 | correlation) -> driver entry
-    for (const auto& a : file->activities)
-      if (a.kind == gpu_time::ActivityKind::driver_api)
-        entry[(uint64_t{a.pid} << 32) | a.correlation_id] = a.start_ns;
+    // The join's margin: how long after the probe CUPTI's API record says
+    // the call entered (the driver's; a runtime call enters before the
+    // probe: negative).
+    std::unordered_map<uint64_t, uint64_t> entry;  // (pid << 32 | correlation) -> API entry
+    for (auto kind : {gpu_time::ActivityKind::driver_api, gpu_time::ActivityKind::runtime_api})
+      for (const auto& a : file->activities)
+        if (a.kind == kind) entry.try_emplace((uint64_t{a.pid} << 32) | a.correlation_id, a.start_ns);
     std::unordered_map<uint64_t, const HostCall*> by_row;
     for (const auto& c : calls) by_row[c.row_id] = &c;
     std::vector<int64_t> lags;
@@ -255,7 +258,7 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
       {"gpu_time_cupti_dropped", out.cupti_dropped},
       {"gpu_time_processes_clock_pair", out.processes_clock_pair},
       {"gpu_time_processes_without_tids", out.processes_without_tids},
-      {"gpu_time_entry_lag_median_ns", static_cast<uint64_t>(std::max<int64_t>(out.entry_lag_median_ns, 0))},
+      {"gpu_time_entry_lag_median_ns", static_cast<uint64_t>(out.entry_lag_median_ns)},  // stored signed
       {"gpu_time_entry_lag_max_ns", static_cast<uint64_t>(out.entry_lag_max_ns)},
       // Slots the reader could not use, and a write cut short at the end.
       {"gpu_time_file_damaged",

@@ -108,7 +108,8 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   if (opts.metrics_hz > 0) {
-    s->sampler_ = gpumetrics::MetricsSampler::create(opts.metrics_hz);
+    s->sampler_ =
+        gpumetrics::MetricsSampler::create(opts.metrics_hz, int64_t{opts.detail_interval_ms} * 1'000'000);
     for (const auto& st : s->sampler_->statuses())
       if (st.status != "ok") spdlog::debug("GPU metrics: {}: {}", st.source, st.status);
     if (auto st = s->writer_->write_gpus(s->sampler_->gpus(), s->sampler_->statuses(), opts.metrics_hz); !st)

@@ -63,6 +63,7 @@ struct SessionOptions {
   bool python_stacks = true;
   // GPU metrics sampled per second (issue 19, gpu_metrics/); 0: none.
   uint32_t metrics_hz = kMetricsHzDefault;
+  uint32_t detail_interval_ms = kDetailIntervalMsDefault;
 };
 
 struct SessionSummary {

@@ -25,12 +25,14 @@ uint64_t thread_cpu_ns() {
 
 }  // namespace
 
-std::unique_ptr<MetricsSampler> MetricsSampler::create(uint32_t hz) {
+std::unique_ptr<MetricsSampler> MetricsSampler::create(uint32_t hz, int64_t detail_period_ns) {
   std::vector<std::unique_ptr<MetricSource>> sources;
   std::vector<SourceStatus> absent;
   uint32_t next = 0;
   if (auto lib = NvmlLibrary::open(); lib.ok()) {
     auto nv = std::make_unique<NvmlSource>(std::move(lib.value()), next);
+    nv->set_period_ns(NvmlSource::q_gpm, detail_period_ns);
+    nv->set_period_ns(NvmlSource::q_proc_util, detail_period_ns);
     next += static_cast<uint32_t>(nv->gpus().size());
     sources.push_back(std::move(nv));
   } else {

@@ -34,7 +34,9 @@ class MetricsSampler {
  public:
   // Finds the sources: NVML (loaded at run time) and AMD's sysfs. A source
   // that has no GPU is kept only for its status (why it gives nothing).
-  static std::unique_ptr<MetricsSampler> create(uint32_t hz);
+  // detail_period_ns: how often the costly NVML queries run (GPM's
+  // averaging interval, the per-process utilization).
+  static std::unique_ptr<MetricsSampler> create(uint32_t hz, int64_t detail_period_ns);
   // Tests: these sources.
   static std::unique_ptr<MetricsSampler> with_sources(uint32_t hz, std::vector<std::unique_ptr<MetricSource>> sources,
                                                       std::vector<SourceStatus> absent);

@@ -85,7 +85,8 @@ class Parser {
         case kGtKernel:
         case kGtMemcpy:
         case kGtMemset:
-        case kGtDriverApi: record(slot); break;
+        case kGtDriverApi:
+        case kGtRuntimeApi: record(slot); break;
         case kGtName: name(slot); break;
         case kGtStats: stats(slot); break;
         default: ++out_.counts.unknown_type; break;
@@ -129,7 +130,8 @@ class Parser {
     a.kind = r.type == kGtKernel   ? ActivityKind::kernel
              : r.type == kGtMemcpy ? ActivityKind::memcpy
              : r.type == kGtMemset ? ActivityKind::memset
-                                   : ActivityKind::driver_api;
+             : r.type == kGtDriverApi ? ActivityKind::driver_api
+                                      : ActivityKind::runtime_api;
     a.pid = r.pid;
     if (!to_monotonic(r.start_ns, p->to_monotonic_ns, a.start_ns) ||
         !to_monotonic(r.end_ns, p->to_monotonic_ns, a.end_ns) || a.end_ns < a.start_ns) {
@@ -140,7 +142,7 @@ class Parser {
     a.context_id = r.context_id;
     a.stream_id = r.stream_id;
     a.correlation_id = r.correlation_id;
-    if (a.kind == ActivityKind::driver_api) {
+    if (a.kind == ActivityKind::driver_api || a.kind == ActivityKind::runtime_api) {
       a.tid = p->tid_kind == kGtTidSystem ? r.tid : 0;
       a.cbid = r.cbid;
       a.result = r.result;

@@ -17,7 +17,7 @@
 
 namespace gpuobs::gpu_time {
 
-enum class ActivityKind : uint8_t { kernel, memcpy, memset, driver_api };
+enum class ActivityKind : uint8_t { kernel, memcpy, memset, driver_api, runtime_api };
 
 // One activity record, its times on CLOCK_MONOTONIC (the capture's clock).
 struct Activity {
@@ -29,7 +29,7 @@ struct Activity {
   uint32_t context_id = 0;        // kernel, memcpy, memset
   uint32_t stream_id = 0;         // kernel, memcpy, memset: CUPTI's id
   uint32_t correlation_id = 0;    // all kinds
-  uint32_t tid = 0;               // driver_api: kernel tid; 0 when the writer had only pthread ids
+  uint32_t tid = 0;               // driver_api, runtime_api: kernel tid; 0 when the writer had only pthread ids
   uint32_t cbid = 0;              // driver_api
   uint32_t result = 0;            // driver_api: CUresult
   uint64_t bytes = 0;             // memcpy, memset

@@ -48,6 +48,7 @@ enum GtEnabledKind : uint32_t {
   kGtEnabledMemcpy = 1u << 1,
   kGtEnabledMemset = 1u << 2,
   kGtEnabledDriver = 1u << 3,
+  kGtEnabledRuntime = 1u << 4,
 };
 
 struct GtFileHeader {
@@ -72,6 +73,8 @@ enum GtRecordType : uint32_t {
   kGtMemcpy = 2,     // GtRecord: a copy (MEMCPY)
   kGtMemset = 3,     // GtRecord: a memset (MEMSET)
   kGtDriverApi = 4,  // GtRecord: a driver API call (DRIVER): tid, cbid, result
+  kGtRuntimeApi = 5, // GtRecord: a runtime API call (RUNTIME), the same fields: the API a kernel launched
+                     // through cudaLaunchKernel correlates with (its driver call inside has another id)
   kGtName = 16,      // GtNameChunk: up to 72 bytes of a kernel name
   kGtStats = 17,     // GtStats: the writer's cumulative counters
 };

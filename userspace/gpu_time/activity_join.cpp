@@ -15,7 +15,7 @@ constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
 struct Group {
   uint32_t correlation_id = 0;
   std::vector<const Activity*> acts;
-  const Activity* driver = nullptr;  // its driver API record, if any
+  const Activity* driver = nullptr;  // its driver API record, if any, else its runtime API record
 
   // The kind of call that issues this: one kernel a launch, one copy a copy,
   // one memset a memset; several activities only a graph launch.
@@ -50,12 +50,14 @@ class ProcessJoin {
   }
 
   void run(const std::vector<const Activity*>& acts) {
-    std::unordered_map<uint32_t, const Activity*> drivers;
+    std::unordered_map<uint32_t, const Activity*> drivers, runtimes;
     std::map<uint32_t, Group> groups;  // by correlation id
     for (const Activity* a : acts) {
       if (a->kind == ActivityKind::driver_api) {
         drivers.try_emplace(a->correlation_id, a);
         anchors_.push_back(a);
+      } else if (a->kind == ActivityKind::runtime_api) {
+        runtimes.try_emplace(a->correlation_id, a);
       } else {
         Group& g = groups[a->correlation_id];
         g.correlation_id = a->correlation_id;
@@ -71,6 +73,7 @@ class ProcessJoin {
     for (auto& [corr, g] : groups) {
       std::sort(g.acts.begin(), g.acts.end(), by_start);
       if (auto it = drivers.find(corr); it != drivers.end()) g.driver = it->second;
+      else if (auto rt = runtimes.find(corr); rt != runtimes.end()) g.driver = rt->second;
       (g.driver ? by_driver : by_order).push_back(&g);
     }
     std::sort(by_driver.begin(), by_driver.end(),
@@ -129,6 +132,7 @@ class ProcessJoin {
   // Without a thread (the writer had pthread ids only), a call of any thread.
   void join_by_driver(const Group& g) {
     const Activity& d = *g.driver;
+    if (d.kind == ActivityKind::runtime_api) return join_by_runtime(g);
     const std::vector<size_t>* rows =
         d.tid != 0 ? rows_of(d.tid, g.call_kind()) : &by_kind_[static_cast<size_t>(g.call_kind())];
     size_t before = kNone, after = kNone;
@@ -149,6 +153,28 @@ class ProcessJoin {
     }
     size_t best = before != kNone ? before : after;
     bool tie = before != kNone ? tie_before : tie_after;
+    if (best == kNone) out_.counts.activities_without_row += g.acts.size();
+    else if (tie) out_.counts.activities_ambiguous += g.acts.size();
+    else join(best, g, false);
+  }
+
+  // Rule 1 through a runtime API record (cudaLaunchKernel, cudaMemcpyAsync):
+  // the driver call gpuobs probed runs inside it, so the call is the first
+  // unclaimed one of that thread and kind at or after its entry and before
+  // its return (max_lag_ns either side for clock rounding).
+  void join_by_runtime(const Group& g) {
+    const Activity& r = *g.driver;
+    const std::vector<size_t>* rows =
+        r.tid != 0 ? rows_of(r.tid, g.call_kind()) : &by_kind_[static_cast<size_t>(g.call_kind())];
+    size_t best = kNone;
+    bool tie = false;
+    if (rows)
+      for (size_t i : in_window(*rows, sub_floor(r.start_ns, opt_.max_lag_ns), add_cap(r.end_ns, opt_.max_lag_ns))) {
+        if (done_[i]) continue;
+        if (best == kNone) best = i;
+        else if (calls_[i].ts_ns == calls_[best].ts_ns) tie = true;
+        else break;
+      }
     if (best == kNone) out_.counts.activities_without_row += g.acts.size();
     else if (tie) out_.counts.activities_ambiguous += g.acts.size();
     else join(best, g, false);

@@ -168,6 +168,22 @@ TEST(GpuTimeFile, PthreadIdsAreNotKernelTids) {
   EXPECT_EQ(f->activities[0].tid, 0u);
 }
 
+// A runtime API record (cudaLaunchKernel: type 5) reads back as one, with its thread.
+TEST(GpuTimeFile, RuntimeApiRecordsKeepTheirKindAndThread) {
+  GtRecord r = gt_record(kGtRuntimeApi, 9, 5, 100, 180);
+  r.tid = 77, r.cbid = 211;
+  FileBuilder b;
+  b.header(9).record(r);
+  auto f = parse(b);
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ(f->activities.size(), 1u);
+  EXPECT_EQ(f->activities[0].kind, ActivityKind::runtime_api);
+  EXPECT_EQ(f->activities[0].tid, 77u);
+  EXPECT_EQ(f->activities[0].cbid, 211u);
+  EXPECT_EQ(f->activities[0].start_ns, 100u);
+  EXPECT_EQ(f->counts.unknown_type, 0u);
+}
+
 TEST(GpuTimeFile, BadMagicIsAnError) {
   FileBuilder b;
   b.header(1).record(gt_record(kGtKernel, 1, 1, 10, 20));
