@@ -244,6 +244,29 @@ def python_lines_seeds():
     write(t, "pep626", struct.pack("<Bi", 1, 3) + bytes([4, 1, 12, 2, 8, 0x80, 6, 0xFF]))
 
 
+def activity_file_seeds():
+    # record --gpu-time's CUPTI file (userspace/gpu_time/activity_format.h):
+    # 96-byte slots, a header per process, then records.
+    t = "fuzz_activity_file"
+    magic = 0x544753424F555047
+
+    def header(pid, clock_kind=1, mono=0, cupti=0, version=2):
+        return struct.pack("<QIIIIIIQQQII4Q", magic, version, 96, pid, clock_kind, 1, 130001, mono, cupti,
+                           1_700_000_000_000_000_000, 0x1F, 0, 0, 0, 0, 0)
+
+    def record(kind, pid, corr, start, end, tid=0, nbytes=0, stream=7):
+        return struct.pack("<IIQQQQIIIIII3I3IBBBBI", kind, pid, start, end, nbytes, 0, 0, 1, stream, corr, tid, 0,
+                           1, 1, 1, 32, 1, 1, 1 if kind == 2 else 0, 0, 0, 0, 0)
+
+    calls = b"".join(record(5, 100, 10 + k, 1000 + k * 100, 1080 + k * 100, tid=100) +
+                     record(4, 100, 11 + k, 1030 + k * 100, 1060 + k * 100, tid=100) +
+                     record(1, 100, 10 + k, 5000 + k * 500, 5400 + k * 500) for k in range(0, 6, 2))
+    write(t, "runtime-launches", header(100) + calls)
+    write(t, "driver-copy", header(7) + record(4, 7, 3, 900, 950, tid=7) + record(2, 7, 3, 2000, 2500, nbytes=4096))
+    write(t, "clock-pair", header(9, 2, 5_000_000, 1_000_000) + record(4, 9, 1, 1_000_100, 1_000_200, tid=9) +
+          record(3, 9, 1, 1_001_000, 1_001_050, nbytes=64))
+
+
 def config_seeds():
     t = "fuzz_config"
     shipped = pathlib.Path(__file__).resolve().parents[2] / "config" / "gpuobsd.conf"
@@ -259,7 +282,7 @@ def config_seeds():
 
 if __name__ == "__main__":
     for target in ("fuzz_decoder", "fuzz_ioctl", "fuzz_api_args", "fuzz_unwind_table", "fuzz_cfi_unwind", "fuzz_config",
-                   "fuzz_python_lines"):
+                   "fuzz_python_lines", "fuzz_activity_file"):
         clear(target)
     decoder_seeds()
     ioctl_seeds()
@@ -267,5 +290,6 @@ if __name__ == "__main__":
     unwind_seeds()
     config_seeds()
     python_lines_seeds()
+    activity_file_seeds()
     total = sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file())
     print(f"{sum(1 for f in ROOT.rglob('*') if f.is_file())} seeds, {total} bytes in {ROOT}")

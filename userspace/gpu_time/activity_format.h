@@ -22,7 +22,8 @@
 namespace gpuobs::gpu_time {
 
 inline constexpr uint64_t kGtMagic = 0x544753424f555047ULL;  // "GPUOBSGT" read as little-endian bytes
-inline constexpr uint32_t kGtFormatVersion = 1;
+// 2: record type 5 (runtime API). A reader reads every version up to its own.
+inline constexpr uint32_t kGtFormatVersion = 2;
 inline constexpr uint32_t kGtSlotSize = 96;  // every header and record
 
 // GtFileHeader::clock_kind: how start_ns/end_ns of this process's records

@@ -168,6 +168,15 @@ TEST(GpuTimeFile, PthreadIdsAreNotKernelTids) {
   EXPECT_EQ(f->activities[0].tid, 0u);
 }
 
+// Version 1 (no runtime records) is still read.
+TEST(GpuTimeFile, AVersion1FileIsRead) {
+  FileBuilder b;
+  b.header(3, kGtClockMonotonic, 0, 0, 1).record(gt_record(kGtKernel, 3, 1, 10, 20));
+  auto f = parse(b);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->activities.size(), 1u);
+}
+
 // A runtime API record (cudaLaunchKernel: type 5) reads back as one, with its thread.
 TEST(GpuTimeFile, RuntimeApiRecordsKeepTheirKindAndThread) {
   GtRecord r = gt_record(kGtRuntimeApi, 9, 5, 100, 180);
@@ -199,7 +208,7 @@ TEST(GpuTimeFile, NewerVersionIsAnErrorWithAHint) {
   auto f = parse(b);
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message,
-            "test.gt: header at byte 0 (pid 1): format version 2 is newer than this gpuobs reads (1)");
+            "test.gt: header at byte 0 (pid 1): format version 3 is newer than this gpuobs reads (2)");
   EXPECT_EQ(f.error().hint, "read it with the gpuobs that recorded it, or a newer one");
 }
 
@@ -209,7 +218,7 @@ TEST(GpuTimeFile, NewerVersionOfASecondProcessIsAnError) {
   auto f = parse(b);
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message,
-            "test.gt: header at byte 192 (pid 2): format version 9 is newer than this gpuobs reads (1)");
+            "test.gt: header at byte 192 (pid 2): format version 9 is newer than this gpuobs reads (2)");
 }
 
 TEST(GpuTimeFile, EmptyAndShortFilesAreErrors) {
