@@ -100,3 +100,12 @@ if [ "$PART" = all ] || [ "$PART" = gputime ]; then
       awk -v m=$mode '{v[NR]=$1} END {printf "%-9s us/op runs:", m; for (i=1;i<=NR;i++) printf " %s", v[i]; printf "  median %s\n", v[int((NR+1)/2)]}'
   done
 fi
+if [ "$PART" = all ] || [ "$PART" = train ]; then
+  echo "=== 9. --gpu-time on a transformer training loop (bench/h100/torch_train.py): join, replay check, kern_sum"
+  "$B/gpuobs" record -f --gpu-time -o /tmp/train.gpuobs -- "$PY" bench/h100/torch_train.py "${TRAIN_STEPS:-50}" 2>&1 | grep -E '^gpuobs:|trained'
+  "$B/gpuobs" sql "SELECT name, value FROM counters WHERE name LIKE 'gpu_time%' AND value != 0" /tmp/train.gpuobs
+  "$B/gpuobs" replay --check /tmp/train.gpuobs 2>&1 | tail -12
+  COLUMNS=220 "$B/gpuobs" report kern_sum /tmp/train.gpuobs | head -8
+  COLUMNS=200 "$B/gpuobs" report gpu_sum /tmp/train.gpuobs | grep -E 'sm_active|tensor_active|gpu_util|power|throttle'
+  "$B/gpuobs" export perfetto -f -o /tmp/train.pftrace /tmp/train.gpuobs && ls -l /tmp/train.pftrace
+fi
