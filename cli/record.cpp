@@ -209,16 +209,18 @@ void import_gpu_time(const std::string& capture, const std::string& file, const 
     return;
   }
   const auto& j = r->join;
+  const unsigned long long joined = j.joined_by_correlation + j.joined_by_order;
+  const unsigned long long unjoined_calls = j.rows_without_activity + j.rows_without_process;
   std::fprintf(stderr,
                "gpuobs: GPU times: %llu of %llu kernels, copies and memsets measured by CUPTI joined to the "
                "capture's %llu calls (%llu by correlation id, %llu by call order); not joined: %llu without a "
                "captured call, %llu ambiguous; %llu calls without a GPU time; %llu records dropped by CUPTI "
                "(CUPTI %s%s%s; driver API entries %lld ns after the probe, median)\n",
-               (unsigned long long)(j.joined_by_correlation + j.joined_by_order), (unsigned long long)r->gpu_activities,
+               joined, (unsigned long long)r->gpu_activities,
                (unsigned long long)r->calls, (unsigned long long)j.joined_by_correlation,
                (unsigned long long)j.joined_by_order, (unsigned long long)j.activities_without_row,
                (unsigned long long)j.activities_ambiguous,
-               (unsigned long long)(j.rows_without_activity + j.rows_without_process),
+               unjoined_calls,
                (unsigned long long)r->cupti_dropped, terminal_safe(cupti).c_str(),
                r->processes_clock_pair ? ", clock converted by a pair read at start" : "",
                r->processes_without_tids ? ", no thread ids" : "", (long long)r->entry_lag_median_ns);
