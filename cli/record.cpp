@@ -1,6 +1,8 @@
 // gpuobs record: start a command stopped, attach, let it run, follow its
 // process tree, exit with its status.
 #include <signal.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <set>
 
 #include "capture/gpu_time_import.h"
@@ -195,11 +198,13 @@ std::string self_exe() {
 // it. Its losses are said and stored; the file is kept when it could not be
 // read, so nothing measured is thrown away.
 void import_gpu_time(const std::string& capture, const std::string& file, const std::string& cupti) {
-  if (::access(file.c_str(), F_OK) != 0) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || (S_ISREG(st.st_mode) && st.st_size == 0)) {
     std::fprintf(stderr,
                  "gpuobs: GPU times: none recorded (%s was not written: the command made no CUDA call, or its "
                  "CUDA driver did not load the injection library)\n",
                  terminal_safe(file).c_str());
+    ::unlink(file.c_str());
     return;
   }
   auto r = import_gpu_times(capture, file);
@@ -276,9 +281,19 @@ int run_record(RecordArgs& a) {
       print_error("gpuobs record", setup.error());
       return setup.error().exit_code;
     }
-    gpu_time_file = a.session.output + ".gputime";
+    // Absolute: the command may change directory before CUDA loads the library.
+    gpu_time_file = std::filesystem::absolute(a.session.output + ".gputime").lexically_normal().string();
     gpu_time_cupti = setup->cupti;
-    ::unlink(gpu_time_file.c_str());  // a stale one from an earlier run would be read as this run's
+    // Made here, empty, 0600, never through a link: the command (as root)
+    // appends to this file only (a stale one from an earlier run is removed).
+    ::unlink(gpu_time_file.c_str());
+    int fd = ::open(gpu_time_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      print_error("gpuobs record", make_error("--gpu-time: cannot create " + gpu_time_file + ": " + std::strerror(errno),
+                                              "", 2));
+      return 2;
+    }
+    ::close(fd);
     ::setenv("CUDA_INJECTION64_PATH", setup->inject_library.c_str(), 1);
     ::setenv("GPUOBS_CUPTI_PATH", setup->cupti.c_str(), 1);
     ::setenv("GPUOBS_GPU_TIME_FILE", gpu_time_file.c_str(), 1);

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -362,7 +363,17 @@ void start() {
   void* h = load_cupti();
   if (!h || !resolve_all(h)) return;
   g_pid = static_cast<uint32_t>(getpid());
-  g_fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  // Never through a link or into a FIFO/device: gpuobs record creates the
+  // file (0600, exclusively) before the command starts.
+  g_fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+  if (g_fd >= 0) {
+    struct stat st {};
+    if (::fstat(g_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(g_fd);
+      g_fd = -1;
+      errno = EINVAL;
+    }
+  }
   if (g_fd < 0) {
     say("cannot open %s: %s: GPU times are not recorded", file, strerror(errno));
     return;

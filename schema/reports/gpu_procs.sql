@@ -40,15 +40,16 @@ obj AS (SELECT process_id,
                sum(CASE WHEN op = 'free' AND kind = 'sysmem' THEN bytes ELSE 0 END) AS sys_freed
         FROM driver_objects GROUP BY process_id),
 peak AS (SELECT process_id, max(live_bytes) AS peak FROM driver_memory_timeline GROUP BY process_id),
-nv AS (SELECT pid, group_concat(DISTINCT gpu_id) AS gpus,
+-- Per process (a pid reused in a long daemon segment is two processes; a
+-- process the capture never saw is keyed by its pid alone).
+nv AS (SELECT pid, process_id, group_concat(DISTINCT gpu_id) AS gpus,
               sum(sm_util_pct * (until_mono_ns - ts_mono_ns)) * 1.0
                 / nullif(sum(CASE WHEN sm_util_pct IS NOT NULL THEN until_mono_ns - ts_mono_ns END), 0) AS sm_mean,
               max(sm_util_pct) AS sm_max, max(memory_bytes) AS mem_max
-       FROM gpu_process_metrics WHERE gone = 0 GROUP BY pid),
+       FROM gpu_process_metrics WHERE gone = 0 GROUP BY pid, process_id),
 keys AS (SELECT p.tgid AS pid, io.process_id AS process_id FROM io JOIN processes p ON p.id = io.process_id
          UNION
-         SELECT nv.pid, (SELECT max(p.id) FROM processes p WHERE p.tgid = nv.pid) FROM nv
-         WHERE nv.pid NOT IN (SELECT p.tgid FROM io JOIN processes p ON p.id = io.process_id))
+         SELECT nv.pid, nv.process_id FROM nv)
 SELECT k.pid                                                 AS pid,
        p.comm                                                AS process,
        io.drivers                                            AS drivers,
@@ -76,6 +77,6 @@ FROM keys k LEFT JOIN processes p ON p.id = k.process_id
 LEFT JOIN io ON io.process_id = k.process_id
 LEFT JOIN obj ON obj.process_id = k.process_id
 LEFT JOIN peak ON peak.process_id = k.process_id
-LEFT JOIN nv ON nv.pid = k.pid, c
+LEFT JOIN nv ON nv.pid = k.pid AND nv.process_id IS k.process_id, c
 WHERE (:pid IS NULL OR k.pid = :pid) AND (:process IS NULL OR p.comm = :process)
 ORDER BY coalesce(io.n, 0) DESC, pid;

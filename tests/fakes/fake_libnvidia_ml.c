@@ -10,6 +10,8 @@
 //   FAKE_NVML_NO_GPM=1         GPM not supported
 //   FAKE_NVML_PIDS_FILE=PATH   pids (one per line) listed as compute processes of GPU 0
 //   FAKE_NVML_XID=N            one Xid N event on the last GPU, at the first wait
+//   FAKE_NVML_ENDED_PID=N      process utilization also reports pid N, which the
+//                              compute-process list never shows (a process that ended)
 //
 // Values, for GPU i at its tick t (t counts nvmlDeviceGetUtilizationRates
 // calls on that GPU, from 0; the other queries of a tick use the same t):
@@ -200,8 +202,10 @@ API int nvmlDeviceGetComputeRunningProcesses_v3(void* d, unsigned* count, proc_i
 }
 API int nvmlDeviceGetProcessUtilization(void* d, proc_util_t* s, unsigned* count, unsigned long long last) {
   CHECK("nvmlDeviceGetProcessUtilization");
-  unsigned list[16];
+  unsigned list[17];
   int n = dev(d) == 0 ? pids(list, 16) : 0;
+  const char* ended = getenv("FAKE_NVML_ENDED_PID");
+  if (ended && n > 0) list[n++] = (unsigned)atoi(ended);
   // One new sample per call, stamped now (CLOCK_REALTIME microseconds, as NVML's are).
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);

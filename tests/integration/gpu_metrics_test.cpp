@@ -81,7 +81,7 @@ TEST(GpuMetrics, NvmlValuesAreStoredOnChangeAndReported) {
   std::string pids = dir.file("pids");
   std::ofstream(pids).close();  // empty until the command writes its pid
   auto r = record(dir, "sh -c 'echo $$ > " + pids + "; sleep 1.2'",
-                  "FAKE_NVML_PIDS_FILE=" + pids + " FAKE_NVML_XID=79");
+                  "FAKE_NVML_PIDS_FILE=" + pids + " FAKE_NVML_XID=79 FAKE_NVML_ENDED_PID=999999");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("GPU metrics: 2 GPUs (nvml: " + kFakeNvmlDir + "/libnvidia-ml.so.1), 20 Hz: "),
             std::string::npos)
@@ -135,6 +135,13 @@ TEST(GpuMetrics, NvmlValuesAreStoredOnChangeAndReported) {
                         " memory_bytes || '|' || gone || '|' || (process_id = (SELECT id FROM processes WHERE tgid = " +
                             pid + ")) FROM gpu_process_metrics"),
             std::vector<std::string>{"1|" + pid + "|33|11|268435456|0|1"});
+  // Utilization samples of a process NVML no longer lists (it ended) bring
+  // no row back (review of issue 19: they made a phantom second after exit).
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_process_rows WHERE pid = 999999"), 0);
+  // A GPM value is the average over the interval from one GPM sample to the
+  // next, stamped at its start: the first at the sampler's first tick.
+  EXPECT_EQ(scalar(*db, "SELECT min(ts_mono_ns) FROM gpu_metrics WHERE metric = 'sm_active_pct'"),
+            scalar(*db, "SELECT min(ts_mono_ns) FROM gpu_metrics WHERE metric = 'gpu_util_pct'"));
   EXPECT_EQ(column(*db, "SELECT gpu_id || '|' || kind || '|' || code FROM gpu_events"),
             std::vector<std::string>{"2|xid|79"});
 

@@ -54,6 +54,27 @@ TEST(GpuTimeRecord, TheCommandGetsTheInjectionOnlyWithTheOption) {
   EXPECT_EQ(out2.find("GPU times"), std::string::npos) << out2;
 }
 
+// A relative -o and a command that changes directory: the file the command
+// is told to write is still the one record reads (review of issue 19: it was
+// relative, so the command wrote elsewhere and record said none recorded).
+TEST(GpuTimeRecord, PathsGivenToTheCommandAreAbsolute) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("sub"));
+  auto [rc, out] = run_output("cd " + dir.path() + " && " + std::string(GPUOBS_BIN) +
+                              " record -f --gpu-time -o rel.gpuobs -- sh -c 'cd sub && " +
+                              "printf \"%s\\n%s\\n%s\\n\" \"$CUDA_INJECTION64_PATH\" \"$GPUOBS_CUPTI_PATH\" "
+                              "\"$GPUOBS_GPU_TIME_FILE\" > env'");
+  ASSERT_EQ(rc, 0) << out;
+  std::istringstream lines(read(dir.file("sub/env")));
+  std::string inject, cupti, file;
+  std::getline(lines, inject), std::getline(lines, cupti), std::getline(lines, file);
+  EXPECT_EQ(file, dir.file("rel.gpuobs.gputime"));
+  EXPECT_EQ(inject.front(), '/') << inject;
+  EXPECT_EQ(cupti.front(), '/') << cupti;
+  // Made by record (empty: the command made no CUDA call), then removed.
+  EXPECT_FALSE(std::filesystem::exists(file)) << "an empty activity file is removed";
+}
+
 TEST(GpuTimeRecord, AMissingPieceStopsRecordBeforeTheCommandRuns) {
   TempDir dir;
   std::string cap = dir.file("g.gpuobs"), ran = dir.file("ran");

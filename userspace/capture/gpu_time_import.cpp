@@ -59,9 +59,22 @@ std::string resolve_command(const std::string& command) {
   return command;
 }
 
+Result<GpuTimeSetup> find_pieces(const std::string& exe, const std::string& command);
+
 }  // namespace
 
 Result<GpuTimeSetup> find_gpu_time_setup(const std::string& exe, const std::string& command) {
+  auto setup = find_pieces(exe, command);
+  if (setup) {
+    // Absolute: the command may change directory before CUDA loads them.
+    setup->inject_library = fs::absolute(setup->inject_library).lexically_normal().string();
+    setup->cupti = fs::absolute(setup->cupti).lexically_normal().string();
+  }
+  return setup;
+}
+
+namespace {
+Result<GpuTimeSetup> find_pieces(const std::string& exe, const std::string& command) {
   GpuTimeSetup s;
   std::vector<std::string> tried;
   if (const char* env = std::getenv("GPUOBS_CUPTI_INJECT"); env && *env) {
@@ -115,6 +128,8 @@ Result<GpuTimeSetup> find_gpu_time_setup(const std::string& exe, const std::stri
                     "set GPUOBS_CUPTI_PATH to a libcupti.so of the program's CUDA version", 2);
 }
 
+}  // namespace
+
 Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::string& activity_file) {
   auto file = gpu_time::read_activity_file(activity_file);
   if (!file) return file.error();
@@ -135,7 +150,16 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
 
   // The calls that put work on a GPU, as the capture holds them.
   std::vector<HostCall> calls;
-  std::unordered_map<uint64_t, std::pair<int64_t, std::string>> info;  // key -> (process_id, kernel)
+  // key -> (process_id, kernel name index): names interned, not one string per launch.
+  std::unordered_map<uint64_t, std::pair<int64_t, uint32_t>> info;
+  std::vector<std::string> kernel_names{""};
+  std::unordered_map<std::string, uint32_t> kernel_index{{"", 0}};
+  auto kernel_of = [&](const unsigned char* t) -> uint32_t {
+    std::string k = t ? reinterpret_cast<const char*>(t) : "";
+    auto [it, fresh] = kernel_index.try_emplace(k, static_cast<uint32_t>(kernel_names.size()));
+    if (fresh) kernel_names.push_back(k);
+    return it->second;
+  };
   auto t0 = db.scalar("SELECT start_mono_ns FROM capture WHERE id = 1");
   if (!t0) return t0.error();
   {
@@ -151,7 +175,7 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
                                static_cast<uint32_t>(sqlite3_column_int64(s, 2)),
                                static_cast<uint64_t>(sqlite3_column_int64(s, 3)), HostCallKind::launch,
                                static_cast<uint64_t>(sqlite3_column_int64(s, 4))});
-      info[key] = {sqlite3_column_int64(s, 5), reinterpret_cast<const char*>(sqlite3_column_text(s, 6))};
+      info[key] = {sqlite3_column_int64(s, 5), kernel_of(sqlite3_column_text(s, 6))};
     }
   }
   {
@@ -169,7 +193,7 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
                                static_cast<uint64_t>(sqlite3_column_int64(s, 3)),
                                kind == "memset" ? HostCallKind::memset : HostCallKind::copy,
                                static_cast<uint64_t>(sqlite3_column_int64(s, 4))});
-      info[key] = {sqlite3_column_int64(s, 5), ""};
+      info[key] = {sqlite3_column_int64(s, 5), 0};
     }
   }
   out.calls = calls.size();
@@ -227,7 +251,7 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
     uint64_t table = g.row_id >> kTableShift;
     const auto& [process_id, kernel] = info[g.row_id];
     ins.bind(1, table).bind(2, static_cast<int64_t>(g.row_id & kIdMask)).bind(3, process_id);
-    if (table == kLaunches) ins.bind(4, name_id(kernel));
+    if (table == kLaunches) ins.bind(4, name_id(kernel_names[kernel]));
     else ins.bind_null(4);
     ins.bind(5, static_cast<int64_t>(g.start_ns) - *t0)
         .bind(6, static_cast<int64_t>(g.end_ns - g.start_ns))
@@ -250,6 +274,7 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
       {"gpu_time_joined_by_order", j.joined_by_order},
       {"gpu_time_extra_activities", j.extra_activities},
       {"gpu_time_activities_without_row", j.activities_without_row},
+      {"gpu_time_graph_activities", j.graph_activities},
       {"gpu_time_activities_ambiguous", j.activities_ambiguous},
       {"gpu_time_rows_without_activity", j.rows_without_activity},
       {"gpu_time_rows_without_process", j.rows_without_process},

@@ -248,6 +248,7 @@ void NvmlSource::sample_gpm(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch
   int next = d.gpm_last == 0 ? 1 : 0;
   if (!ask(d, q_gpm, [&] { return f.gpm_sample_get(d.handle, d.gpm[next]); })) return;
   int prev = d.gpm_last;
+  const int64_t interval_start = d.gpm_last_ns;
   d.gpm_last = next;
   d.gpm_last_ns = now_ns;
   if (prev < 0) return;  // the first sample: nothing to compare with yet
@@ -266,7 +267,10 @@ void NvmlSource::sample_gpm(uint32_t gpu, Device& d, int64_t now_ns, SampleBatch
       ++errors_;
       continue;
     }
-    out.metrics.push_back(MetricSample{now_ns, gpu, kGpmAsked[i].metric, get.metrics[i].value});
+    // The average over [interval_start, now): stamped at its start, so the
+    // row holds exactly the interval it describes (review: stamped at its
+    // end, it showed each interval one interval late).
+    out.metrics.push_back(MetricSample{interval_start, gpu, kGpmAsked[i].metric, get.metrics[i].value});
   }
 }
 
@@ -276,8 +280,6 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
   bool listed = false;  // some query answered: a process missing from it is gone
   auto fn = [](auto* p) { return reinterpret_cast<const void*>(p); };
   bool mem_due = due(d, q_proc_mem, fn(f.compute_processes), now_ns);
-  bool util_due = due(d, q_proc_util, fn(f.process_utilization), now_ns);
-  if (!mem_due && !util_due) return;
   if (mem_due) {
     if (proc_buf_.empty()) proc_buf_.resize(64);
     unsigned n = static_cast<unsigned>(proc_buf_.size());
@@ -299,8 +301,12 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
   }
   // Only while NVML lists compute processes on this GPU (when it can list
   // them): the call costs milliseconds (docs/gpu_metrics.md, "Cost").
+  // (Asked in the same tick as the listing that found a process, so a
+  // process's first row has its utilization.)
   bool any = d.unsupported[q_proc_mem] || !now.empty() || (!listed && !d.procs.empty());
-  if (util_due && any) {
+  bool util_due = any && due(d, q_proc_util, fn(f.process_utilization), now_ns);
+  if (!mem_due && !util_due) return;
+  if (util_due) {
     if (util_buf_.empty()) util_buf_.resize(256);
     unsigned n = static_cast<unsigned>(util_buf_.size());
     auto query = [&] { return f.process_utilization(d.handle, util_buf_.data(), &n, d.proc_seen_us); };
@@ -328,7 +334,14 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
       for (const auto* s : got) {
         d.proc_seen_us = std::max(d.proc_seen_us, s->timestamp_us);
         int64_t at = std::min(now_ns, static_cast<int64_t>(s->timestamp_us) * 1000 - realtime_minus_mono);
+        // A process no longer listed has ended: its late samples would bring
+        // it back after its end. A sample older than the process's last row
+        // would land out of order.
+        bool known = listed ? now.count(s->pid) > 0 : d.procs.count(s->pid) > 0;
+        if (!known && !d.unsupported[q_proc_mem]) continue;
+        if (auto old = d.procs.find(s->pid); old != d.procs.end() && at <= old->second.last_ns) continue;
         auto& p = now[s->pid];
+        p.last_ns = at;
         p.sm = static_cast<int32_t>(s->sm_util);
         p.mem = static_cast<int32_t>(s->mem_util);
         int64_t bytes = p.bytes;
@@ -338,14 +351,18 @@ void NvmlSource::sample_processes(uint32_t gpu, Device& d, int64_t now_ns, Sampl
       }
     }
   }
-  // A process keeps the utilization of its last sample until a new one comes.
+  // A process keeps the utilization of its last sample until a new one
+  // comes. Rows at now only for the processes listed now.
   for (auto& [pid, p] : now) {
     auto old = d.procs.find(pid);
     if (old != d.procs.end()) {
       if (p.sm < 0) p.sm = old->second.sm, p.mem = old->second.mem;
       if (p.bytes < 0 && !listed) p.bytes = old->second.bytes;
+      p.last_ns = std::max(p.last_ns, old->second.last_ns);
     }
+    if (!listed) continue;
     out.processes.push_back(ProcessSample{now_ns, gpu, pid, p.sm, p.mem, p.bytes, false});
+    p.last_ns = now_ns;
   }
   if (listed) {
     for (auto& [pid, p] : d.procs)

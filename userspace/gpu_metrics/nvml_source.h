@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +67,7 @@ class NvmlSource : public MetricSource {
     struct Proc {
       int32_t sm = -1, mem = -1;
       int64_t bytes = -1;
+      int64_t last_ns = INT64_MIN;  // its last row's time
     };
     std::unordered_map<uint32_t, Proc> procs;  // listed at the last tick
   };

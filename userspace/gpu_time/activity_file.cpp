@@ -1,5 +1,9 @@
 #include "gpu_time/activity_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -172,6 +176,16 @@ class Parser {
       ++out_.counts.bad_names;
       return;
     }
+    // Names cost what their declared lengths say, before any text came: a
+    // file (written by the traced program) may declare many long ones.
+    // Past kMaxNameBytesInAll in all, new names are counted, not kept.
+    if (!names_.count(c.name_hash)) {
+      if (name_bytes_ + c.name_len > kMaxNameBytesInAll) {
+        ++out_.counts.bad_names;
+        return;
+      }
+      name_bytes_ += c.name_len;
+    }
     PartialName& n = names_[c.name_hash];
     if (n.have.empty()) {
       n.len = c.name_len;
@@ -223,6 +237,9 @@ class Parser {
   ActivityFile out_;
   std::unordered_map<uint32_t, size_t> pid_index_;  // pid -> out_.processes
   std::unordered_map<uint64_t, PartialName> names_;
+  // Bytes the names declared so far; a cap on what a file can make us hold.
+  static constexpr uint64_t kMaxNameBytesInAll = 64ull << 20;
+  uint64_t name_bytes_ = 0;
 };
 
 }  // namespace
@@ -242,11 +259,35 @@ Result<ActivityFile> parse_activity_file(std::span<const uint8_t> bytes, std::st
   return Parser(bytes, what).run();
 }
 
-Result<ActivityFile> read_activity_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot open " + path + ": " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return make_error("cannot read " + path + ": " + std::strerror(errno));
+Result<ActivityFile> read_activity_file(const std::string& path, uint64_t max_bytes) {
+  // The file is written by the traced program: never through a link, never
+  // a FIFO or a device (which would block or never end), never more than max_bytes.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return make_error("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(path + " is not a regular file: not read");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return make_error(path + " is larger (" + std::to_string(st.st_size) + " bytes) than the " +
+                          std::to_string(max_bytes) + " bytes gpuobs reads",
+                      "");
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  int err = errno;
+  ::close(fd);
+  if (got < bytes.size() && got == 0 && !bytes.empty())
+    return make_error("cannot read " + path + ": " + std::strerror(err));
+  bytes.resize(got);
   return parse_activity_file(bytes, path);
 }
 

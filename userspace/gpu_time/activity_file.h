@@ -85,6 +85,8 @@ struct ActivityFile {
 
 // `what` names the bytes in error messages (a path).
 Result<ActivityFile> parse_activity_file(std::span<const uint8_t> bytes, std::string_view what = "activity file");
-Result<ActivityFile> read_activity_file(const std::string& path);
+// A regular file only (not followed through a link), at most max_bytes.
+inline constexpr uint64_t kMaxActivityFileBytes = 16ull << 30;
+Result<ActivityFile> read_activity_file(const std::string& path, uint64_t max_bytes = kMaxActivityFileBytes);
 
 }  // namespace gpuobs::gpu_time

@@ -10,6 +10,9 @@ namespace gpuobs::gpu_time {
 namespace {
 
 constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
+// CUPTI callback ids of the graph launches (cupti_driver_cbid.h, cupti_runtime_cbid.h).
+constexpr uint32_t kCbidCuGraphLaunch = 514, kCbidCuGraphLaunchPtsz = 515;
+constexpr uint32_t kCbidCudaGraphLaunch = 311, kCbidCudaGraphLaunchPtsz = 312;
 
 // The GPU activities of one call: one correlation id of one process.
 struct Group {
@@ -79,6 +82,12 @@ class ProcessJoin {
     std::sort(by_driver.begin(), by_driver.end(),
               [&](const Group* a, const Group* b) { return by_start(a->driver, b->driver); });
     for (Group* g : by_driver) join_by_driver(*g);
+    std::erase_if(by_order, [&](Group* g) {
+      if (!graph_launch(*g)) return false;
+      out_.counts.activities_without_row += g->acts.size();
+      out_.counts.graph_activities += g->acts.size();
+      return true;
+    });
     join_by_order(by_order);
   }
 
@@ -130,7 +139,23 @@ class ProcessJoin {
   // entry (the probe fires first), else the first after it (clock
   // conversion error). Two such calls at the same time are ambiguous.
   // Without a thread (the writer had pthread ids only), a call of any thread.
+  // A CUDA graph's launch (its API by CUPTI's callback id, or several GPU
+  // operations under one correlation id): no launch or copy row is its
+  // call, so its work is counted, never given to a neighbouring launch.
+  static bool graph_launch(const Group& g) {
+    if (g.acts.size() > 1) return true;
+    if (!g.driver) return false;
+    uint32_t cbid = g.driver->cbid;
+    return g.driver->kind == ActivityKind::driver_api ? (cbid == kCbidCuGraphLaunch || cbid == kCbidCuGraphLaunchPtsz)
+                                                       : (cbid == kCbidCudaGraphLaunch || cbid == kCbidCudaGraphLaunchPtsz);
+  }
+
   void join_by_driver(const Group& g) {
+    if (graph_launch(g)) {
+      out_.counts.activities_without_row += g.acts.size();
+      out_.counts.graph_activities += g.acts.size();
+      return;
+    }
     const Activity& d = *g.driver;
     if (d.kind == ActivityKind::runtime_api) return join_by_runtime(g);
     const std::vector<size_t>* rows =
@@ -162,6 +187,9 @@ class ProcessJoin {
   // the driver call gpuobs probed runs inside it, so the call is the first
   // unclaimed one of that thread and kind at or after its entry and before
   // its return (max_lag_ns either side for clock rounding).
+  // The probed call runs inside the runtime call: past its return only
+  // clock rounding (a call found later is the next API's).
+  static constexpr uint64_t kRuntimeSlackNs = 1'000;
   void join_by_runtime(const Group& g) {
     const Activity& r = *g.driver;
     const std::vector<size_t>* rows =
@@ -169,7 +197,7 @@ class ProcessJoin {
     size_t best = kNone;
     bool tie = false;
     if (rows)
-      for (size_t i : in_window(*rows, sub_floor(r.start_ns, opt_.max_lag_ns), add_cap(r.end_ns, opt_.max_lag_ns))) {
+      for (size_t i : in_window(*rows, sub_floor(r.start_ns, opt_.max_lag_ns), add_cap(r.end_ns, kRuntimeSlackNs))) {
         if (done_[i]) continue;
         if (best == kNone) best = i;
         else if (calls_[i].ts_ns == calls_[best].ts_ns) tie = true;

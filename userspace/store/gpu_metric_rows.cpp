@@ -55,6 +55,15 @@ Status GpuMetricRowWriter::write_gpus(const std::vector<GpuInfo>& gpus, const st
   return {};
 }
 
+Status GpuMetricRowWriter::carry_from(const GpuMetricRowWriter& prev) {
+  if (auto st = write_gpus(prev.gpus_, prev.sources_, prev.hz_); !st) return st;
+  SampleBatch start;
+  for (const auto& [key, value] : prev.last_)
+    start.metrics.push_back(gpumetrics::MetricSample{0, key.first, static_cast<gpumetrics::GpuMetric>(key.second), value});
+  if (write(start, 0) != 0) return make_error(std::string("cannot carry the GPU metrics: ") + sqlite3_errmsg(db_));
+  return {};
+}
+
 uint64_t GpuMetricRowWriter::write(const SampleBatch& batch, int64_t t0) {
   if (batch.empty()) return 0;
   uint64_t rows = batch.metrics.size() + batch.processes.size() + batch.events.size();

@@ -30,8 +30,10 @@ class GpuMetricRowWriter {
   // One batch's samples in its own transaction; t0: capture.start_mono_ns.
   // Returns the rows that could not be written (0: all, or nothing changed).
   uint64_t write(const gpumetrics::SampleBatch& batch, int64_t t0);
-  // gpuobsd rotation: the new file repeats the GPUs and sources.
-  Status carry_from(const GpuMetricRowWriter& prev) { return write_gpus(prev.gpus_, prev.sources_, prev.hz_); }
+  // gpuobsd rotation: the new file repeats the GPUs and sources, and every
+  // series' last value at its start (t 0), so each segment stands alone even
+  // for the series asked seldom (GPM, ECC: every 10 s).
+  Status carry_from(const GpuMetricRowWriter& prev);
   bool has_gpus() const { return !gpus_.empty(); }
   uint64_t rows_written() const { return rows_written_; }
   uint64_t samples_unchanged() const { return unchanged_; }

@@ -174,6 +174,13 @@ void CaptureWriter::push_gpu_samples(gpumetrics::SampleBatch& batch) {
   if (batch.empty()) return;
   {
     std::lock_guard lk(mu_);
+    // A writer stalled (a full disk, a slow one) must not let samples pile
+    // up without bound: past a million waiting, they are counted as lost.
+    if (pending_gpu_.metrics.size() + pending_gpu_.processes.size() > kMaxPendingGpuSamples) {
+      stats_.failed_rows += batch.metrics.size() + batch.processes.size() + batch.events.size();
+      batch.clear();
+      return;
+    }
     if (pending_gpu_.empty()) {
       std::swap(pending_gpu_, batch);
     } else {

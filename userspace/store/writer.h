@@ -234,6 +234,7 @@ class CaptureWriter {
   std::vector<ProbeRow> pending_probes_;  // guarded by mu_
   std::vector<NcclStall> pending_stalls_;  // guarded by mu_
   gpumetrics::SampleBatch pending_gpu_;     // guarded by mu_
+  static constexpr size_t kMaxPendingGpuSamples = 1'000'000;
   std::vector<Detach> pending_detached_;  // guarded by mu_
   StringTable strings_;
   ApiRowWriter api_;

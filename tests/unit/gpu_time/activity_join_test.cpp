@@ -243,15 +243,38 @@ TEST(GpuTimeJoin, CallTooFarFromItsDriverRecordIsNotJoined) {
   EXPECT_EQ(join_activities(calls, acts, wide).rows.size(), 1u);
 }
 
-TEST(GpuTimeJoin, GraphLaunchSpansAllItsActivities) {
-  std::vector<HostCall> calls = {call(1, 500, 501, 1'000'000, HostCallKind::launch)};
-  std::vector<Activity> acts = {
-      driver(500, 1, 501, 1'001'000, 1'002'000), gpu(ActivityKind::kernel, 500, 1, 2'050'000, 2'300'000),
-      gpu(ActivityKind::memcpy, 500, 1, 2'400'000, 2'450'000), gpu(ActivityKind::kernel, 500, 1, 2'000'000, 2'100'000)};
+// A CUDA graph launch has no launch row (gpuobs stores cuGraphLaunch as a
+// stream operation): its work is counted, and the launches around it keep
+// their own kernels. Found by the review of issue 19: K1, a graph, K2, K3
+// 10 us apart gave K2 the graph's kernels and K3 K2's.
+TEST(GpuTimeJoin, AGraphLaunchTakesNoNeighbouringLaunchRow) {
+  std::vector<HostCall> calls = {call(1, 500, 501, 1'000'000, HostCallKind::launch),
+                                 call(2, 500, 501, 1'020'000, HostCallKind::launch),
+                                 call(3, 500, 501, 1'030'000, HostCallKind::launch)};
+  Activity graph = driver(500, 2, 501, 1'010'500, 1'012'000);
+  graph.cbid = 514;  // cuGraphLaunch
+  std::vector<Activity> acts = {driver(500, 1, 501, 1'000'500, 1'001'000), graph,
+                                driver(500, 3, 501, 1'020'500, 1'021'000), driver(500, 4, 501, 1'030'500, 1'031'000),
+                                gpu(ActivityKind::kernel, 500, 1, 2'000'000, 2'100'000),
+                                gpu(ActivityKind::kernel, 500, 2, 2'150'000, 2'200'000),
+                                gpu(ActivityKind::kernel, 500, 2, 2'200'000, 2'250'000),
+                                gpu(ActivityKind::kernel, 500, 3, 2'300'000, 2'400'000),
+                                gpu(ActivityKind::kernel, 500, 4, 2'500'000, 2'600'000)};
   JoinResult r = join_activities(calls, acts);
-  expect_time(r, 1, 2'000'000, 2'450'000, 1, false, 7, 3);
-  EXPECT_EQ(r.counts.joined_by_correlation, 3u);
-  EXPECT_EQ(r.counts.extra_activities, 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
+  expect_time(r, 1, 2'000'000, 2'100'000, 1, false);
+  expect_time(r, 2, 2'300'000, 2'400'000, 3, false);
+  expect_time(r, 3, 2'500'000, 2'600'000, 4, false);
+  EXPECT_EQ(r.counts.graph_activities, 2u);
+  EXPECT_EQ(r.counts.activities_without_row, 2u);
+  // The same through the runtime (cudaGraphLaunch, 311), and a one-kernel graph.
+  for (auto& a : acts)
+    if (a.correlation_id == 2 && a.kind == ActivityKind::driver_api) a.kind = ActivityKind::runtime_api, a.cbid = 311;
+  std::erase_if(acts, [](const Activity& a) { return a.correlation_id == 2 && a.start_ns == 2'200'000; });
+  r = join_activities(calls, acts);
+  ASSERT_EQ(r.rows.size(), 3u);
+  expect_time(r, 2, 2'300'000, 2'400'000, 3, false);
+  EXPECT_EQ(r.counts.graph_activities, 1u);
 }
 
 TEST(GpuTimeJoin, PthreadIdsJoinTheNearestCallOfAnyThread) {

@@ -495,6 +495,36 @@ TEST(OlderCapture, Schema18HasEmptyGpuMetrics) {
   EXPECT_EQ(gpuobs_cli("export chrome -o " + dir.file("t.json") + " " + path).first, 0);
 }
 
+// Schema 19 (the last before GPU times): every report and command that reads
+// gpu_times or gpu_time_rows answers, with empty GPU columns.
+TEST(OlderCapture, Schema19HasNoGpuTimes) {
+  TempDir dir;
+  auto path = dir.file("v19.gpuobs");
+  {
+    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 19).ok());
+    ASSERT_TRUE(db->exec("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns,"
+                         " end_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 7, 'record', 'h', 'k',"
+                         " 1000, 3000000000, 0, 4096);")
+                    .ok())
+        << db->errmsg();
+  }
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_times"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_time_rows"), 0);
+  for (const char* r : {"kern_sum", "copy_sum", "memset_sum", "gpu_sum", "gpu_procs"}) {
+    auto [rc, out] = gpuobs_cli(std::string("report ") + r + " --format csv " + path);
+    EXPECT_EQ(rc, 0) << r << ": " << out;
+  }
+  EXPECT_EQ(gpuobs_cli("export perfetto -o " + dir.file("t.pftrace") + " " + path).first, 0);
+  EXPECT_EQ(gpuobs_cli("export chrome -o " + dir.file("t.json") + " " + path).first, 0);
+  auto [rc, out] = gpuobs_cli("replay --check " + path);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("no GPU times in this capture"), std::string::npos) << out;
+}
+
 TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
   TempDir dir;
   auto path = dir.file("x.gpuobs");
