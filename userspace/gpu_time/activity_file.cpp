@@ -45,16 +45,23 @@ ActivityProcess process_of(const GtFileHeader& h) {
   p.cupti_version = h.cupti_version;
   p.enabled = h.flags;
   p.realtime_ns = h.realtime_ns;
-  if (h.clock_kind == kGtClockCuptiPair)
-    p.to_monotonic_ns = static_cast<int64_t>(h.clock_mono_ns) - static_cast<int64_t>(h.clock_cupti_ns);
+  // Two clock readings from the file (untrusted): the difference in 128 bits,
+  // kept only when it fits (else every time of the process is refused below).
+  if (h.clock_kind == kGtClockCuptiPair) {
+    __int128 d = static_cast<__int128>(h.clock_mono_ns) - static_cast<__int128>(h.clock_cupti_ns);
+    p.to_monotonic_ns = d > std::numeric_limits<int64_t>::max() || d < std::numeric_limits<int64_t>::min()
+                            ? std::numeric_limits<int64_t>::min()
+                            : static_cast<int64_t>(d);
+  }
   return p;
 }
 
 // A time of the file on CLOCK_MONOTONIC; false when it is 0 or falls outside it.
 bool to_monotonic(uint64_t t, int64_t offset, uint64_t& out) {
   if (t == 0 || t > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
-  int64_t v = static_cast<int64_t>(t) + offset;  // |offset| < 2^63 - t: both are clock readings
-  if (v <= 0) return false;
+  // In 128 bits: a hostile header's offset must not overflow (fuzz_activity_file found it).
+  __int128 v = static_cast<__int128>(t) + offset;
+  if (v <= 0 || v > std::numeric_limits<int64_t>::max()) return false;
   out = static_cast<uint64_t>(v);
   return true;
 }

@@ -168,6 +168,19 @@ TEST(GpuTimeFile, PthreadIdsAreNotKernelTids) {
   EXPECT_EQ(f->activities[0].tid, 0u);
 }
 
+// A header whose clock pair is far apart (a hostile file): the times it
+// would convert are refused and counted, never overflowed (fuzz_activity_file
+// found the signed overflow; its input is a seed).
+TEST(GpuTimeFile, AHostileClockPairIsRefusedNotOverflowed) {
+  FileBuilder b;
+  b.header(5, kGtClockCuptiPair, 0x7fffffffffffffffull, 1).record(gt_record(kGtKernel, 5, 1, 1ull << 62, (1ull << 62) + 10));
+  b.header(6, kGtClockCuptiPair, 1, 0xffffffffffffffffull).record(gt_record(kGtKernel, 6, 1, 10, 20));
+  auto f = parse(b);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_TRUE(f->activities.empty());
+  EXPECT_EQ(f->counts.bad_times, 2u);
+}
+
 // Version 1 (no runtime records) is still read.
 TEST(GpuTimeFile, AVersion1FileIsRead) {
   FileBuilder b;
