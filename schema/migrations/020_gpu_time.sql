@@ -6,7 +6,7 @@
 -- joined call; what could not be joined is counted (counters gpu_time_*).
 
 CREATE TABLE gpu_time_rows (
-  call_table INTEGER NOT NULL,    -- 0: kernel_launches; 1: copies (a copy or a memset)
+  call_table INTEGER NOT NULL,    -- 0: kernel_launches; 1: copies (a copy or a memset); 2: stream_ops (a graph launch)
   row_id INTEGER NOT NULL,        -- the call's id in that table
   process_id INTEGER,             -- → processes.id
   name_id INTEGER,                -- launches: the kernel as kern_sum names it (→ strings.id)
@@ -15,13 +15,13 @@ CREATE TABLE gpu_time_rows (
   device INTEGER,                 -- CUDA device ordinal
   stream_id INTEGER,              -- CUPTI's stream id
   correlation_id INTEGER,         -- CUPTI's, per process
-  activities INTEGER NOT NULL,    -- GPU operations of the call (1; more for a graph launch)
+  activities INTEGER NOT NULL,    -- GPU operations of the call (1; a graph launch: its kernels, copies and memsets)
   by_order INTEGER NOT NULL,      -- 1: joined by call order (CUPTI's driver API record was missing)
   PRIMARY KEY (call_table, row_id)
 ) WITHOUT ROWID;
 
 CREATE VIEW gpu_times AS
-  SELECT CASE g.call_table WHEN 0 THEN 'kernel_launches' ELSE 'copies' END AS call_table,
+  SELECT CASE g.call_table WHEN 0 THEN 'kernel_launches' WHEN 1 THEN 'copies' ELSE 'stream_ops' END AS call_table,
          g.row_id AS row_id, g.process_id AS process_id,
          (SELECT text FROM strings WHERE id = g.name_id) AS kernel,
          g.start_ns + c.t0 AS start_mono_ns, g.start_ns + c.t0 + g.duration_ns AS end_mono_ns,

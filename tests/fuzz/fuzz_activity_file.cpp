@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       c.tgid = a.pid;
       c.tid = a.tid;
       c.ts_ns = a.start_ns;
-      c.kind = static_cast<HostCallKind>(calls.size() % 3);
+      c.kind = static_cast<HostCallKind>(calls.size() % 4);
       calls.push_back(c);
     } else {
       ++gpu;

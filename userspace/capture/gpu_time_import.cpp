@@ -24,7 +24,7 @@ using gpu_time::HostCallKind;
 // (ts - start) * 8 + n, far below 2^56 for any capture shorter than 100 days).
 constexpr int kTableShift = 56;
 constexpr uint64_t kIdMask = (uint64_t{1} << kTableShift) - 1;
-enum CallTable : uint64_t { kLaunches = 0, kCopies = 1 };
+enum CallTable : uint64_t { kLaunches = 0, kCopies = 1, kGraphLaunches = 2 };
 
 // The files matching a pattern, sorted so the highest version comes last.
 std::vector<std::string> glob_all(const std::string& pattern) {
@@ -192,6 +192,21 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
                                static_cast<uint32_t>(sqlite3_column_int64(s, 2)),
                                static_cast<uint64_t>(sqlite3_column_int64(s, 3)),
                                kind == "memset" ? HostCallKind::memset : HostCallKind::copy,
+                               static_cast<uint64_t>(sqlite3_column_int64(s, 4))});
+      info[key] = {sqlite3_column_int64(s, 5), 0};
+    }
+  }
+  {
+    // CUDA graph launches (stream_ops): their kernels, copies and memsets.
+    Stmt st(db.get(), "SELECT id, tgid, tid, ts_mono_ns, coalesce(stream, 0), process_id FROM stream_ops"
+                      " WHERE op = 'graph_launch'");
+    if (!st.valid()) return make_error("cannot read the graph launches of " + capture + ": " + db.errmsg());
+    while (st.step() == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      uint64_t key = (kGraphLaunches << kTableShift) | (static_cast<uint64_t>(sqlite3_column_int64(s, 0)) & kIdMask);
+      calls.push_back(HostCall{key, static_cast<uint32_t>(sqlite3_column_int64(s, 1)),
+                               static_cast<uint32_t>(sqlite3_column_int64(s, 2)),
+                               static_cast<uint64_t>(sqlite3_column_int64(s, 3)), HostCallKind::graph,
                                static_cast<uint64_t>(sqlite3_column_int64(s, 4))});
       info[key] = {sqlite3_column_int64(s, 5), 0};
     }

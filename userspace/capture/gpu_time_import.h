@@ -1,6 +1,6 @@
 // gpuobs record --gpu-time, after the command exits: the CUPTI activity file
 // the injected library wrote (gpu_time/activity_file.h) is read, joined to
-// the launches and copies the capture holds (gpu_time/activity_join.h) and
+// the launches, copies and graph launches the capture holds (gpu_time/activity_join.h) and
 // stored as gpu_time_rows, with every record that could not be joined or
 // trusted counted (counters gpu_time_*). docs/gpu_time.md.
 #pragma once

@@ -20,10 +20,13 @@ struct Group {
   std::vector<const Activity*> acts;
   const Activity* driver = nullptr;  // its driver API record, if any, else its runtime API record
 
+  bool graph = false;  // a CUDA graph launch's work (set by the join)
+
   // The kind of call that issues this: one kernel a launch, one copy a copy,
-  // one memset a memset; several activities only a graph launch.
+  // one memset a memset; a graph launch (several activities, or its API's
+  // callback id) a graph launch.
   HostCallKind call_kind() const {
-    if (acts.size() > 1) return HostCallKind::launch;
+    if (graph || acts.size() > 1) return HostCallKind::graph;
     switch (acts.front()->kind) {
       case ActivityKind::memcpy: return HostCallKind::copy;
       case ActivityKind::memset: return HostCallKind::memset;
@@ -77,17 +80,13 @@ class ProcessJoin {
       std::sort(g.acts.begin(), g.acts.end(), by_start);
       if (auto it = drivers.find(corr); it != drivers.end()) g.driver = it->second;
       else if (auto rt = runtimes.find(corr); rt != runtimes.end()) g.driver = rt->second;
+      g.graph = graph_launch(g);
+      if (g.graph) out_.counts.graph_activities += g.acts.size();
       (g.driver ? by_driver : by_order).push_back(&g);
     }
     std::sort(by_driver.begin(), by_driver.end(),
               [&](const Group* a, const Group* b) { return by_start(a->driver, b->driver); });
     for (Group* g : by_driver) join_by_driver(*g);
-    std::erase_if(by_order, [&](Group* g) {
-      if (!graph_launch(*g)) return false;
-      out_.counts.activities_without_row += g->acts.size();
-      out_.counts.graph_activities += g->acts.size();
-      return true;
-    });
     join_by_order(by_order);
   }
 
@@ -140,8 +139,8 @@ class ProcessJoin {
   // conversion error). Two such calls at the same time are ambiguous.
   // Without a thread (the writer had pthread ids only), a call of any thread.
   // A CUDA graph's launch (its API by CUPTI's callback id, or several GPU
-  // operations under one correlation id): no launch or copy row is its
-  // call, so its work is counted, never given to a neighbouring launch.
+  // operations under one correlation id): its call is the graph launch
+  // (stream_ops), never a neighbouring kernel launch.
   static bool graph_launch(const Group& g) {
     if (g.acts.size() > 1) return true;
     if (!g.driver) return false;
@@ -151,11 +150,6 @@ class ProcessJoin {
   }
 
   void join_by_driver(const Group& g) {
-    if (graph_launch(g)) {
-      out_.counts.activities_without_row += g.acts.size();
-      out_.counts.graph_activities += g.acts.size();
-      return;
-    }
     const Activity& d = *g.driver;
     if (d.kind == ActivityKind::runtime_api) return join_by_runtime(g);
     const std::vector<size_t>* rows =
@@ -266,7 +260,7 @@ class ProcessJoin {
   std::vector<bool>& done_;  // per call: joined
   JoinResult& out_;
   std::unordered_map<uint64_t, std::vector<size_t>> by_thread_kind_;
-  std::array<std::vector<size_t>, 3> by_kind_;
+  std::array<std::vector<size_t>, 4> by_kind_;
   std::vector<const Activity*> anchors_;               // every driver record, by correlation id
   std::unordered_map<uint64_t, uint32_t> stream_ids_;  // stream handle -> CUPTI stream id
 };

@@ -21,7 +21,8 @@
 
 namespace gpuobs::gpu_time {
 
-enum class HostCallKind : uint8_t { launch, copy, memset };
+// graph: a CUDA graph launch (gpuobs's stream_ops row of op graph_launch).
+enum class HostCallKind : uint8_t { launch, copy, memset, graph };
 
 // One call gpuobs captured that puts work on the GPU.
 struct HostCall {
@@ -61,10 +62,10 @@ struct JoinCounts {
   uint64_t joined_by_correlation = 0;  // activities joined through their driver API record
   uint64_t joined_by_order = 0;        // activities joined by call order (no driver record)
   uint64_t extra_activities = 0;       // of the joined: beyond the first of one call (the call's span covers them)
-  // No captured call of that thread and kind near the API entry, or none in
-  // the window; and the GPU work of a CUDA graph launch (gpuobs stores
-  // cuGraphLaunch as a stream operation, not as launches), also in graph_activities.
+  // No captured call of that thread and kind near the API entry, or none in the window.
   uint64_t activities_without_row = 0;
+  // Of all the activities: the work of CUDA graph launches (joined, when
+  // joined, to the graph launch's call, never to a kernel launch).
   uint64_t graph_activities = 0;
   // Two candidate calls at the same time, or a window whose calls and activities differ in number.
   uint64_t activities_ambiguous = 0;

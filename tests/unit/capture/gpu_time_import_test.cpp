@@ -53,7 +53,8 @@ gpuobs_launch launch(uint64_t ts) {
 }
 
 // The calls: gemm launched 3 times, an async 1 MiB HtoD copy and a memset on
-// stream 0x10, then a stream sync that proves them all done at +9500.
+// stream 0x10, a CUDA graph launch, then a stream sync that proves them all
+// done at +9500.
 void write_capture(const std::string& path) {
   auto w = new_writer(path);
   w->start();
@@ -62,6 +63,7 @@ void write_capture(const std::string& path) {
   for (uint64_t t : {1000, 2000, 3000}) w->push(launch(kT0 + t));
   w->push(call(kT0 + 4000, "cuMemcpyHtoDAsync_v2", {0xA0, 0x7000, 1 << 20, 0x10}, 50));
   w->push(call(kT0 + 5000, "cuMemsetD32Async", {0xA0, 7, 1024, 0x10}, 30));
+  w->push(call(kT0 + 6000, "cuGraphLaunch", {0xE0, 0x10}, 0));  // a graph of two kernels
   w->push(call(kT0 + 9000, "cuStreamSynchronize", {0x10}, 500));
   w->stop();
   ASSERT_TRUE(w->write_end(kT0 + 10000, 0, {}).ok());
@@ -99,6 +101,13 @@ std::vector<uint8_t> activity_file(uint64_t first_kernel_start = kT0 + 1500) {
   GtRecord set = gt_record(kGtMemset, kPid, 5, kT0 + 5100, kT0 + 5150);
   set.bytes = 4096, set.stream_id = 13;
   b.record(set);
+  {
+    // The graph: cuGraphLaunch's driver record (callback id 514), two kernels.
+    GtRecord g = gt_record(kGtDriverApi, kPid, 7, kT0 + 6300, kT0 + 6340);
+    g.tid = kPid, g.cbid = 514;
+    b.record(g);
+    kernel(7, kT0 + 6500, kT0 + 6600), kernel(7, kT0 + 6600, kT0 + 6700);
+  }
   driver(6, kT0 + 7000), kernel(6, kT0 + 7100, kT0 + 7200);  // no captured call near +7000
   b.stats(kPid, 0, 13, true);
   return b.bytes;
@@ -134,10 +143,11 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
   write_file(file, activity_file());
   auto r = import_gpu_times(cap, file);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->gpu_activities, 6u);
-  EXPECT_EQ(r->calls, 5u);
-  EXPECT_EQ(r->rows, 5u);
-  EXPECT_EQ(r->join.joined_by_correlation, 5u);
+  EXPECT_EQ(r->gpu_activities, 8u);
+  EXPECT_EQ(r->calls, 6u);
+  EXPECT_EQ(r->rows, 6u);
+  EXPECT_EQ(r->join.joined_by_correlation, 7u);  // the graph's two kernels on its one row
+  EXPECT_EQ(r->join.graph_activities, 2u);
   EXPECT_EQ(r->join.activities_without_row, 1u);
   EXPECT_EQ(r->join.rows_without_activity, 0u);
 
@@ -149,7 +159,11 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
             (std::vector<std::string>{"kernel_launches|gemm()|1500|400|13|1|correlation",
                                       "kernel_launches|gemm()|2500|300|13|2|correlation",
                                       "kernel_launches|gemm()|3500|600|13|3|correlation",
-                                      "copies|-|4200|512|13|4|correlation", "copies|-|5100|50|13|5|correlation"}));
+                                      "copies|-|4200|512|13|4|correlation", "copies|-|5100|50|13|5|correlation",
+                                      "stream_ops|-|6500|200|13|7|correlation"}));
+  EXPECT_EQ(text(*db, "SELECT s.op || ':' || (s.ts_mono_ns - 5000000000) || ':' || g.activities FROM gpu_times g"
+                      " JOIN stream_ops s ON s.id = g.row_id WHERE g.call_table = 'stream_ops'"),
+            "graph_launch:6000:2");
   // Each GPU time on the call it belongs to.
   EXPECT_EQ(column(*db, "SELECT k.ts_mono_ns - 5000000000 FROM gpu_times g JOIN kernel_launches k ON k.id = g.row_id"
                         " WHERE g.call_table = 'kernel_launches' ORDER BY k.ts_mono_ns"),
@@ -157,7 +171,8 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
   EXPECT_EQ(column(*db, "SELECT x.kind || ':' || (x.ts_mono_ns - 5000000000) FROM gpu_times g JOIN copies x"
                         " ON x.id = g.row_id WHERE g.call_table = 'copies' ORDER BY x.ts_mono_ns"),
             (std::vector<std::string>{"copy:4000", "memset:5000"}));
-  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_rows'"), 5);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_rows'"), 6);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_graph_activities'"), 2);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_activities_without_row'"), 1);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_file_damaged'"), 0);
 
@@ -205,12 +220,13 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
                        e["args"]["timing"].get<std::string>().substr(0, 8));
   EXPECT_EQ(slices, (std::vector<std::string>{"gemm()@5000001.5+0.4 measured", "gemm()@5000002.5+0.3 measured",
                                               "gemm()@5000003.5+0.6 measured", "cuMemcpyHtoDAsync_v2@5000004.2+0.512 measured",
-                                              "cuMemsetD32Async@5000005.1+0.05 measured"}));
+                                              "cuMemsetD32Async@5000005.1+0.05 measured",
+                                              "cuGraphLaunch@5000006.5+0.2 measured"}));
 
   // Every measured interval inside its replay window: [enqueue, the sync's return].
   auto [rrc, rout] = gpuobs_cli("replay --check " + cap);
   EXPECT_EQ(rrc, 0) << rout;
-  EXPECT_NE(rout.find("replay check: 5 of 5 measured GPU intervals inside"), std::string::npos) << rout;
+  EXPECT_NE(rout.find("replay check: 6 of 6 measured GPU intervals inside"), std::string::npos) << rout;
 }
 
 // A measured kernel that starts before the call that enqueued it cannot be:
@@ -223,7 +239,7 @@ TEST(GpuTimeImport, ReplayCheckFailsOnAnIntervalOutsideItsWindow) {
   ASSERT_TRUE(import_gpu_times(cap, file).ok());
   auto [rc, out] = gpuobs_cli("replay --check " + cap);
   EXPECT_EQ(rc, 1) << out;
-  EXPECT_NE(out.find("replay check: 4 of 5 measured GPU intervals inside their operation's window (1 start before it"),
+  EXPECT_NE(out.find("replay check: 5 of 6 measured GPU intervals inside their operation's window (1 start before it"),
             std::string::npos)
       << out;
 }

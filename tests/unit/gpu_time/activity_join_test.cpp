@@ -243,14 +243,15 @@ TEST(GpuTimeJoin, CallTooFarFromItsDriverRecordIsNotJoined) {
   EXPECT_EQ(join_activities(calls, acts, wide).rows.size(), 1u);
 }
 
-// A CUDA graph launch has no launch row (gpuobs stores cuGraphLaunch as a
-// stream operation): its work is counted, and the launches around it keep
-// their own kernels. Found by the review of issue 19: K1, a graph, K2, K3
-// 10 us apart gave K2 the graph's kernels and K3 K2's.
+// A CUDA graph launch joins its own call (gpuobs's stream_ops row of the
+// graph launch), never a kernel launch: the launches around it keep their
+// own kernels. Found by the review of issue 19: K1, a graph, K2, K3 10 us
+// apart gave K2 the graph's kernels and K3 K2's.
 TEST(GpuTimeJoin, AGraphLaunchTakesNoNeighbouringLaunchRow) {
   std::vector<HostCall> calls = {call(1, 500, 501, 1'000'000, HostCallKind::launch),
                                  call(2, 500, 501, 1'020'000, HostCallKind::launch),
-                                 call(3, 500, 501, 1'030'000, HostCallKind::launch)};
+                                 call(3, 500, 501, 1'030'000, HostCallKind::launch),
+                                 call(4, 500, 501, 1'010'000, HostCallKind::graph)};
   Activity graph = driver(500, 2, 501, 1'010'500, 1'012'000);
   graph.cbid = 514;  // cuGraphLaunch
   std::vector<Activity> acts = {driver(500, 1, 501, 1'000'500, 1'001'000), graph,
@@ -261,19 +262,28 @@ TEST(GpuTimeJoin, AGraphLaunchTakesNoNeighbouringLaunchRow) {
                                 gpu(ActivityKind::kernel, 500, 3, 2'300'000, 2'400'000),
                                 gpu(ActivityKind::kernel, 500, 4, 2'500'000, 2'600'000)};
   JoinResult r = join_activities(calls, acts);
-  ASSERT_EQ(r.rows.size(), 3u);
+  ASSERT_EQ(r.rows.size(), 4u);
   expect_time(r, 1, 2'000'000, 2'100'000, 1, false);
   expect_time(r, 2, 2'300'000, 2'400'000, 3, false);
   expect_time(r, 3, 2'500'000, 2'600'000, 4, false);
+  expect_time(r, 4, 2'150'000, 2'250'000, 2, false, 7, 2);  // the graph: both its kernels
   EXPECT_EQ(r.counts.graph_activities, 2u);
-  EXPECT_EQ(r.counts.activities_without_row, 2u);
+  EXPECT_EQ(r.counts.activities_without_row, 0u);
+  // Without its call (an older capture, or a graph launched from a thread
+  // gpuobs did not see): counted, and still no kernel launch takes it.
+  std::vector<HostCall> launches_only(calls.begin(), calls.begin() + 3);
+  JoinResult r2 = join_activities(launches_only, acts);
+  ASSERT_EQ(r2.rows.size(), 3u);
+  expect_time(r2, 2, 2'300'000, 2'400'000, 3, false);
+  EXPECT_EQ(r2.counts.activities_without_row, 2u);
   // The same through the runtime (cudaGraphLaunch, 311), and a one-kernel graph.
   for (auto& a : acts)
     if (a.correlation_id == 2 && a.kind == ActivityKind::driver_api) a.kind = ActivityKind::runtime_api, a.cbid = 311;
   std::erase_if(acts, [](const Activity& a) { return a.correlation_id == 2 && a.start_ns == 2'200'000; });
   r = join_activities(calls, acts);
-  ASSERT_EQ(r.rows.size(), 3u);
+  ASSERT_EQ(r.rows.size(), 4u);
   expect_time(r, 2, 2'300'000, 2'400'000, 3, false);
+  expect_time(r, 4, 2'150'000, 2'200'000, 2, false);  // cudaGraphLaunch's span holds the probed cuGraphLaunch
   EXPECT_EQ(r.counts.graph_activities, 1u);
 }
 
