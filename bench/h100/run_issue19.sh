@@ -109,3 +109,11 @@ if [ "$PART" = all ] || [ "$PART" = train ]; then
   COLUMNS=200 "$B/gpuobs" report gpu_sum /tmp/train.gpuobs | grep -E 'sm_active|tensor_active|gpu_util|power|throttle'
   "$B/gpuobs" export perfetto -f -o /tmp/train.pftrace /tmp/train.gpuobs && ls -l /tmp/train.pftrace
 fi
+if [ "$PART" = all ] || [ "$PART" = graph ]; then
+  echo "=== 10. --gpu-time on CUDA graph replays (bench/h100/torch_graph.py)"
+  "$B/gpuobs" record -f --gpu-time -o /tmp/graph.gpuobs -- "$PY" bench/h100/torch_graph.py 20 2>&1 | grep -E '^gpuobs: GPU times|replayed'
+  "$B/gpuobs" sql "SELECT call_table, count(*) AS n, sum(activities) AS ops, min(duration_ns), max(duration_ns) FROM gpu_times GROUP BY 1" /tmp/graph.gpuobs
+  "$B/gpuobs" sql "SELECT count(*) AS graph_launches FROM stream_ops WHERE op = 'graph_launch'" /tmp/graph.gpuobs
+  "$B/gpuobs" sql "SELECT name, value FROM counters WHERE name LIKE 'gpu_time%' AND value != 0" /tmp/graph.gpuobs
+  "$B/gpuobs" replay --check /tmp/graph.gpuobs 2>&1 | tail -3
+fi
