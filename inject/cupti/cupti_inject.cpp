@@ -179,6 +179,17 @@ uint64_t emit_name(const char* name) {
 
 uint32_t dim(int32_t v) { return v < 0 ? 0 : static_cast<uint32_t>(v); }
 
+// The fields every GPU operation record has (kernel, memcpy, memset).
+template <class A>
+void gpu_operation(GtRecord& r, const A* a) {
+  r.start_ns = a->start;
+  r.end_ns = a->end;
+  r.device_id = a->deviceId;
+  r.context_id = a->contextId;
+  r.stream_id = a->streamId;
+  r.correlation_id = a->correlationId;
+}
+
 void convert(const CUpti_Activity* a) {
   GtRecord r{};
   r.pid = g_pid;
@@ -187,12 +198,7 @@ void convert(const CUpti_Activity* a) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
       r.type = kGtKernel;
-      r.start_ns = k->start;
-      r.end_ns = k->end;
-      r.device_id = k->deviceId;
-      r.context_id = k->contextId;
-      r.stream_id = k->streamId;
-      r.correlation_id = k->correlationId;
+      gpu_operation(r, k);
       r.grid_x = dim(k->gridX), r.grid_y = dim(k->gridY), r.grid_z = dim(k->gridZ);
       r.block_x = dim(k->blockX), r.block_y = dim(k->blockY), r.block_z = dim(k->blockZ);
       r.name_hash = emit_name(k->name);  // the name's chunks go before the record that uses it
@@ -201,13 +207,8 @@ void convert(const CUpti_Activity* a) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
       r.type = kGtMemcpy;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
+      gpu_operation(r, m);
       r.bytes = m->bytes;
-      r.device_id = m->deviceId;
-      r.context_id = m->contextId;
-      r.stream_id = m->streamId;
-      r.correlation_id = m->correlationId;
       r.copy_kind = m->copyKind;
       r.src_kind = m->srcKind;
       r.dst_kind = m->dstKind;
@@ -216,13 +217,8 @@ void convert(const CUpti_Activity* a) {
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
       r.type = kGtMemset;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
+      gpu_operation(r, m);
       r.bytes = m->bytes;
-      r.device_id = m->deviceId;
-      r.context_id = m->contextId;
-      r.stream_id = m->streamId;
-      r.correlation_id = m->correlationId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_DRIVER:

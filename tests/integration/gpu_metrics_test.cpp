@@ -54,19 +54,13 @@ std::vector<double> series(Db& db, int gpu, const std::string& metric) {
   return v;
 }
 
-// A row of a CSV report whose first columns are these, as column -> value.
+// The row of a CSV report whose line starts with prefix (its first columns), as column -> value.
 std::map<std::string, std::string> csv_row(const std::string& csv, const std::string& prefix) {
   std::istringstream in(csv);
   std::string header, line;
   std::getline(in, header);
-  while (std::getline(in, line))
-    if (line.rfind(prefix, 0) == 0) {
-      std::map<std::string, std::string> row;
-      std::istringstream h(header), l(line);
-      std::string k, v;
-      while (std::getline(h, k, ',') && std::getline(l, v, ',')) row[k] = v;
-      return row;
-    }
+  for (size_t i = 0; std::getline(in, line); ++i)
+    if (line.rfind(prefix, 0) == 0) return csv_rows(csv)[i];
   return {};
 }
 

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 #include <utility>
@@ -65,6 +67,23 @@ inline std::pair<int, std::string> run_output(const std::string& cmd) {
   while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   int st = p ? pclose(p) : -1;
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// A CSV report (`--format csv`) as rows of column -> value. Cells hold no
+// commas in the reports the tests read this way.
+inline std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::istringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  while (std::getline(in, line)) {
+    std::map<std::string, std::string> row;
+    std::istringstream h(header), l(line);
+    std::string k, v;
+    while (std::getline(h, k, ',') && std::getline(l, v, ',')) row[k] = v;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace gpuobs::testing

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,6 +74,8 @@ class MetricsSampler {
   bool stopping_ = false;
   SampleBatch outbox_;             // guarded by mu_
   std::vector<LatestValue> latest_;  // guarded by mu_
+  std::vector<size_t> latest_slot_;  // guarded by mu_: (gpu, metric) -> index into latest_
+  static constexpr size_t kNoSlot = SIZE_MAX;
   SamplerStats stats_;             // guarded by mu_
   SampleBatch scratch_;            // the sampler thread's
   std::thread thread_;

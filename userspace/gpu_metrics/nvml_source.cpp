@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/monotonic_clock.h"
+
 namespace gpuobs::gpumetrics {
 namespace {
 
@@ -133,14 +135,6 @@ NvmlSource::~NvmlSource() {
 SourceStatus NvmlSource::status() const {
   return SourceStatus{"nvml", lib_->path(), status_, static_cast<uint32_t>(gpus_.size())};
 }
-
-namespace {
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
-}
-}  // namespace
 
 bool NvmlSource::due(Device& d, Query q, const void* fn, int64_t now_ns) {
   if (d.unsupported[q]) return false;

@@ -118,20 +118,14 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
                                               static_cast<std::streamsize>(bytes.size()));
 }
 
-// A CSV report's rows as column -> value maps.
-std::vector<std::map<std::string, std::string>> csv(const std::string& text) {
-  std::vector<std::map<std::string, std::string>> rows;
-  std::istringstream in(text);
-  std::string header, line;
-  std::getline(in, header);
-  while (std::getline(in, line)) {
-    std::map<std::string, std::string> row;
-    std::istringstream h(header), l(line);
-    std::string k, v;
-    while (std::getline(h, k, ',') && std::getline(l, v, ',')) row[k] = v;
-    rows.push_back(row);
-  }
-  return rows;
+// The one row of a report (--format csv) on the capture; empty when it fails
+// or has another number of rows (the test then says so).
+std::map<std::string, std::string> one_row(const std::string& report, const std::string& cap) {
+  auto [rc, out] = gpuobs_cli("report " + report + " --format csv " + cap);
+  EXPECT_EQ(rc, 0) << out;
+  auto rows = csv_rows(out);
+  EXPECT_EQ(rows.size(), 1u) << out;
+  return rows.size() == 1 ? rows[0] : std::map<std::string, std::string>{};
 }
 
 }  // namespace
@@ -176,31 +170,22 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_activities_without_row'"), 1);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_file_damaged'"), 0);
 
-  auto [krc, kout] = gpuobs_cli("report kern_sum --format csv " + cap);
-  ASSERT_EQ(krc, 0) << kout;
-  auto k = csv(kout);
-  ASSERT_EQ(k.size(), 1u) << kout;
-  EXPECT_EQ(k[0]["kernel"], "gemm()");
-  EXPECT_EQ(k[0]["gpu_launches"], "3");
-  EXPECT_EQ(k[0]["gpu_total_ns"], "1300");
-  EXPECT_EQ(k[0]["gpu_avg_ns"], "433.3");
-  EXPECT_EQ(k[0]["gpu_med_ns"], "400");
-  EXPECT_EQ(k[0]["gpu_min_ns"], "300");
-  EXPECT_EQ(k[0]["gpu_max_ns"], "600");
-  EXPECT_EQ(k[0]["gpu_stddev_ns"], "124.7");  // population stddev of 400, 300, 600
-  auto [crc, cout_] = gpuobs_cli("report copy_sum --format csv " + cap);
-  ASSERT_EQ(crc, 0) << cout_;
-  auto c = csv(cout_);
-  ASSERT_EQ(c.size(), 1u) << cout_;
-  EXPECT_EQ(c[0]["gpu_copies"], "1");
-  EXPECT_EQ(c[0]["gpu_ns"], "512");
-  EXPECT_EQ(c[0]["gpu_gbps"], "2048");  // 1 MiB in 512 ns
-  auto [mrc, mout] = gpuobs_cli("report memset_sum --format csv " + cap);
-  ASSERT_EQ(mrc, 0) << mout;
-  auto m = csv(mout);
-  ASSERT_EQ(m.size(), 1u) << mout;
-  EXPECT_EQ(m[0]["gpu_memsets"], "1");
-  EXPECT_EQ(m[0]["gpu_ns"], "50");
+  auto k = one_row("kern_sum", cap);
+  EXPECT_EQ(k["kernel"], "gemm()");
+  EXPECT_EQ(k["gpu_launches"], "3");
+  EXPECT_EQ(k["gpu_total_ns"], "1300");
+  EXPECT_EQ(k["gpu_avg_ns"], "433.3");
+  EXPECT_EQ(k["gpu_med_ns"], "400");
+  EXPECT_EQ(k["gpu_min_ns"], "300");
+  EXPECT_EQ(k["gpu_max_ns"], "600");
+  EXPECT_EQ(k["gpu_stddev_ns"], "124.7");  // population stddev of 400, 300, 600
+  auto c = one_row("copy_sum", cap);
+  EXPECT_EQ(c["gpu_copies"], "1");
+  EXPECT_EQ(c["gpu_ns"], "512");
+  EXPECT_EQ(c["gpu_gbps"], "2048");  // 1 MiB in 512 ns
+  auto m = one_row("memset_sum", cap);
+  EXPECT_EQ(m["gpu_memsets"], "1");
+  EXPECT_EQ(m["gpu_ns"], "50");
 
   // The Chrome export: the stream's operations as measured, on a track of
   // their own beside the replay's estimated windows.

@@ -20,6 +20,7 @@
 #include "export/pprof_writer.h"
 #include "export/timeline_source.h"
 #include "export/trace_layout.h"
+#include "perfetto_decode.h"
 #include "perfetto_trace_subset.pb.h"
 #include "pprof_profile.pb.h"
 #include "replay/replay.h"
@@ -30,6 +31,9 @@
 using namespace gpuobs;
 using json = nlohmann::json;
 namespace pb = gpuobs::perfetto;
+using gpuobs::testing::decode_perfetto;
+using gpuobs::testing::Decoded;
+using gpuobs::testing::DecodedSlice;
 
 namespace {
 
@@ -165,92 +169,6 @@ replay::Result hand_replay(Db& db) {
   return r;
 }
 
-// A decoded Perfetto trace: tracks, and slices rebuilt from BEGIN/END pairs
-// per track (an END without its BEGIN fails the test).
-struct DecodedSlice {
-  uint64_t track;
-  int64_t start, end;
-  bool instant;
-  int depth;  // open slices on its track when it began
-  std::string name;
-  std::map<std::string, std::string> args;
-};
-struct Decoded {
-  std::map<uint64_t, pb::TrackDescriptor> tracks;
-  std::vector<DecodedSlice> slices;
-  std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> counters;  // track -> (ts, value)
-  std::map<uint64_t, std::vector<std::pair<int64_t, double>>> real_counters;  // double_counter_value
-  std::map<uint64_t, std::vector<size_t>> flow_out, flow_in;              // flow id -> slice indices
-  size_t packets = 0, first_flags = 0, other_flags_not_2 = 0, no_clock = 0;
-};
-
-Decoded decode_perfetto(const std::string& bytes) {
-  Decoded d;
-  pb::Trace trace;
-  EXPECT_TRUE(trace.ParseFromString(bytes));
-  std::map<uint64_t, std::string> names, arg_names, values;
-  std::map<uint64_t, std::vector<size_t>> open;  // track -> stack of slice indices
-  bool first_event = true;
-  for (const pb::TracePacket& p : trace.packet()) {
-    ++d.packets;
-    EXPECT_EQ(p.trusted_packet_sequence_id(), exporter::kPerfettoSequenceId);
-    if (p.has_timestamp() && p.timestamp_clock_id() != 3) ++d.no_clock;
-    for (auto& n : p.interned_data().event_names()) names[n.iid()] = n.name();
-    for (auto& n : p.interned_data().debug_annotation_names()) arg_names[n.iid()] = n.name();
-    for (auto& v : p.interned_data().debug_annotation_string_values()) values[v.iid()] = v.str();
-    if (p.has_track_descriptor()) {
-      d.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
-      continue;
-    }
-    if (!p.has_track_event()) continue;
-    if (first_event) d.first_flags = p.sequence_flags(), first_event = false;
-    else if (p.sequence_flags() != 2) ++d.other_flags_not_2;
-    const pb::TrackEvent& e = p.track_event();
-    int64_t ts = static_cast<int64_t>(p.timestamp());
-    EXPECT_TRUE(d.tracks.count(e.track_uuid())) << "event before its track's descriptor";
-    auto& stack = open[e.track_uuid()];
-    switch (e.type()) {
-      case pb::TrackEvent::TYPE_COUNTER:
-        if (e.has_double_counter_value()) d.real_counters[e.track_uuid()].emplace_back(ts, e.double_counter_value());
-        else d.counters[e.track_uuid()].emplace_back(ts, e.counter_value());
-        break;
-      case pb::TrackEvent::TYPE_SLICE_END:
-        EXPECT_FALSE(stack.empty()) << "END without BEGIN on track " << e.track_uuid();
-        if (stack.empty()) break;
-        d.slices[stack.back()].end = ts;
-        EXPECT_GE(ts, d.slices[stack.back()].start);
-        stack.pop_back();
-        break;
-      case pb::TrackEvent::TYPE_SLICE_BEGIN:
-      case pb::TrackEvent::TYPE_INSTANT: {
-        DecodedSlice s{e.track_uuid(), ts, ts, e.type() == pb::TrackEvent::TYPE_INSTANT, int(stack.size()), {}, {}};
-        EXPECT_TRUE(names.count(e.name_iid())) << "name iid " << e.name_iid() << " not interned before use";
-        s.name = names[e.name_iid()];
-        for (auto& a : e.debug_annotations()) {
-          EXPECT_TRUE(arg_names.count(a.name_iid()));
-          if (a.has_string_value_iid()) {  // braces: EXPECT_TRUE is an if/else inside
-            EXPECT_TRUE(values.count(a.string_value_iid())) << "value not interned before use";
-          }
-          s.args[arg_names[a.name_iid()]] =
-              a.has_string_value_iid() ? values[a.string_value_iid()] : std::to_string(a.int_value());
-        }
-        size_t i = d.slices.size();
-        for (uint64_t f : e.flow_ids()) d.flow_out[f].push_back(i);
-        for (uint64_t f : e.terminating_flow_ids()) {
-          // Perfetto reads a flow's direction from the order: its source comes first.
-          EXPECT_TRUE(d.flow_out.count(f)) << "flow " << f << " ends before it starts";
-          d.flow_in[f].push_back(i);
-        }
-        d.slices.push_back(std::move(s));
-        if (e.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) stack.push_back(i);
-        break;
-      }
-      default: ADD_FAILURE() << "unexpected event type " << e.type();
-    }
-  }
-  for (auto& [track, stack] : open) EXPECT_TRUE(stack.empty()) << "BEGIN without END on track " << track;
-  return d;
-}
 
 class Export : public ::testing::Test {
  protected:
@@ -744,69 +662,3 @@ TEST_F(Export, AnExistingOutputIsReplacedOnlyWithForceAndADeviceNever) {
 }
 
 }  // namespace
-
-// GPU metrics (schema 19): a track per GPU (a process of its own) and a
-// counter track per metric under it, with the stored samples' exact values
-// and times, in Perfetto (double counters) and in Chrome JSON ("C" events).
-TEST(ExportGpuMetrics, OneCounterTrackPerGpuMetric) {
-  gpuobs::testing::TempDir dir;
-  std::string path = dir.file("g.gpuobs");
-  {
-    auto w = CaptureWriter::create(path, false, nullptr);
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", kT, 0, 4096}).ok());
-    using namespace gpuobs::gpumetrics;
-    GpuInfo g0{0, "nvidia", "GPU-a", "NVIDIA H100", "00000000:01:00.0", "580", 80, true};
-    GpuInfo g1{1, "nvidia", "GPU-b", "NVIDIA H100", "00000000:02:00.0", "580", 80, true};
-    ASSERT_TRUE((*w)->write_gpus({g0, g1}, {SourceStatus{"nvml", "/lib/libnvidia-ml.so.1", "ok", 2}}, 10).ok());
-    (*w)->start();
-    SampleBatch b;
-    b.metrics = {{kT + 100, 0, GpuMetric::sm_active_pct, 12.5}, {kT + 100, 1, GpuMetric::power_mw, 70000},
-                 {kT + 200, 0, GpuMetric::sm_active_pct, 12.5},  // unchanged: not stored, not drawn
-                 {kT + 300, 0, GpuMetric::sm_active_pct, 87.25}, {kT + 300, 1, GpuMetric::power_mw, 350000}};
-    (*w)->push_gpu_samples(b);
-    (*w)->stop();
-    ASSERT_TRUE((*w)->write_end(kEnd, 0, {}).ok());
-  }
-  auto db = open_capture_readonly(path);
-  ASSERT_TRUE(db.ok());
-  auto t = exporter::load_timeline(*db);
-  ASSERT_TRUE(t.ok()) << t.error().message;
-  auto layout = exporter::build_layout(std::move(*t), replay::Result{});
-
-  std::ostringstream pf;
-  ASSERT_TRUE(exporter::write_perfetto(layout, pf).ok());
-  Decoded d = decode_perfetto(pf.str());
-  std::map<std::string, uint64_t> gpu;  // name -> uuid
-  for (auto& [uuid, tr] : d.tracks)
-    if (tr.has_process() && tr.process().pid() >= static_cast<int>(exporter::kGpuPidBase))
-      gpu[tr.process().process_name()] = uuid;
-  ASSERT_EQ(gpu.size(), 2u);
-  ASSERT_TRUE(gpu.count("GPU 1: NVIDIA H100") && gpu.count("GPU 2: NVIDIA H100"));
-  std::map<std::pair<uint64_t, std::string>, uint64_t> metric;  // (gpu track, name) -> counter track
-  for (auto& [uuid, tr] : d.tracks)
-    if (tr.has_counter()) metric[{tr.parent_uuid(), tr.name()}] = uuid;
-  ASSERT_EQ(metric.size(), 2u);
-  uint64_t sm = metric[{gpu["GPU 1: NVIDIA H100"], "sm_active_pct (%)"}];
-  uint64_t power = metric[{gpu["GPU 2: NVIDIA H100"], "power_mw (mW)"}];
-  EXPECT_EQ(d.real_counters[sm], (std::vector<std::pair<int64_t, double>>{{kT + 100, 12.5}, {kT + 300, 87.25}}));
-  EXPECT_EQ(d.real_counters[power],
-            (std::vector<std::pair<int64_t, double>>{{kT + 100, 70000.0}, {kT + 300, 350000.0}}));
-
-  std::ostringstream js;
-  ASSERT_TRUE(exporter::write_chrome_json(layout, js).ok());
-  auto doc = json::parse(js.str());
-  std::map<std::string, std::vector<std::pair<std::string, double>>> chrome;  // "pid name" -> (ts us, value)
-  std::map<int64_t, std::string> proc_name;
-  for (auto& e : doc["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "process_name") proc_name[e["pid"]] = e["args"]["name"];
-    if (e["ph"] == "C")
-      chrome[std::to_string(e["pid"].get<int64_t>()) + " " + e["name"].get<std::string>()].emplace_back(
-          e["ts"].dump(), e["args"]["value"].get<double>());
-  }
-  EXPECT_EQ(proc_name[exporter::kGpuPidBase + 1], "GPU 1: NVIDIA H100");
-  EXPECT_EQ(chrome[std::to_string(exporter::kGpuPidBase + 1) + " sm_active_pct (%)"],
-            (std::vector<std::pair<std::string, double>>{{"1000000.1", 12.5}, {"1000000.3", 87.25}}));
-  EXPECT_EQ(chrome[std::to_string(exporter::kGpuPidBase + 2) + " power_mw (mW)"],
-            (std::vector<std::pair<std::string, double>>{{"1000000.1", 70000.0}, {"1000000.3", 350000.0}}));
-}

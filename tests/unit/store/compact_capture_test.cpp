@@ -465,22 +465,27 @@ TEST(OlderCapture, Schema17ReadsAsIfEveryFrameWereNative) {
   EXPECT_EQ(gpuobs_cli("stacks " + path).first, 0);
 }
 
+// A capture of an older schema (built by the migrations up to it) with its
+// capture row and, after it, the rows `more` inserts.
+void capture_at_schema(const std::string& path, int version, const char* more = "") {
+  auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(migrate(*db, version).ok());
+  ASSERT_TRUE(db->exec(std::string("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel,"
+                                   " start_mono_ns, end_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old',"
+                                   " 7, 'record', 'h', 'k', 1000, 3000000000, 0, 4096);") +
+                       more)
+                  .ok())
+      << db->errmsg();
+}
+
 // Schema 18 (the last before GPU metrics): the GPU metric tables and views
 // read as empty, so gpu_sum, gpu_procs and the exports answer with no rows
 // instead of "no such table".
 TEST(OlderCapture, Schema18HasEmptyGpuMetrics) {
   TempDir dir;
   auto path = dir.file("v18.gpuobs");
-  {
-    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 18).ok());
-    ASSERT_TRUE(db->exec("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns,"
-                         " end_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 7, 'record', 'h', 'k',"
-                         " 1000, 3000000000, 0, 4096);")
-                    .ok())
-        << db->errmsg();
-  }
+  ASSERT_NO_FATAL_FAILURE(capture_at_schema(path, 18));
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok());
   for (const char* t : {"gpus", "gpu_metric_names", "gpu_throttle_reasons", "gpu_sources", "gpu_sample_rows",
@@ -500,16 +505,7 @@ TEST(OlderCapture, Schema18HasEmptyGpuMetrics) {
 TEST(OlderCapture, Schema19HasNoGpuTimes) {
   TempDir dir;
   auto path = dir.file("v19.gpuobs");
-  {
-    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(migrate(*db, 19).ok());
-    ASSERT_TRUE(db->exec("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns,"
-                         " end_mono_ns, clock_offset_ns, ring_buffer_bytes) VALUES (1, 'old', 7, 'record', 'h', 'k',"
-                         " 1000, 3000000000, 0, 4096);")
-                    .ok())
-        << db->errmsg();
-  }
+  ASSERT_NO_FATAL_FAILURE(capture_at_schema(path, 19));
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_times"), 0);
