@@ -220,13 +220,24 @@ TEST(CompactCapture, LaunchAggIsExactWhileCountsWaitInMemory) {
   w->start();
   w->push(fork_of(500, kT0 + 1));
   constexpr uint64_t kMs = 1'000'000;
-  for (int i = 0; i < 1000; ++i) w->push(launch(500, 500, kT0 + 10 * kMs + uint64_t(i) * 100'000, 0xd1, 1));
+  // Each group is handed over as one chunk, as the ring consumer does: the
+  // writer must not take a group half pushed, or the mark lands inside it
+  // (pushed one by one, a writer woken mid-loop on a loaded CI machine moved
+  // the mark to the 734th launch of the second group).
+  std::vector<gpuobs::CaptureWriter::Queued> chunk;
+  for (int i = 0; i < 1000; ++i) chunk.push_back({launch(500, 500, kT0 + 10 * kMs + uint64_t(i) * 100'000, 0xd1, 1)});
+  w->push_many(chunk);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // committed, counts waiting (0.11 s of capture)
-  for (int i = 0; i < 1000; ++i) w->push(launch(500, 500, kT0 + 1200 * kMs + uint64_t(i) * 100'000, 0xd2, 2));
+  chunk.clear();
+  for (int i = 0; i < 1000; ++i)
+    chunk.push_back({launch(500, 500, kT0 + 1200 * kMs + uint64_t(i) * 100'000, 0xd2, 2)});
+  w->push_many(chunk);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a second passed: counts and mark stored
-  for (int i = 0; i < 500; ++i) w->push(launch(500, 500, kT0 + 1400 * kMs + uint64_t(i) * 100'000, 0xd1, 1));
+  chunk.clear();
+  for (int i = 0; i < 500; ++i) chunk.push_back({launch(500, 500, kT0 + 1400 * kMs + uint64_t(i) * 100'000, 0xd1, 1)});
   for (int i = 0; i < 10; ++i)
-    w->push(launch(500, 501, kT0 + 20 * kMs + uint64_t(i), 0xd1, 1));  // late, below the mark
+    chunk.push_back({launch(500, 501, kT0 + 20 * kMs + uint64_t(i), 0xd1, 1)});  // late, below the mark
+  w->push_many(chunk);
   w->stop();
   const std::string by_kernel =
       "SELECT group_concat(r, ';') FROM (SELECT function || ':' || bucket_s || ':' || n AS r FROM (";
