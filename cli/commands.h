@@ -95,6 +95,27 @@ struct ReplayArgs {
 };
 int run_replay(const ReplayArgs& args);
 
+// gpuobs diff BASE NEW (cli/diff.cpp, docs/diff.md). Exit status 0: no
+// --fail-on threshold crossed; 1: one was (the verdict line says which); 2:
+// bad input.
+struct DiffArgs {
+  std::vector<std::string> files;          // BASE NEW, or one capture with two windows
+  std::string base_segment, segment;       // gpuobsd segment ranges instead of files
+  std::string state_dir = kDaemonStateDir;
+  double base_since_s = -1, base_until_s = -1, since_s = -1, until_s = -1;  // < 0: open
+  int64_t pid = 0;
+  std::string process, kernel;
+  bool no_stacks = false;
+  std::string per = "run";  // run, second, step
+  std::string step_kernel, step_api;
+  double alpha = 0.01, min_change_pct = 10, min_effect = 0.6;
+  std::string fail_on;
+  bool all = false;  // every row, unchanged ones too
+  std::string format = "table";
+  std::string timeunit;
+};
+int run_diff(const DiffArgs& args);
+
 // gpuobs export perfetto / chrome / pprof (cli/export.cpp, docs/export.md).
 struct TimelineExportArgs {
   std::string file;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "capture/capture_options.h"
+#include "diff/diff_fail_on.h"
 #include "cli/commands.h"
 #include "common/log.h"
 #include "report/query.h"
@@ -62,13 +63,14 @@ struct Args {
   cli::SegmentsArgs seg_args;
   cli::CheckArgs check_args;
   cli::UpgradeArgs upgrade_args;
+  cli::DiffArgs diff_args;
 };
 
 // The subcommands, to tell which one was given.
 struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
-           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr;
+           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr, *diff = nullptr;
 };
 
 void add_record(CLI::App& app, Args& a, Commands& c) {
@@ -238,6 +240,55 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
   upgrade->add_option("files", a.upgrade_args.files, "capture files")->required();
 }
 
+// diff: two runs compared (docs/diff.md).
+void add_diff(CLI::App& app, Args& a, Commands& c) {
+  auto& d = a.diff_args;
+  auto* diff = c.diff = app.add_subcommand(
+      "diff", "what changed between two runs: launches, API latency, syncs, copies, memory, launch gaps, GPU times "
+              "and collectives, keyed by kernel/API, stream and stack, each tested for significance "
+              "(exit 1: a --fail-on threshold crossed; docs/diff.md)");
+  diff->add_option("files", d.files, "BASE NEW captures, or one capture with two windows")->expected(0, 2);
+  diff->add_option("--base-segment", d.base_segment, "gpuobsd segments of the base: N or FROM..TO");
+  diff->add_option("--segment", d.segment, "gpuobsd segments of the new side: N or FROM..TO");
+  diff->add_option("--state-dir", d.state_dir, "gpuobsd's state directory")->capture_default_str();
+  diff->add_option("--base-since", d.base_since_s, "base window: from this many seconds after its capture started")
+      ->check(kSeconds);
+  diff->add_option("--base-until", d.base_until_s, "base window: up to this many seconds after its capture started")
+      ->check(kSeconds);
+  diff->add_option("--since", d.since_s, "new window: from this many seconds after its capture started")
+      ->check(kSeconds);
+  diff->add_option("--until", d.until_s, "new window: up to this many seconds after its capture started")
+      ->check(kSeconds);
+  diff->add_option("--pid", d.pid, "only this process id (both sides)")->check(CLI::PositiveNumber);
+  diff->add_option("--process", d.process, "only processes with this name (comm)");
+  diff->add_option("--kernel", d.kernel, "only kernels whose name contains this (launch and GPU time rows)");
+  diff->add_flag("--no-stacks", d.no_stacks, "key rows without their stack (stacks unwound differently, or too many)");
+  diff->add_option("--per", d.per,
+                   "counts per run (the two sides did the same work), per second (windows of different "
+                   "lengths) or per step (--step-kernel/--step-api)")
+      ->capture_default_str();
+  diff->add_option("--step-kernel", d.step_kernel, "a kernel launched once per step (its name as kern_sum prints it)");
+  diff->add_option("--step-api", d.step_api, "an API called once per step");
+  diff->add_option("--alpha", d.alpha, "false discovery rate: rows significant at q <= this")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-12, 0.5));
+  diff->add_option("--min-change", d.min_change_pct, "percent a value must move to count as changed")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  diff->add_option("--min-effect", d.min_effect,
+                   "distributions: |Cliff's delta| a row must reach (runs of one unchanged program differ by up to "
+                   "about 0.43 on one host; docs/diff.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  diff->add_option("--fail-on", d.fail_on,
+                   "thresholds, e.g. 'p95_latency>+10%,new_kernels>0': exit 1 with a one-line verdict when one "
+                   "is crossed. Metrics: " + diff::fail_on_metrics());
+  diff->add_flag("--all", d.all, "print every row, unchanged ones too");
+  diff->add_option("--format", d.format, "table, json or csv")->capture_default_str();
+  diff->add_option("--timeunit", d.timeunit, "impact_ns in ns, us, ms or s");
+  diff->add_flag("--wide", a.wide, "tables: never cut a cell");
+}
+
 // Checks that involve two options (CLI11 validators see one value): the exit
 // status of a usage error, or nullopt.
 std::optional<int> check_option_pairs(const Args& a, const Commands& c) {
@@ -312,6 +363,7 @@ int dispatch(Args& a, const Commands& c) {
   if (c.pprof->parsed()) return current_if_unset(a.ppf.file) ? cli::run_export_pprof(a.ppf) : 2;
   if (c.html->parsed()) return current_if_unset(a.html.file) ? cli::run_export_html(a.html) : 2;
   if (c.replay->parsed()) return cli::run_replay(a.rpl);
+  if (c.diff->parsed()) return cli::run_diff(a.diff_args);
   if (c.report->parsed() && a.rep.list) return cli::run_report(a.rep);
   return run_on_captures(a, c);
 }
@@ -330,6 +382,7 @@ int main(int argc, char** argv) {
   add_queries(app, a, c);
   add_stacks_and_exports(app, a, c);
   add_replay_status_check(app, a, c);
+  add_diff(app, a, c);
 
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.

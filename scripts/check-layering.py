@@ -32,7 +32,7 @@ LAYERS = [
     # gpu_time (the CUPTI activity file, its reader and the join; docs/gpu_time.md) needs only common.
     ["decode", "loader", "gpu_metrics", "gpu_time"],
     ["store"],
-    ["capture", "report", "replay", "daemon_state"],
+    ["capture", "report", "replay", "daemon_state", "diff"],
     ["export"],
     # The two binaries are peers: what both need lives in a room below them
     # (daemon_state), never in one binary's directory.

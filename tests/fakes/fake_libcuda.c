@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* The fake ignores most arguments: they are there for the ABI. */
@@ -56,6 +57,25 @@ __attribute__((noinline)) static void wait_a_little(void)
 	long us = env ? atol(env) : 200;
 	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
 	nanosleep(&ts, 0);
+}
+
+/* FAKE_CUDA_DELAY_US="cuMemcpyHtoD_v2=300,cuMemcpyDtoH_v2=50": the named
+ * calls take that long (gpuobs diff's tests make one API slower between two
+ * runs). Only cuMemcpyHtoD_v2 and cuMemcpyDtoH_v2 read it. */
+__attribute__((noinline)) static void api_delay(const char *name)
+{
+	const char *env = getenv("FAKE_CUDA_DELAY_US");
+	size_t n = strlen(name);
+	for (const char *p = env; p && *p;) {
+		if (strncmp(p, name, n) == 0 && p[n] == '=') {
+			long us = atol(p + n + 1);
+			struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+			nanosleep(&ts, 0);
+			return;
+		}
+		p = strchr(p, ',');
+		if (p) ++p;
+	}
 }
 
 /* noinline + a body of its own: every entry point has its own address, so a
@@ -257,6 +277,7 @@ API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUst
 
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
+	api_delay("cuMemcpyHtoD_v2");
 	return touch();
 }
 
@@ -277,6 +298,7 @@ API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t 
 
 API CUresult cuMemcpyDtoH_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
+	api_delay("cuMemcpyDtoH_v2");
 	return touch();
 }
 
