@@ -166,6 +166,7 @@ Result<DiffResult> compare(const Side& base, const Side& next, const CompareOpti
   }
   if (e.base <= 0 || e.next <= 0) return make_error("a window has no length: cannot count per second", "", 2);
   d.alpha = o.alpha;
+  d.min_effect = o.min_effect;
   d.base_units = e.base;
   d.next_units = e.next;
   add_notes(base, next, d);

@@ -54,7 +54,7 @@ struct DiffResult {
   uint64_t new_stacks = 0, vanished_stacks = 0;
   uint64_t tested = 0, regressed = 0, improved = 0;
   double base_units = 1, next_units = 1;  // the exposures counts were divided by
-  double alpha = 0.01;                    // the options' alpha, for --fail-on's percentiles
+  double alpha = 0.01, min_effect = 0.6;  // the options', for --fail-on's percentiles
   std::vector<std::string> notes;         // what limits the comparison (hosts, schemas, GPU times, stacks)
 };
 

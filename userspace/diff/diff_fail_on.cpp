@@ -163,9 +163,12 @@ std::vector<Breach> evaluate(const std::vector<Threshold>& ts, const DiffResult&
     double worst_change = 0;
     for (const auto& r : d.rows) {
       if (r.key.measure != m->measure) continue;
-      // The median's verdict, or for a percentile a tested difference of the
-      // distributions (a tail can move while the median stays).
-      bool counts = m->percentile == 0 ? r.verdict != Verdict::same : (r.tested && r.q <= d.alpha);
+      // The median's verdict; for a percentile, distributions that differ as
+      // a verdict needs (q and effect) though the median may not have moved:
+      // a tail alone moves between runs of one program (p95 +100% in
+      // tests/integration/diff_test.cpp's unchanged pair).
+      bool counts = m->percentile == 0 ? r.verdict != Verdict::same
+                                       : (r.tested && r.q <= d.alpha && std::fabs(r.effect) >= d.min_effect);
       if (!counts) continue;
       double c = r.change;
       if (m->percentile == 95) c = r.base_p95 > 0 ? r.next_p95 / r.base_p95 - 1 : NAN;

@@ -72,6 +72,9 @@ class FileReader {
       if (auto st = (this->*step)(); !st) return st;
     if (schema_ >= 17)
       if (auto st = read_nccl(); !st) return st;
+    // Per second means per second of activity: from the window's first
+    // launch or call to its last, not the capture's start-up and tear-down.
+    if (last_ns_ > first_ns_) side_.info.seconds += double(last_ns_ - first_ns_) / 1e9;
     return {};
   }
 
@@ -82,6 +85,11 @@ class FileReader {
   Side& side_;
   int schema_ = 0;
   int64_t lo_ = std::numeric_limits<int64_t>::min(), hi_ = std::numeric_limits<int64_t>::max();
+  int64_t first_ns_ = std::numeric_limits<int64_t>::max(), last_ns_ = std::numeric_limits<int64_t>::min();
+  void saw(int64_t ts) {
+    first_ns_ = std::min(first_ns_, ts);
+    last_ns_ = std::max(last_ns_, ts);
+  }
   struct StackNames {
     std::string signature, text;
   };
@@ -128,12 +136,11 @@ class FileReader {
     sql += ", start_mono_ns), host, gpuobs_version, ";
     sql += schema_ >= 15 ? "unwind" : "NULL";
     sql += " FROM capture WHERE id = 1";
-    int64_t start = 0, end = 0;
+    int64_t start = 0;
     bool found = false;
     auto st = each_row("the capture row", sql, [&](sqlite3_stmt* s) {
       found = true;
       start = sqlite3_column_int64(s, 0);
-      end = sqlite3_column_int64(s, 1);
       side_.info.hosts.insert(col_text(s, 2));
       side_.info.gpuobs_versions.insert(col_text(s, 3));
       if (sqlite3_column_type(s, 4) != SQLITE_NULL) side_.info.unwinds.insert(col_text(s, 4));
@@ -142,8 +149,6 @@ class FileReader {
     if (!found) return make_error(path_ + " has no capture row", "gpuobs check " + path_, 2);
     if (w.since_s >= 0) lo_ = start + int64_t(w.since_s * 1e9);
     if (w.until_s >= 0) hi_ = start + int64_t(w.until_s * 1e9);
-    int64_t a = std::max(start, lo_), b = std::min(end, hi_);
-    if (b > a) side_.info.seconds += double(b - a) / 1e9;
     return {};
   }
 
@@ -235,6 +240,7 @@ class FileReader {
       std::string stream = stream_label(tgid, sqlite3_column_int64(s, 3), sqlite3_column_int(s, 4) != 0);
       int64_t stack = sqlite3_column_int64(s, 5);
       ++series(Measure::launches, comm, kernel, stream, stack).count;
+      saw(ts);
       side_.info.kernels.insert(kernel);
       ++side_.info.events;
       if (!f_.step_kernel.empty() && kernel == f_.step_kernel) ++side_.info.steps;
@@ -254,7 +260,7 @@ class FileReader {
   // time is its own measure); a failed call is its own key.
   Status read_calls() {
     std::string sql =
-        "SELECT p.comm, a.api, coalesce(a.result, 0), coalesce(a.stack_id, 0), a.duration_ns, a.family "
+        "SELECT p.comm, a.api, coalesce(a.result, 0), coalesce(a.stack_id, 0), a.duration_ns, a.family, a.ts_mono_ns "
         "FROM api_calls_timed a JOIN processes p ON p.id = a.process_id "
         "WHERE (:lo IS NULL OR a.ts_mono_ns >= :lo) AND (:hi IS NULL OR a.ts_mono_ns <= :hi)";
     sql += kProcessFilter;
@@ -263,6 +269,7 @@ class FileReader {
       int64_t result = sqlite3_column_int64(s, 2), stack = sqlite3_column_int64(s, 3);
       if (result != 0) api += " [failed]";
       ++series(Measure::calls, comm, api, "", stack).count;
+      saw(sqlite3_column_int64(s, 6));
       ++side_.info.events;
       if (!f_.step_api.empty() && col_text(s, 1) == f_.step_api) ++side_.info.steps;
       if (family != "sync" && sqlite3_column_type(s, 4) != SQLITE_NULL)

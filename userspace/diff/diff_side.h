@@ -74,7 +74,7 @@ struct SideInfo {
   std::vector<std::string> files;
   int min_schema = 0, max_schema = 0;
   std::set<std::string> hosts, gpuobs_versions, unwinds;
-  double seconds = 0;         // the windows' length, summed over files
+  double seconds = 0;         // first to last launch or call of each file's window, summed
   uint64_t steps = 0;         // step markers seen
   uint64_t events = 0;        // launches + calls + copies read
   uint64_t gpu_timed = 0;     // launches and copies with a measured GPU time

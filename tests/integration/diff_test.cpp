@@ -1,0 +1,188 @@
+// gpuobs diff end to end (issue 21): real recordings (real BPF) of
+// tests/workloads/step_workload.cpp on the fake libcuda, unchanged and with
+// each of three known changes; the diff must find exactly the changed row,
+// significant, and nothing in the unchanged pair. Plus --per, --fail-on's
+// exit status, windows of one capture, and bad input.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "run_util.h"
+#include "store/schema.h"
+#include "unit/test_util.h"
+
+using namespace gpuobs::testing;
+
+namespace {
+
+std::unique_ptr<TempDir> g_dir;
+
+std::string cap(const std::string& name) { return g_dir->file(name + ".gpuobs"); }
+
+// 300 iterations per thread; the copy takes delay_us in the fake.
+void record(const std::string& name, int delay_us, const std::string& knobs = "") {
+  std::string cmd = "FAKE_CUDA_DELAY_US=cuMemcpyHtoD_v2=" + std::to_string(delay_us) + " " + GPUOBS_BIN +
+                    " record -o " + cap(name) + " --libcuda " + FAKE_LIBCUDA + " -- " + STEP_WORKLOAD + " --lib " +
+                    FAKE_LIBCUDA + " --steps 300 " + knobs + " >" + g_dir->file(name + ".log") + " 2>&1";
+  ASSERT_EQ(run(cmd), 0) << cmd << "\n" << read_file(g_dir->file(name + ".log"));
+}
+
+struct Diff {
+  int rc = -1;
+  nlohmann::json rows;
+  std::string err;
+};
+
+Diff diff(const std::string& args) {
+  Diff d;
+  std::string out = g_dir->file("diff.json"), err = g_dir->file("diff.err");
+  d.rc = run(std::string(GPUOBS_BIN) + " diff " + args + " --format json >" + out + " 2>" + err);
+  d.err = read_file(err);
+  if (d.rc != 2) d.rows = read_json(out);
+  return d;
+}
+
+class DiffRuns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_dir = std::make_unique<TempDir>();
+    // base and same back to back: two runs of one unchanged program.
+    record("base", 200);
+    record("same", 200);
+    record("extra", 200, "--extra-kernel 1");   // one more kernel per step, on its own stream
+    record("slow", 600);                        // cuMemcpyHtoD_v2 3x slower
+    record("idle", 200, "--idle-ms 3");         // stream 2 idle 3 ms after each of its steps
+  }
+  static void TearDownTestSuite() { g_dir.reset(); }
+};
+
+}  // namespace
+
+TEST_F(DiffRuns, AnUnchangedRunChangesNothing) {
+  auto d = diff(cap("base") + " " + cap("same"));
+  ASSERT_EQ(d.rc, 0) << d.err;
+  EXPECT_TRUE(d.rows.empty()) << d.rows.dump(1);
+  EXPECT_NE(d.err.find("0 regressed, 0 improved"), std::string::npos) << d.err;
+  EXPECT_NE(d.err.find("0 new and 0 vanished kernels, 0 new and 0 vanished stacks"), std::string::npos) << d.err;
+  // --all: every row, each "same"; counts equal on both sides (300 per thread).
+  auto all = diff(cap("base") + " " + cap("same") + " --all");
+  ASSERT_EQ(all.rc, 0);
+  int launches = 0;
+  for (const auto& r : all.rows) {
+    EXPECT_EQ(r["verdict"], "same") << r.dump();
+    if (r["measure"] == "launches") {
+      ++launches;
+      EXPECT_EQ(r["base_n"], 300);
+      EXPECT_EQ(r["new_n"], 300);
+    }
+  }
+  EXPECT_EQ(launches, 3);  // stepA, stepB on stream#1; stepC on stream#2
+  auto pass = diff(cap("base") + " " + cap("same") + " --fail-on 'regressed>0,new_kernels>0,p95_latency>+10%'");
+  EXPECT_EQ(pass.rc, 0) << pass.err;
+  EXPECT_NE(pass.err.find("gpuobs diff: PASS (3 thresholds)"), std::string::npos) << pass.err;
+}
+
+TEST_F(DiffRuns, OneExtraKernelIsOneNewRow) {
+  auto d = diff(cap("base") + " " + cap("extra"));
+  ASSERT_EQ(d.rc, 0) << d.err;
+  ASSERT_EQ(d.rows.size(), 1u) << d.rows.dump(1);
+  const auto& r = d.rows[0];
+  EXPECT_EQ(r["verdict"], "new");
+  EXPECT_EQ(r["measure"], "launches");
+  EXPECT_EQ(r["name"], "extraKernel");
+  EXPECT_EQ(r["stream"], "stream#3");
+  EXPECT_EQ(r["base_n"], 0);
+  EXPECT_EQ(r["new_n"], 300);
+  EXPECT_NE(r["stack"].get<std::string>().find("launch(void*, void*) (step_workload.cpp:"), std::string::npos);
+  EXPECT_NE(d.err.find("1 new and 0 vanished kernels"), std::string::npos) << d.err;
+  // Per step (stepA once per step): one extraKernel per step.
+  auto per_step = diff(cap("base") + " " + cap("extra") + " --per step --step-kernel stepA");
+  ASSERT_EQ(per_step.rc, 0) << per_step.err;
+  ASSERT_EQ(per_step.rows.size(), 1u);
+  EXPECT_EQ(per_step.rows[0]["unit"], "per step");
+  EXPECT_EQ(per_step.rows[0]["new"], 1.0);
+  // CI: the threshold is crossed, exit 1, the verdict names the kernel.
+  auto fail = diff(cap("base") + " " + cap("extra") + " --fail-on 'new_kernels>0,p95_latency>+10%'");
+  EXPECT_EQ(fail.rc, 1);
+  EXPECT_NE(fail.err.find("gpuobs diff: FAIL (1 of 2 thresholds): new_kernels>0: 1 (extraKernel)"), std::string::npos)
+      << fail.err;
+}
+
+TEST_F(DiffRuns, AThreeTimesSlowerCallIsOneRegressedRow) {
+  auto d = diff(cap("base") + " " + cap("slow"));
+  ASSERT_EQ(d.rc, 0) << d.err;
+  ASSERT_EQ(d.rows.size(), 1u) << d.rows.dump(1);
+  const auto& r = d.rows[0];
+  EXPECT_EQ(r["verdict"], "regressed");
+  EXPECT_EQ(r["measure"], "latency");
+  EXPECT_EQ(r["name"], "cuMemcpyHtoD_v2");
+  EXPECT_EQ(r["base_n"], 300);
+  EXPECT_EQ(r["new_n"], 300);
+  // 200 -> 600 us asked of nanosleep, which adds its own overshoot to both.
+  EXPECT_GE(r["new"].get<double>(), 600'000);
+  EXPECT_GE(r["change_pct"].get<double>(), 50) << r.dump();
+  EXPECT_LT(r["q_value"].get<double>(), 1e-6);
+  EXPECT_GE(r["effect"].get<double>(), 0.6);
+  EXPECT_GT(r["impact_ns"].get<double>(), 300 * 300'000.0);  // at least 300 calls x 300 us added
+  EXPECT_NE(r["stack"].get<std::string>().find("step_workload.cpp"), std::string::npos);
+  auto fail = diff(cap("base") + " " + cap("slow") + " --fail-on 'p50_latency>+50%'");
+  EXPECT_EQ(fail.rc, 1);
+  EXPECT_NE(fail.err.find("p50_latency>+50%: step_workload: cuMemcpyHtoD_v2 +"), std::string::npos) << fail.err;
+  EXPECT_EQ(diff(cap("base") + " " + cap("slow") + " --fail-on 'p50_latency>+1000%'").rc, 0);
+}
+
+TEST_F(DiffRuns, AnIdleStreamIsOneRegressedLaunchGapRow) {
+  auto d = diff(cap("base") + " " + cap("idle"));
+  ASSERT_EQ(d.rc, 0) << d.err;
+  ASSERT_EQ(d.rows.size(), 1u) << d.rows.dump(1);
+  const auto& r = d.rows[0];
+  EXPECT_EQ(r["verdict"], "regressed");
+  EXPECT_EQ(r["measure"], "launch_gap");
+  EXPECT_EQ(r["stream"], "stream#2");
+  EXPECT_EQ(r["base_n"], 299);
+  EXPECT_GE(r["new"].get<double>(), 3'000'000);  // each gap holds the 3 ms sleep
+  EXPECT_LT(r["base"].get<double>(), 3'000'000);
+}
+
+TEST_F(DiffRuns, TwoWindowsOfOneCaptureAndBadInput) {
+  // Two windows that split one run at its middle launch: every launch falls
+  // in one of them.
+  double mid_s;
+  {
+    auto db = gpuobs::open_capture_readonly(cap("base"));
+    ASSERT_TRUE(db.ok());
+    mid_s = double(scalar(*db,
+                          "SELECT (min(ts_mono_ns) + max(ts_mono_ns)) / 2 - (SELECT start_mono_ns FROM capture) "
+                          "FROM kernel_launches")) / 1e9;
+  }
+  auto halves = diff(cap("base") + " --base-until " + std::to_string(mid_s) + " --since " + std::to_string(mid_s) +
+                     " --no-stacks --all");
+  ASSERT_EQ(halves.rc, 0) << halves.err;
+  int launch_rows = 0;
+  for (const auto& r : halves.rows)
+    if (r["measure"] == "launches") {
+      ++launch_rows;
+      EXPECT_EQ(r["base_n"].get<int>() + r["new_n"].get<int>(), 300) << r.dump();
+      EXPECT_GT(r["base_n"].get<int>(), 0) << r.dump();
+      EXPECT_GT(r["new_n"].get<int>(), 0) << r.dump();
+    }
+  EXPECT_EQ(launch_rows, 3);
+  auto empty = diff(cap("base") + " --since 1000");
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_NE(empty.err.find("the new side has no launches or API calls in its window"), std::string::npos) << empty.err;
+  auto itself = diff(cap("base"));
+  EXPECT_EQ(itself.rc, 2);
+  EXPECT_NE(itself.err.find("it would be compared with itself"), std::string::npos);
+  std::ofstream(g_dir->file("junk.gpuobs")) << "not a capture";
+  auto junk = diff(cap("base") + " " + g_dir->file("junk.gpuobs"));
+  EXPECT_EQ(junk.rc, 2);
+  EXPECT_NE(junk.err.find("junk.gpuobs"), std::string::npos) << junk.err;
+  auto bad = diff(cap("base") + " " + cap("same") + " --fail-on 'speed>+1%'");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("unknown metric speed"), std::string::npos) << bad.err;
+  auto no_step = diff(cap("base") + " " + cap("same") + " --per step");
+  EXPECT_EQ(no_step.rc, 2);
+  EXPECT_NE(no_step.err.find("needs a step marker"), std::string::npos);
+}
