@@ -134,6 +134,14 @@ int run_status(const StatusArgs& a) {
   std::printf("emergency deletions: %llu (segments deleted on a full disk)\n",
               static_cast<unsigned long long>(h->emergency_deletions));
   std::printf("NCCL stalls:    %llu (gpuobs report nccl_stalls)\n", static_cast<unsigned long long>(h->nccl_stalls));
+  if (!h->diff_baseline.empty()) {
+    std::printf("diff:           %llu series regressed (worst %.2fx), %llu new kernels against %s; %llu comparisons, "
+                "%llu errors\n",
+                static_cast<unsigned long long>(h->diff_regressed), h->diff_worst_ratio,
+                static_cast<unsigned long long>(h->diff_new_kernels), terminal_safe(h->diff_baseline).c_str(),
+                static_cast<unsigned long long>(h->diff_comparisons), static_cast<unsigned long long>(h->diff_errors));
+    if (!h->diff_last_error.empty()) std::printf("  last error: %s\n", terminal_safe(h->diff_last_error).c_str());
+  }
   std::printf("metrics:        %llu connections open, %llu refused, %llu accept backoffs\n",
               static_cast<unsigned long long>(h->metrics_connections),
               static_cast<unsigned long long>(h->metrics_connections_refused),

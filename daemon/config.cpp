@@ -65,7 +65,8 @@ std::vector<std::pair<const char*, const std::string*>> string_options(const Con
                                                                  {"db", &c.db},
                                                                  {"log_level", &c.log_level},
                                                                  {"metrics_listen", &c.metrics_listen},
-                                                                 {"status_file", &c.status_file}};
+                                                                 {"status_file", &c.status_file},
+                                                                 {"diff_baseline", &c.diff_baseline}};
   using List = std::pair<const char*, const std::vector<std::string>*>;
   for (const List& l : {List{"libcuda", &c.libcuda}, List{"libhip", &c.libhip}, List{"watch_dev", &c.watch_dev}})
     for (const std::string& v : *l.second) out.emplace_back(l.first, &v);
@@ -116,6 +117,9 @@ std::string config_text(const Config& c) {
   line("metrics_listen", quoted(c.metrics_listen));
   line("metrics_max_connections", std::to_string(c.metrics_max_connections));
   line("status_file", quoted(c.status_file));
+  line("diff_baseline", quoted(c.diff_baseline));
+  line("diff_interval", std::to_string(c.diff_interval_s));
+  line("diff_window", std::to_string(c.diff_window_s));
   return t;
 }
 
@@ -196,6 +200,18 @@ Parsed parse_config(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--status-file,--status_file", c.status_file, "JSON health file rewritten every second")
       ->capture_default_str();
+  app.add_option("--diff-baseline,--diff_baseline", c.diff_baseline,
+                 "compare the current segment with this capture every --diff-interval, as gpuobs diff does, "
+                 "into the status file and Prometheus (empty: off; docs/diff.md)");
+  app.add_option("--diff-interval,--diff_interval", c.diff_interval_s, "how often to compare (s, min, h)")
+      ->transform(duration_units())
+      ->check(CLI::Range(uint64_t{10}, uint64_t{86400}))
+      ->capture_default_str();
+  app.add_option("--diff-window,--diff_window", c.diff_window_s,
+                 "compare the current segment's last this long (s, min, h)")
+      ->transform(duration_units())
+      ->check(CLI::Range(uint64_t{1}, uint64_t{86400}))
+      ->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
   bool print_config = false;
   app.add_flag("--print-config", print_config,
@@ -271,6 +287,9 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);
   note(a.library_max_files != b.library_max_files, "library_max_files", false);
   note(a.library_max_files_per_user != b.library_max_files_per_user, "library_max_files_per_user", false);
+  note(a.diff_baseline != b.diff_baseline, "diff_baseline", false);
+  note(a.diff_interval_s != b.diff_interval_s, "diff_interval", false);
+  note(a.diff_window_s != b.diff_window_s, "diff_window", false);
   return ch;
 }
 

@@ -45,6 +45,10 @@ struct Config {
   std::string metrics_listen;             // empty: no listening socket
   uint64_t metrics_max_connections = 16;  // served at once; more get 503 and are closed
   std::string status_file = "/run/gpuobs/status.json";
+  // Rolling comparison (daemon/diff_watch.h): off while diff_baseline is empty.
+  std::string diff_baseline;
+  uint64_t diff_interval_s = 300;  // how often
+  uint64_t diff_window_s = 300;    // the current segment's last this many seconds
 
   SessionOptions session_options() const;
 };

@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/private_files.h"
 #include "daemon/config.h"
+#include "daemon/diff_watch.h"
 #include "daemon/journal_log.h"
 #include "daemon/metrics_server.h"
 #include "daemon/notify.h"
@@ -152,6 +153,7 @@ class Daemon {
   uint64_t last_records_ = 0;
   Clock::time_point last_sample_;
   std::unique_ptr<MetricsServer> metrics_;  // only with metrics_listen set
+  std::unique_ptr<daemon::DiffWatch> diff_watch_;  // only with diff_baseline set
   uint64_t emergency_deletions_ = 0;
   uint64_t failed_rows_seen_ = 0;  // of the current segment's writer (check_store)
   bool full_logged_ = false;       // "nothing left to delete" said once per episode
@@ -205,6 +207,7 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   bytes_at_open_ = file_bytes(path);
   baseline_pending_ = true;
   tally_.reset_counts();
+  if (diff_watch_) diff_watch_->set_current(path);
   if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
   apply_retention();
 }
@@ -348,6 +351,16 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   h.emergency_deletions = emergency_deletions_;
   h.nccl_stalls = session_->nccl_stalls();
   fill_gpu_health(h);
+  if (diff_watch_) {
+    daemon::DiffWatchState d = diff_watch_->state();
+    h.diff_baseline = d.baseline;
+    h.diff_comparisons = d.comparisons;
+    h.diff_errors = d.errors;
+    h.diff_regressed = d.regressed;
+    h.diff_new_kernels = d.new_kernels;
+    h.diff_worst_ratio = d.worst_ratio;
+    h.diff_last_error = d.last_error;
+  }
   if (metrics_) {
     MetricsServerStats m = metrics_->stats();
     h.metrics_connections = m.connections_active;
@@ -435,6 +448,14 @@ int Daemon::run() {
     spdlog::info("metrics on http://{}/metrics", metrics_->address());
   }
   spdlog::info("capturing to {}", opts.output);
+  if (!cfg_.diff_baseline.empty()) {
+    diff_watch_ = std::make_unique<daemon::DiffWatch>(cfg_.diff_baseline, std::chrono::seconds(cfg_.diff_interval_s),
+                                                      double(cfg_.diff_window_s));
+    diff_watch_->set_current(opts.output);
+    diff_watch_->start();
+    spdlog::info("comparing the last {} s with {} every {} s", cfg_.diff_window_s, cfg_.diff_baseline,
+                 cfg_.diff_interval_s);
+  }
   notify_.send("READY=1");
 
   auto now = Clock::now();
@@ -464,6 +485,7 @@ int Daemon::run() {
 
   notify_.send("STOPPING=1");
   auto stop_start = Clock::now();
+  if (diff_watch_) diff_watch_->stop();
   // Exit within 2 s even while processes keep submitting: 1 s to drain the
   // ring, the rest for the writer to commit what it holds.
   session_->set_drain_budget(std::chrono::milliseconds(1000));

@@ -110,6 +110,21 @@ std::string render_prometheus(const HealthSnapshot& s) {
     for (const auto& [name, v] : g.metrics)
       fmt::format_to(std::back_inserter(out), "gpuobs_gpu_metric{{gpu=\"{}\",metric=\"{}\"}} {}\n",
                      escape_label_value(g.uuid), escape_label_value(name), v);
+  if (!s.diff_baseline.empty()) {
+    family(out, "gpuobs_diff_regressed_series", "gauge",
+           "Series (kernel, API, stream, stack) regressed in the last comparison of the current segment with "
+           "diff_baseline (gpuobs diff's test and thresholds).");
+    sample(out, "gpuobs_diff_regressed_series", s.diff_regressed);
+    family(out, "gpuobs_diff_worst_regression_ratio", "gauge",
+           "The largest new/base ratio among those series (1: none regressed).");
+    sample(out, "gpuobs_diff_worst_regression_ratio", s.diff_worst_ratio);
+    family(out, "gpuobs_diff_new_kernels", "gauge", "Kernels of the compared window that the baseline never launched.");
+    sample(out, "gpuobs_diff_new_kernels", s.diff_new_kernels);
+    family(out, "gpuobs_diff_comparisons_total", "counter", "Comparisons with diff_baseline made.");
+    sample(out, "gpuobs_diff_comparisons_total", s.diff_comparisons);
+    family(out, "gpuobs_diff_errors_total", "counter", "Comparisons that could not be made (gpuobs status says why).");
+    sample(out, "gpuobs_diff_errors_total", s.diff_errors);
+  }
   family(out, "gpuobs_gpu_metric_query_errors_total", "counter",
          "GPU metric queries that failed (NVML errors other than not supported, unreadable sysfs files).");
   sample(out, "gpuobs_gpu_metric_query_errors_total", s.gpu_metric_query_errors);

@@ -9,6 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "daemon/diff_watch.h"
+#include "daemon/metrics_text.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
@@ -193,4 +195,47 @@ TEST_F(DiffRuns, TwoWindowsOfOneCaptureAndBadInput) {
   auto no_step = diff(cap("base") + " " + cap("same") + " --per step");
   EXPECT_EQ(no_step.rc, 2);
   EXPECT_NE(no_step.err.find("needs a step marker"), std::string::npos);
+}
+
+// gpuobsd's rolling comparison, one step at a time: the current segment's
+// window against the baseline, into the status and the Prometheus gauges.
+TEST_F(DiffRuns, TheDaemonsRollingComparison) {
+  using gpuobs::daemon::DiffWatch;
+  DiffWatch w(cap("base"), std::chrono::seconds(3600), 1e6);  // the window covers the whole capture
+  w.compare_once();  // no current segment yet: nothing done
+  EXPECT_EQ(w.state().comparisons, 0u);
+  w.set_current(cap("slow"));
+  w.compare_once();
+  auto st = w.state();
+  EXPECT_EQ(st.baseline, "");  // set by start(); compare_once alone does not
+  EXPECT_EQ(st.comparisons, 1u);
+  EXPECT_EQ(st.errors, 0u);
+  EXPECT_GE(st.regressed, 1u);       // cuMemcpyHtoD_v2's latency at least
+  EXPECT_GE(st.worst_ratio, 1.5);    // 3x asked of nanosleep
+  w.set_current(cap("extra"));
+  w.compare_once();
+  EXPECT_EQ(w.state().new_kernels, 1u);
+  EXPECT_EQ(w.state().comparisons, 2u);
+
+  gpuobs::HealthSnapshot h;
+  h.diff_baseline = cap("base");
+  h.diff_comparisons = 2;
+  h.diff_regressed = 3;
+  h.diff_worst_ratio = 2.5;
+  h.diff_new_kernels = 1;
+  std::string text = gpuobs::render_prometheus(h);
+  EXPECT_NE(text.find("\ngpuobs_diff_regressed_series 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ngpuobs_diff_worst_regression_ratio 2.5\n"), std::string::npos);
+  EXPECT_NE(text.find("\ngpuobs_diff_new_kernels 1\n"), std::string::npos);
+  EXPECT_NE(text.find("\ngpuobs_diff_comparisons_total 2\n"), std::string::npos);
+  h.diff_baseline.clear();  // off: no diff series at all
+  EXPECT_EQ(gpuobs::render_prometheus(h).find("gpuobs_diff_"), std::string::npos);
+
+  DiffWatch bad(g_dir->file("missing.gpuobs"), std::chrono::seconds(3600), 60);
+  bad.set_current(cap("base"));
+  bad.compare_once();
+  EXPECT_EQ(bad.state().errors, 1u);
+  EXPECT_EQ(bad.state().comparisons, 0u);
+  EXPECT_NE(bad.state().last_error.find("baseline " + g_dir->file("missing.gpuobs")), std::string::npos)
+      << bad.state().last_error;
 }

@@ -59,6 +59,13 @@ struct HealthSnapshot {
   std::vector<GpuHealth> gpus;
   std::string gpu_metrics;                   // "2 GPUs (nvml), 10 Hz" / "off" / "none: ..."
   uint64_t gpu_metric_query_errors = 0;
+  // The rolling comparison (issue 21; diff_baseline): '' baseline when off.
+  std::string diff_baseline;
+  uint64_t diff_comparisons = 0, diff_errors = 0;
+  uint64_t diff_regressed = 0;     // series regressed in the last comparison
+  uint64_t diff_new_kernels = 0;
+  double diff_worst_ratio = 1;     // largest new/base ratio among them (1: none)
+  std::string diff_last_error;
 };
 
 }  // namespace gpuobs

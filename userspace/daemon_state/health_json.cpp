@@ -46,7 +46,14 @@ nlohmann::json to_json(const HealthSnapshot& h) {
           {"metrics_accept_backoffs", h.metrics_accept_backoffs},
           {"gpus", gpus},
           {"gpu_metrics", h.gpu_metrics},
-          {"gpu_metric_query_errors", h.gpu_metric_query_errors}};
+          {"gpu_metric_query_errors", h.gpu_metric_query_errors},
+          {"diff", {{"baseline", h.diff_baseline},
+                    {"comparisons", h.diff_comparisons},
+                    {"errors", h.diff_errors},
+                    {"regressed", h.diff_regressed},
+                    {"new_kernels", h.diff_new_kernels},
+                    {"worst_ratio", h.diff_worst_ratio},
+                    {"last_error", h.diff_last_error}}}};
 }
 
 Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
@@ -90,6 +97,17 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
       }
     h.gpu_metrics = j.value("gpu_metrics", std::string());
     h.gpu_metric_query_errors = j.value("gpu_metric_query_errors", uint64_t{0});
+    // Added in issue 21.
+    if (j.contains("diff")) {
+      const auto& d = j.at("diff");
+      h.diff_baseline = d.value("baseline", std::string());
+      h.diff_comparisons = d.value("comparisons", uint64_t{0});
+      h.diff_errors = d.value("errors", uint64_t{0});
+      h.diff_regressed = d.value("regressed", uint64_t{0});
+      h.diff_new_kernels = d.value("new_kernels", uint64_t{0});
+      h.diff_worst_ratio = d.value("worst_ratio", 1.0);
+      h.diff_last_error = d.value("last_error", std::string());
+    }
     return h;
   } catch (const nlohmann::json::exception& e) {
     return make_error(std::string("malformed status file: ") + e.what(), "", 2);

@@ -136,11 +136,12 @@ class FileReader {
     sql += ", start_mono_ns), host, gpuobs_version, ";
     sql += schema_ >= 15 ? "unwind" : "NULL";
     sql += " FROM capture WHERE id = 1";
-    int64_t start = 0;
+    int64_t start = 0, end = 0;
     bool found = false;
     auto st = each_row("the capture row", sql, [&](sqlite3_stmt* s) {
       found = true;
       start = sqlite3_column_int64(s, 0);
+      end = sqlite3_column_int64(s, 1);
       side_.info.hosts.insert(col_text(s, 2));
       side_.info.gpuobs_versions.insert(col_text(s, 3));
       if (sqlite3_column_type(s, 4) != SQLITE_NULL) side_.info.unwinds.insert(col_text(s, 4));
@@ -148,6 +149,7 @@ class FileReader {
     if (!st) return st;
     if (!found) return make_error(path_ + " has no capture row", "gpuobs check " + path_, 2);
     if (w.since_s >= 0) lo_ = start + int64_t(w.since_s * 1e9);
+    if (w.last_s >= 0) lo_ = std::max(lo_, end - int64_t(w.last_s * 1e9));
     if (w.until_s >= 0) hi_ = start + int64_t(w.until_s * 1e9);
     return {};
   }

@@ -60,6 +60,9 @@ struct Series {
 struct WindowSpec {
   std::vector<std::string> files;
   double since_s = -1, until_s = -1;
+  // The last this many seconds of each file, to its last commit (a segment
+  // being written: gpuobsd's rolling comparison); < 0: unset.
+  double last_s = -1;
 };
 
 struct Filters {
