@@ -70,7 +70,8 @@ void note_missing_replay(Db& db, const std::string& file, const std::vector<std:
   auto runs = db.scalar("SELECT count(*) FROM replay_runs");
   auto version = db.scalar("PRAGMA user_version");
   std::string why;
-  if (!runs || *runs == 0) why = file + " has not been replayed: the replay tables are empty until gpuobs replay writes them";
+  if (!runs || *runs == 0)
+    why = file + " has not been replayed: the replay tables are empty until gpuobs replay writes them";
   else if (idle && version && *version < 21)
     why = file + " was replayed by an older gpuobs: it has no idle-time tables (schema 21)";
   if (why.empty()) return;

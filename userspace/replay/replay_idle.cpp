@@ -32,7 +32,8 @@ struct Threads {
 
 Threads threads_of(const Result& r) {
   Threads t;
-  for (const Op& o : r.ops) t.calls[{r.queues[o.queue_id - 1].process_id, o.tid}].emplace_back(o.enqueue_ns, o.stack_id);
+  for (const Op& o : r.ops)
+    t.calls[{r.queues[o.queue_id - 1].process_id, o.tid}].emplace_back(o.enqueue_ns, o.stack_id);
   for (const Observation& o : r.observations) {
     t.calls[{o.process_id, o.tid}].emplace_back(o.start_ns, o.stack_id);
     if (o.blocked_ns > 0) t.blocked[{o.process_id, o.tid}].emplace_back(o.start_ns, o.end_ns);
@@ -43,7 +44,8 @@ Threads threads_of(const Result& r) {
     std::sort(v.begin(), v.end());
     std::vector<std::pair<int64_t, int64_t>> merged;
     for (const auto& iv : v) {
-      if (!merged.empty() && iv.first <= merged.back().second) merged.back().second = std::max(merged.back().second, iv.second);
+      if (!merged.empty() && iv.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, iv.second);
       else merged.push_back(iv);
     }
     v = std::move(merged);
@@ -58,7 +60,8 @@ class Gaps {
   // One span's sweep over its busy intervals, sorted by (start, op).
   void sweep(std::vector<Busy>& v, int64_t process_id, std::optional<int64_t> queue_id) {
     if (v.empty()) return;
-    std::sort(v.begin(), v.end(), [](const Busy& a, const Busy& b) { return std::tie(a.start, a.op) < std::tie(b.start, b.op); });
+    std::sort(v.begin(), v.end(),
+              [](const Busy& a, const Busy& b) { return std::tie(a.start, a.op) < std::tie(b.start, b.op); });
     IdleSpan s;
     s.process_id = process_id;
     s.queue_id = queue_id;

@@ -149,9 +149,7 @@ Result<Input> load_input(Db& db) {
     int rc;
     while ((rc = gt.step()) == SQLITE_ROW) {
       std::string t = text(gt.get(), 0);
-      Table table = t == "kernel_launches" ? Table::kernel_launches
-                    : t == "copies"        ? Table::copies
-                                           : Table::stream_ops;
+      Table table = t == "kernel_launches" ? Table::kernel_launches : t == "copies" ? Table::copies : Table::stream_ops;
       int64_t start = sqlite3_column_int64(gt.get(), 2);
       in.gpu_times[{table, sqlite3_column_int64(gt.get(), 1)}] =
           Measured{start, std::max<int64_t>(start, sqlite3_column_int64(gt.get(), 3))};

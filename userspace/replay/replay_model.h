@@ -134,9 +134,9 @@ struct IdleGap {
   int64_t other_ns = 0;            // enqueued, no dependency: submission latency
   bool measured = false;           // both bounding ops measured
   int64_t prev_op_id = 0, next_op_id = 0;
-  uint32_t tid = 0;              // next op's enqueuing thread
-  int64_t before_stack_id = 0;   // that thread's last call (op or observation) entered before start_ns
-  int64_t after_stack_id = 0;    // the next op's stack
+  uint32_t tid = 0;               // next op's enqueuing thread
+  int64_t before_stack_id = 0;    // that thread's last call (op or observation) entered before start_ns
+  int64_t after_stack_id = 0;     // the next op's stack
   std::vector<IdlePiece> pieces;  // in time order, covering [start_ns, end_ns)
 };
 

@@ -29,8 +29,9 @@ Status insert_all(Db& db, const Result& r) {
   Stmt pc(db.get(), "INSERT INTO replay_idle_pieces VALUES (?,?,?,?)");
   for (Stmt* s : {&run, &q, &op, &dep, &ob, &dp, &hz, &sp, &gp, &pc})
     if (!s->valid())
-      return make_error("cannot prepare the replay inserts: " + db.errmsg(),
-                        "the capture lacks the replay tables (schema 8, idle time 21): gpuobs replay migrates it when writable");
+      return make_error(
+          "cannot prepare the replay inserts: " + db.errmsg(),
+          "the capture lacks the replay tables (schema 8, idle time 21): gpuobs replay migrates it when writable");
   int rc = SQLITE_DONE;
   auto done = [&](Stmt& s) {
     rc = s.exec();

@@ -38,9 +38,8 @@ Strs spans(const replay::Result& r) {
   Strs out;
   for (const auto& s : r.idle_spans)
     out.push_back(queue(s.queue_id) + " " + rel(s.start_ns) + ".." + rel(s.end_ns) +
-                  " work=" + std::to_string(s.work_ops) + " measured=" + std::to_string(s.measured_ops) +
-                  " busy=" + std::to_string(s.busy_ns) + " idle=" + std::to_string(s.idle_ns) +
-                  " gaps=" + std::to_string(s.gaps));
+                  " work=" + std::to_string(s.work_ops) + " measured=" + std::to_string(s.measured_ops) + " busy=" +
+                  std::to_string(s.busy_ns) + " idle=" + std::to_string(s.idle_ns) + " gaps=" + std::to_string(s.gaps));
   return out;
 }
 
@@ -83,8 +82,8 @@ void measure(const std::string& file, const std::vector<std::tuple<int64_t, int6
   ASSERT_TRUE(db.ok());
   for (auto [row, start, end] : rows)
     ASSERT_TRUE(db->exec("INSERT INTO gpu_time_rows VALUES (0, " + std::to_string(row) + ", 1, NULL, " +
-                         std::to_string(start) + ", " + std::to_string(end - start) + ", 0, 7, " +
-                         std::to_string(row) + ", 1, 0)")
+                         std::to_string(start) + ", " + std::to_string(end - start) + ", 0, 7, " + std::to_string(row) +
+                         ", 1, 0)")
                     .ok())
         << db->errmsg();
 }
@@ -94,10 +93,10 @@ void sleeper(ReplayCapture& c) {
   c.named_stack(10, "train_step");
   c.named_stack(11, "wait_for_gpu");
   c.named_stack(12, "next_step");
-  c.launch(100, 0, 10);                                     // op 1
-  c.call(110, "cuStreamSynchronize", {0}, 0, 40, 0, 11);   // [110, 150): proves op 1
-  c.launch(400, 0, 12);                                     // op 2
-  c.call(410, "cuStreamSynchronize", {0}, 0, 20, 0, 11);   // [410, 430): proves op 2
+  c.launch(100, 0, 10);                                   // op 1
+  c.call(110, "cuStreamSynchronize", {0}, 0, 40, 0, 11);  // [110, 150): proves op 1
+  c.launch(400, 0, 12);                                   // op 2
+  c.call(410, "cuStreamSynchronize", {0}, 0, 20, 0, 11);  // [410, 430): proves op 2
 }
 
 }  // namespace
@@ -111,10 +110,11 @@ TEST(ReplayIdle, HostSleepIsHostWait) {
   auto r = replay_file(c.finish(1000));
   EXPECT_EQ(spans(r), (Strs{"q1 100..430 work=2 measured=0 busy=80 idle=250 gaps=1",
                             "all 100..430 work=2 measured=0 busy=80 idle=250 gaps=1"}));
-  EXPECT_EQ(gaps(r),
-            (Strs{"1 q1 150..400 host=250 sync=0 dep=0 other=0 m0 prev1 next2 t100 before11 after12 | host_wait 150..400",
-                  "2 all 150..400 host=250 sync=0 dep=0 other=0 m0 prev1 next2 t100 before11 after12 | host_wait "
-                  "150..400"}));
+  EXPECT_EQ(
+      gaps(r),
+      (Strs{"1 q1 150..400 host=250 sync=0 dep=0 other=0 m0 prev1 next2 t100 before11 after12 | host_wait 150..400",
+            "2 all 150..400 host=250 sync=0 dep=0 other=0 m0 prev1 next2 t100 before11 after12 | host_wait "
+            "150..400"}));
 }
 
 // Stream A = queue 1, B = queue 2. B's op 1 [100, 130]; A's op 2 [200, 500];
@@ -132,11 +132,11 @@ TEST(ReplayIdle, SyncOnAnotherStreamIsSyncWait) {
   c.stream_create(10, 0xA);
   c.stream_create(20, 0xB);
   c.launch(100, 0xB, 10);                                    // op 1
-  c.call(120, "cuStreamSynchronize", {0xB}, 0, 10, 0, 11);  // [120, 130): proves op 1
+  c.call(120, "cuStreamSynchronize", {0xB}, 0, 10, 0, 11);   // [120, 130): proves op 1
   c.launch(200, 0xA, 12);                                    // op 2
   c.call(210, "cuStreamSynchronize", {0xA}, 0, 290, 0, 13);  // [210, 500): proves op 2
   c.launch(600, 0xB, 14);                                    // op 3
-  c.call(610, "cuStreamSynchronize", {0xB}, 0, 10, 0, 11);  // [610, 620): proves op 3
+  c.call(610, "cuStreamSynchronize", {0xB}, 0, 10, 0, 11);   // [610, 620): proves op 3
   const std::string& file = c.finish(1000);
   auto r = replay_file(file);
   EXPECT_EQ(spans(r), (Strs{"q1 200..500 work=1 measured=0 busy=300 idle=0 gaps=0",
@@ -199,14 +199,13 @@ TEST(ReplayIdle, EventWaitIsDependencyWaitWithMeasuredTimes) {
   c.launch(100, 0xA, 11);  // op 2
   c.record(110, 0xE1, 0xA);
   c.wait(120, 0xB, 0xE1);
-  c.launch(130, 0xB, 12);                                // op 5
-  c.call(400, "cuCtxSynchronize", {}, 0, 10, 0, 13);     // [400, 410): proves everything
+  c.launch(130, 0xB, 12);                             // op 5
+  c.call(400, "cuCtxSynchronize", {}, 0, 10, 0, 13);  // [400, 410): proves everything
   const std::string& file = c.finish(1000);
   auto estimated = replay_file(file);
   ASSERT_EQ(estimated.ops.size(), 5u);
   EXPECT_EQ(estimated.ops[3].kind, "wait_event");
-  const int64_t row1 = estimated.ops[0].source_id, row2 = estimated.ops[1].source_id,
-                row5 = estimated.ops[4].source_id;
+  const int64_t row1 = estimated.ops[0].source_id, row2 = estimated.ops[1].source_id, row5 = estimated.ops[4].source_id;
   ASSERT_NO_FATAL_FAILURE(measure(file, {{row1, 60, 80}, {row2, 105, 300}, {row5, 310, 350}}));
   auto r = replay_file(file);
   EXPECT_EQ(spans(r), (Strs{"q1 105..300 work=1 measured=1 busy=195 idle=0 gaps=0",
@@ -259,8 +258,9 @@ TEST(ReplayIdle, BucketsAndTimeFilters) {
   ASSERT_EQ(b.size(), 3u) << b.dump();
   auto row = [](const json& j) {
     return std::to_string(j["t_s"].get<int64_t>()) + " span=" + std::to_string(j["span_ns"].get<int64_t>()) +
-           " busy=" + std::to_string(j["busy_ns"].get<int64_t>()) + " idle=" +
-           std::to_string(j["idle_ns"].get<int64_t>()) + " host=" + std::to_string(j["host_wait_ns"].get<int64_t>()) +
+           " busy=" + std::to_string(j["busy_ns"].get<int64_t>()) +
+           " idle=" + std::to_string(j["idle_ns"].get<int64_t>()) +
+           " host=" + std::to_string(j["host_wait_ns"].get<int64_t>()) +
            " sync=" + std::to_string(j["sync_wait_ns"].get<int64_t>());
   };
   EXPECT_EQ(row(b[0]), "0 span=500000000 busy=200000000 idle=300000000 host=300000000 sync=0");
@@ -309,12 +309,21 @@ TEST(ReplayIdle, LaunchGapsReport) {
   write_replay(file);
   auto rows = report("launch_gaps", file);
   ASSERT_EQ(rows.size(), 2u) << rows.dump();
-  EXPECT_EQ(rows[0].dump(),
-            json({{"pid", 100}, {"process", "app"}, {"queue", "legacy 0x0"}, {"launches", 6}, {"intervals", 5},
-                  {"gap_p50_ns", 30}, {"gap_p95_ns", 1000}, {"gap_p99_ns", 1000}, {"gap_max_ns", 1000},
-                  {"gap_total_ns", 1100}, {"longest_gap_stack", "before_long_gap"}, {"measured_launches", 4},
-                  {"short_launches", 2}, {"short_pct", 50.0}})
-                .dump());
+  EXPECT_EQ(rows[0].dump(), json({{"pid", 100},
+                                  {"process", "app"},
+                                  {"queue", "legacy 0x0"},
+                                  {"launches", 6},
+                                  {"intervals", 5},
+                                  {"gap_p50_ns", 30},
+                                  {"gap_p95_ns", 1000},
+                                  {"gap_p99_ns", 1000},
+                                  {"gap_max_ns", 1000},
+                                  {"gap_total_ns", 1100},
+                                  {"longest_gap_stack", "before_long_gap"},
+                                  {"measured_launches", 4},
+                                  {"short_launches", 2},
+                                  {"short_pct", 50.0}})
+                                .dump());
   EXPECT_EQ(rows[1]["queue"], "created 0xa");
   EXPECT_EQ(rows[1]["launches"], 2);
   EXPECT_EQ(rows[1]["gap_p50_ns"], 40);
@@ -353,13 +362,27 @@ TEST(ReplayIdle, QueueDepthReport) {
   write_replay(file);
   auto rows = report("queue_depth", file);
   ASSERT_EQ(rows.size(), 2u) << rows.dump();
-  EXPECT_EQ(rows[0].dump(), json({{"pid", 100}, {"process", "app"}, {"queue", "created 0xa"}, {"span_ns", 212},
-                                  {"mean_depth", 2.745}, {"p50_depth", 3}, {"p95_depth", 4}, {"max_depth", 4},
-                                  {"empty_ns", 0}, {"empty_pct", 0.0}})
+  EXPECT_EQ(rows[0].dump(), json({{"pid", 100},
+                                  {"process", "app"},
+                                  {"queue", "created 0xa"},
+                                  {"span_ns", 212},
+                                  {"mean_depth", 2.745},
+                                  {"p50_depth", 3},
+                                  {"p95_depth", 4},
+                                  {"max_depth", 4},
+                                  {"empty_ns", 0},
+                                  {"empty_pct", 0.0}})
                                 .dump());
-  EXPECT_EQ(rows[1].dump(), json({{"pid", 100}, {"process", "app"}, {"queue", "created 0xb"}, {"span_ns", 870},
-                                  {"mean_depth", 0.954}, {"p50_depth", 1}, {"p95_depth", 2}, {"max_depth", 2},
-                                  {"empty_ns", 150}, {"empty_pct", 17.24}})
+  EXPECT_EQ(rows[1].dump(), json({{"pid", 100},
+                                  {"process", "app"},
+                                  {"queue", "created 0xb"},
+                                  {"span_ns", 870},
+                                  {"mean_depth", 0.954},
+                                  {"p50_depth", 1},
+                                  {"p95_depth", 2},
+                                  {"max_depth", 2},
+                                  {"empty_ns", 150},
+                                  {"empty_pct", 17.24}})
                                 .dump());
 }
 
