@@ -146,11 +146,12 @@ class Gaps {
 
 void Engine::idle_time() {
   const size_t nops = r_.ops.size();
-  // A work op waited for another queue when a dependency edge (an event wait,
-  // the legacy stream's implicit sync) sits on an op of its queue after the
-  // previous work op, up to and including itself.
+  // A work op waited for another queue when a cross-queue dependency edge (an
+  // event wait, the legacy stream's implicit sync) sits on an op of its queue
+  // after the previous work op, up to and including itself.
   std::vector<char> has_dep(nops, 0), dep_wait(nops, 0);
-  for (const Dependency& d : r_.deps) has_dep[d.op_id - 1] = 1;
+  for (const Dependency& d : r_.deps)  // a wait on an event of its own queue orders nothing new
+    if (r_.ops[d.op_id - 1].queue_id != r_.ops[d.on_op_id - 1].queue_id) has_dep[d.op_id - 1] = 1;
   std::vector<char> pending(r_.queues.size(), 0);
   std::vector<std::vector<Busy>> by_queue(r_.queues.size());
   std::map<int64_t, std::vector<Busy>> by_process;

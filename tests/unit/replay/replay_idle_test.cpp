@@ -242,6 +242,31 @@ TEST(ReplayIdle, EventWaitIsDependencyWaitWithMeasuredTimes) {
   EXPECT_EQ(report("gpu_idle", file)[2]["measured"], "mixed");
 }
 
+// A wait on an event recorded on the same stream is no cross-queue
+// dependency: the measured gap [150, 200) after the next launch's enqueue at
+// 130 is other (submission latency), not dependency_wait.
+TEST(ReplayIdle, WaitOnOwnQueueIsNoDependency) {
+  ReplayCapture c;
+  c.stream_create(10, 0xA);
+  c.event_create(20, 0xE1);
+  c.launch(100, 0xA, 1);  // op 1
+  c.record(110, 0xE1, 0xA);
+  c.wait(120, 0xA, 0xE1);  // dependency 3 -> 2, on its own queue
+  c.launch(130, 0xA, 2);   // op 4
+  c.call(300, "cuCtxSynchronize", {}, 0, 10);
+  const std::string& file = c.finish(1000);
+  auto estimated = replay_file(file);
+  ASSERT_EQ(estimated.ops.size(), 4u);
+  ASSERT_EQ(estimated.deps.size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(
+      measure(file, {{estimated.ops[0].source_id, 100, 150}, {estimated.ops[3].source_id, 200, 250}}));
+  auto r = replay_file(file);
+  EXPECT_EQ(gaps(r), (Strs{"1 q1 150..200 host=0 sync=0 dep=0 other=50 m1 prev1 next4 t100 before2 after2 |"
+                           " other 150..200",
+                           "2 all 150..200 host=0 sync=0 dep=0 other=50 m1 prev1 next4 t100 before2 after2 |"
+                           " other 150..200"}));
+}
+
 // Seconds: op 1 busy [0.5 s, 0.7 s] (its sync returns at 0.7 s), op 2 [2.2 s,
 // 2.5 s]; the gap [0.7 s, 2.2 s) is host_wait. Per second: 0: span 0.5 s, idle
 // 0.3 s; 1: all idle; 2: span 0.5 s, idle 0.2 s. --since 1.5 clips.
