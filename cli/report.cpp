@@ -1,4 +1,5 @@
 // gpuobs report NAME FILE: the SQL in schema/reports/NAME.sql over a capture.
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/split.h"
+#include "common/terminal_text.h"
 #include "report/query.h"
 #include "report/report_catalogue.h"
 #include "store/schema.h"
@@ -50,6 +52,31 @@ Result<QueryResult> one_report(Db& db, const std::string& name, const Params& pa
       return make_error("report " + name + " does not take " + f.flag,
                         "gpuobs report --list shows the filters each report takes", 2);
   return run_query(db, *sql, params);
+}
+
+// The replay reports read tables only `gpuobs replay FILE` writes: on a
+// capture it has not replayed they print no rows, so say why on stderr (the
+// rows on stdout stay what the query gave). A capture replayed by a gpuobs
+// older than schema 21 has the replay but not its idle-time tables.
+void note_missing_replay(Db& db, const std::string& file, const std::vector<std::string>& names) {
+  bool replay = false, idle = false;
+  for (const auto& n : names) {
+    auto sql = report_sql(n);
+    if (!sql) continue;
+    replay = replay || sql->find("FROM replay_") != std::string_view::npos;
+    idle = idle || sql->find("replay_idle_") != std::string_view::npos;
+  }
+  if (!replay) return;
+  auto runs = db.scalar("SELECT count(*) FROM replay_runs");
+  auto version = db.scalar("PRAGMA user_version");
+  std::string why;
+  if (!runs || *runs == 0)
+    why = file + " has not been replayed: the replay tables are empty until gpuobs replay writes them";
+  else if (idle && version && *version < 21)
+    why = file + " was replayed by an older gpuobs: it has no idle-time tables (schema 21)";
+  if (why.empty()) return;
+  std::fprintf(stderr, "gpuobs report: note: %s\nhint: run gpuobs replay %s first (docs/replay.md)\n",
+               terminal_safe(why).c_str(), terminal_safe(file).c_str());
 }
 
 }  // namespace
@@ -117,6 +144,7 @@ int run_report(const ReportArgs& a) {
     print_error("gpuobs report", *failed);
     return failed->exit_code;
   }
+  note_missing_replay(*db, file, names);
   for (auto& r : results) {
     if (a.timeunit.empty() && *fmt == OutputFormat::table) convert_time_units_for_reading(r);
     else convert_time_unit(r, *divisor, unit_suffix);

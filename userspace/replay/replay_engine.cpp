@@ -497,6 +497,7 @@ replay::Result Engine::run() {
   }
   r_.end_ns = in_.end_ns;
   windows_and_depth();
+  idle_time();
   std::stable_sort(r_.hazards.begin(), r_.hazards.end(),
                    [](const Hazard& a, const Hazard& b) { return a.ts_ns < b.ts_ns; });
   for (size_t i = 0; i < r_.hazards.size(); ++i) r_.hazards[i].id = static_cast<int64_t>(i) + 1;

@@ -149,6 +149,8 @@ class Engine {
 
   // replay_windows.cpp
   void windows_and_depth();
+  // replay_idle.cpp: idle gaps per queue and process (after the windows).
+  void idle_time();
 
   const Input& in_;
   replay::Result r_;

@@ -143,6 +143,19 @@ Result<Input> load_input(Db& db) {
   // The total order: entry time, then table rank, then row id (docs/replay.md).
   std::sort(calls.begin(), calls.end(),
             [](const Call& a, const Call& b) { return std::tie(a.ts, a.table, a.id) < std::tie(b.ts, b.table, b.id); });
+  // Schema 20's measured GPU intervals (idle time). A capture without the
+  // gpu_times view (opened without open_capture_readonly's views) has none.
+  if (Stmt gt(db.get(), "SELECT call_table, row_id, start_mono_ns, end_mono_ns FROM gpu_times"); gt.valid()) {
+    int rc;
+    while ((rc = gt.step()) == SQLITE_ROW) {
+      std::string t = text(gt.get(), 0);
+      Table table = t == "kernel_launches" ? Table::kernel_launches : t == "copies" ? Table::copies : Table::stream_ops;
+      int64_t start = sqlite3_column_int64(gt.get(), 2);
+      in.gpu_times[{table, sqlite3_column_int64(gt.get(), 1)}] =
+          Measured{start, std::max<int64_t>(start, sqlite3_column_int64(gt.get(), 3))};
+    }
+    if (rc != SQLITE_DONE) return capture_error(db.get(), "cannot read gpu_times");
+  }
   int64_t last = 0;
   for (const Call& c : calls) last = std::max(last, c.end());
   in.end_ns = last;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -53,9 +54,15 @@ struct Call {
   int64_t end() const { return duration >= 0 ? ts + duration : ts; }
 };
 
+// A call's GPU interval measured by CUPTI (gpu_times, schema 20).
+struct Measured {
+  int64_t start_ns = 0, end_ns = 0;
+};
+
 struct Input {
   std::vector<Call> calls;  // in the total order
   Strings strings;
+  std::map<std::pair<Table, int64_t>, Measured> gpu_times;  // (table, row id); empty without --gpu-time
   int64_t end_ns = 0;  // capture.end_mono_ns, or the last call's end
 };
 

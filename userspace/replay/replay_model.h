@@ -1,7 +1,8 @@
 // The replayed GPU state machine: what `gpuobs replay` derives from a capture
 // and what the exporters draw. Every time here is CLOCK_MONOTONIC ns, like the
-// capture. GPU-side times are never measured: an operation's window is the
-// interval the host's own observations allow (docs/replay.md).
+// capture. An operation's window is the interval the host's own observations
+// allow (docs/replay.md); GPU times measured by CUPTI (schema 20) are used only
+// for idle time.
 #pragma once
 
 #include <cstdint>
@@ -102,6 +103,43 @@ struct Hazard {
   std::string detail;  // one sentence a user can act on
 };
 
+// Idle time (docs/replay.md, "Idle time"): a work op (launch, copy, memset,
+// host_func, graph_launch) is busy over its measured GPU interval (gpu_times,
+// schema 20) or else its window [earliest_start_ns, latest_end_ns] (never
+// proven: to Result::end_ns). A span is one queue's, or with no queue_id the
+// process's (busy while any of its queues is).
+struct IdleSpan {
+  int64_t process_id = 0;
+  std::optional<int64_t> queue_id;  // none: the process rollup
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t work_ops = 0, measured_ops = 0;
+  int64_t busy_ns = 0, idle_ns = 0, gaps = 0;
+};
+
+// A consecutive part of a gap with one cause.
+struct IdlePiece {
+  std::string kind;  // host_wait, sync_wait, dependency_wait, other
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+// A maximal part of a span covered by no busy interval: [start_ns, end_ns).
+struct IdleGap {
+  int64_t id = 0;
+  int64_t process_id = 0;
+  std::optional<int64_t> queue_id;  // none: a gap of the process rollup
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t host_wait_ns = 0;        // next op not enqueued yet; its thread outside a blocking call
+  int64_t sync_wait_ns = 0;        // next op not enqueued yet; its thread inside a sync or sync copy
+  int64_t dependency_wait_ns = 0;  // enqueued, waiting for another queue (event wait, legacy sync)
+  int64_t other_ns = 0;            // enqueued, no dependency: submission latency
+  bool measured = false;           // both bounding ops measured
+  int64_t prev_op_id = 0, next_op_id = 0;
+  uint32_t tid = 0;               // next op's enqueuing thread
+  int64_t before_stack_id = 0;    // that thread's last call (op or observation) entered before start_ns
+  int64_t after_stack_id = 0;     // the next op's stack
+  std::vector<IdlePiece> pieces;  // in time order, covering [start_ns, end_ns)
+};
+
 struct Result {
   std::vector<Queue> queues;
   std::vector<Op> ops;  // ordered by id
@@ -109,6 +147,8 @@ struct Result {
   std::vector<Observation> observations;
   std::vector<DepthSample> depth;
   std::vector<Hazard> hazards;
+  std::vector<IdleSpan> idle_spans;  // queues (by id), then processes (by id)
+  std::vector<IdleGap> idle_gaps;    // ordered by id: queue gaps (by queue, time), then process gaps
   int64_t end_ns = 0;  // capture end (or last event): where open windows are drawn to
 };
 

@@ -1,4 +1,5 @@
-// replay::write: the replay tables (schema/migrations/008_replay.sql) replaced
+// replay::write: the replay tables (schema/migrations/008_replay.sql, and
+// 021_replay_idle.sql's idle time) replaced
 // in one transaction, so a re-run leaves byte-identical tables.
 #include <optional>
 
@@ -23,10 +24,14 @@ Status insert_all(Db& db, const Result& r) {
   Stmt ob(db.get(), "INSERT INTO replay_observations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Stmt dp(db.get(), "INSERT INTO replay_depth VALUES (?,?,?)");
   Stmt hz(db.get(), "INSERT INTO replay_hazards VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (Stmt* s : {&run, &q, &op, &dep, &ob, &dp, &hz})
+  Stmt sp(db.get(), "INSERT INTO replay_idle_spans VALUES (?,?,?,?,?,?,?,?,?)");
+  Stmt gp(db.get(), "INSERT INTO replay_idle_gaps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt pc(db.get(), "INSERT INTO replay_idle_pieces VALUES (?,?,?,?)");
+  for (Stmt* s : {&run, &q, &op, &dep, &ob, &dp, &hz, &sp, &gp, &pc})
     if (!s->valid())
-      return make_error("cannot prepare the replay inserts: " + db.errmsg(),
-                        "the capture lacks the replay tables (schema 8): gpuobs replay migrates it when writable");
+      return make_error(
+          "cannot prepare the replay inserts: " + db.errmsg(),
+          "the capture lacks the replay tables (schema 8, idle time 21): gpuobs replay migrates it when writable");
   int rc = SQLITE_DONE;
   auto done = [&](Stmt& s) {
     rc = s.exec();
@@ -106,6 +111,36 @@ Status insert_all(Db& db, const Result& r) {
         .bind(12, x.detail);
     ok = done(hz);
   }
+  for (size_t i = 0; ok && i < r.idle_spans.size(); ++i) {
+    const IdleSpan& x = r.idle_spans[i];
+    sp.bind(1, x.process_id);
+    bind_opt(sp, 2, x.queue_id);
+    sp.bind(3, x.start_ns).bind(4, x.end_ns).bind(5, x.work_ops).bind(6, x.measured_ops);
+    sp.bind(7, x.busy_ns).bind(8, x.idle_ns).bind(9, x.gaps);
+    ok = done(sp);
+  }
+  for (size_t i = 0; ok && i < r.idle_gaps.size(); ++i) {
+    const IdleGap& x = r.idle_gaps[i];
+    gp.bind(1, x.id).bind(2, x.process_id);
+    bind_opt(gp, 3, x.queue_id);
+    gp.bind(4, x.start_ns)
+        .bind(5, x.end_ns)
+        .bind(6, x.host_wait_ns)
+        .bind(7, x.sync_wait_ns)
+        .bind(8, x.dependency_wait_ns)
+        .bind(9, x.other_ns)
+        .bind(10, int64_t{x.measured})
+        .bind(11, x.prev_op_id)
+        .bind(12, x.next_op_id)
+        .bind(13, int64_t{x.tid})
+        .bind(14, x.before_stack_id)
+        .bind(15, x.after_stack_id);
+    ok = done(gp);
+    for (size_t k = 0; ok && k < x.pieces.size(); ++k) {
+      pc.bind(1, x.id).bind(2, x.pieces[k].kind).bind(3, x.pieces[k].start_ns).bind(4, x.pieces[k].end_ns);
+      ok = done(pc);
+    }
+  }
   if (!ok) return make_error("cannot write the replay tables: " + db.errmsg());
   return {};
 }
@@ -116,7 +151,8 @@ Status write(Db& db, const Result& r) {
   if (auto s = db.exec("BEGIN IMMEDIATE"); !s)
     return make_error("cannot write the replay tables: " + s.error().message);
   Status s = db.exec(
-      "DELETE FROM replay_hazards; DELETE FROM replay_depth; DELETE FROM replay_observations;"
+      "DELETE FROM replay_idle_pieces; DELETE FROM replay_idle_gaps; DELETE FROM replay_idle_spans;"
+      " DELETE FROM replay_hazards; DELETE FROM replay_depth; DELETE FROM replay_observations;"
       " DELETE FROM replay_deps; DELETE FROM replay_ops; DELETE FROM replay_queues; DELETE FROM replay_runs;");
   if (s) s = insert_all(db, r);
   if (s) s = db.exec("COMMIT");

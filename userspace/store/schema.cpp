@@ -236,9 +236,10 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
 
 namespace {
 
-// A capture of schema 10 to 18 read by this build: no NCCL tables (17): empty
+// A capture of schema 10 to 20 read by this build: no NCCL tables (17): empty
 // views stand in for them; no Python frames (18): frames.kind reads 'native'
-// and stacks.python_end NULL; no GPU metrics (19) or GPU times (20): empty views; the columns later migrations
+// and stacks.python_end NULL; no GPU metrics (19), GPU times (20) or replay
+// idle-time tables (21): empty views; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -320,6 +321,24 @@ void present_as_current(Db& db, int64_t version) {
       if (auto s = db.exec(sql); !s)
         spdlog::warn("cannot present the schema-{} capture's GPU time tables: {}", version, s.error().message);
   }
+  if (version < 21) {
+    // No idle-time tables before 21: empty views, so gpu_idle and
+    // gpu_idle_buckets answer "no rows" (the capture needs `gpuobs replay`,
+    // which migrates it, anyway).
+    const char* empty[] = {
+        ("CREATE TEMP VIEW replay_idle_spans AS SELECT NULL AS process_id, NULL AS queue_id, NULL AS start_ns,"
+         " NULL AS end_ns, NULL AS work_ops, NULL AS measured_ops, NULL AS busy_ns, NULL AS idle_ns, NULL AS gaps"
+         " WHERE 0"),
+        ("CREATE TEMP VIEW replay_idle_gaps AS SELECT NULL AS id, NULL AS process_id, NULL AS queue_id,"
+         " NULL AS start_ns, NULL AS end_ns, NULL AS host_wait_ns, NULL AS sync_wait_ns, NULL AS dependency_wait_ns,"
+         " NULL AS other_ns, NULL AS measured, NULL AS prev_op_id, NULL AS next_op_id, NULL AS tid,"
+         " NULL AS before_stack_id, NULL AS after_stack_id WHERE 0"),
+        ("CREATE TEMP VIEW replay_idle_pieces AS SELECT NULL AS gap_id, NULL AS kind, NULL AS start_ns,"
+         " NULL AS end_ns WHERE 0")};
+    for (const char* sql : empty)
+      if (auto s = db.exec(sql); !s)
+        spdlog::warn("cannot present the schema-{} capture's idle-time tables: {}", version, s.error().message);
+  }
   if (version >= 18) {
     (void)db.exec("PRAGMA query_only = 1");
     return;
@@ -381,7 +400,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 20) present_as_current(*db, *ver);
+  if (*ver < 21) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

@@ -90,6 +90,15 @@ class ReplayCapture {
   void record(uint64_t t, uint64_t event, uint64_t stream) { call(t, "cuEventRecord", {event, stream}, 0, 1); }
   void wait(uint64_t t, uint64_t stream, uint64_t event) { call(t, "cuStreamWaitEvent", {stream, event, 0}, 0, 1); }
 
+  // Stack `id` (10 and up): one Python frame named `name`, so that reports
+  // print a name (stacks 1..9 are unsymbolized: '?').
+  void named_stack(int64_t id, const std::string& name) {
+    if (!py_module_) w_->push(ModuleDef{2, "app.py", 0, 0, nullptr, true});
+    py_module_ = true;
+    w_->push(FrameDef{id, 2, static_cast<uint64_t>(id), true, name, 1});
+    w_->push(StackDef{id, 0, {id}});
+  }
+
   // Ends the capture at kT0 + t and returns the file.
   const std::string& finish(uint64_t t) {
     w_->stop();
@@ -103,6 +112,7 @@ class ReplayCapture {
   TempDir dir_;
   std::string path_;
   std::unique_ptr<CaptureWriter> w_;
+  bool py_module_ = false;
 };
 
 }  // namespace gpuobs::testing

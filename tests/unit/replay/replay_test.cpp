@@ -457,7 +457,9 @@ std::string dump(Db& db) {
   for (const char* q :
        {"SELECT * FROM replay_runs", "SELECT * FROM replay_queues ORDER BY id", "SELECT * FROM replay_ops ORDER BY id",
         "SELECT * FROM replay_deps ORDER BY op_id, on_op_id, kind", "SELECT * FROM replay_observations ORDER BY id",
-        "SELECT * FROM replay_depth ORDER BY queue_id, ts_ns", "SELECT * FROM replay_hazards ORDER BY id"}) {
+        "SELECT * FROM replay_depth ORDER BY queue_id, ts_ns", "SELECT * FROM replay_hazards ORDER BY id",
+        "SELECT * FROM replay_idle_spans ORDER BY process_id, queue_id", "SELECT * FROM replay_idle_gaps ORDER BY id",
+        "SELECT * FROM replay_idle_pieces ORDER BY gap_id, start_ns"}) {
     Stmt st(db.get(), q);
     while (st.step() == SQLITE_ROW) {
       for (int i = 0; i < sqlite3_column_count(st.get()); ++i) {
@@ -502,6 +504,14 @@ TEST(Replay, DeterministicTables) {
   EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_ops"), static_cast<int64_t>(a->ops.size()));
   EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_hazards"),
             static_cast<int64_t>(a->hazards.size()));
+  // Idle time too: the same gaps, written the same.
+  EXPECT_FALSE(a->idle_gaps.empty());
+  EXPECT_EQ(a->idle_gaps.size(), b->idle_gaps.size());
+  EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_idle_gaps"),
+            static_cast<int64_t>(a->idle_gaps.size()));
+  EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_idle_spans"),
+            static_cast<int64_t>(a->idle_spans.size()));
+  EXPECT_GT(gpuobs::testing::scalar(*db, "SELECT count(*) FROM replay_idle_pieces"), 0);
 }
 
 // Every hazard stores its call's API, also one with no op (a synchronous free,
