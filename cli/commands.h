@@ -108,7 +108,7 @@ struct DiffArgs {
   bool no_stacks = false;
   std::string per = "run";  // run, second, step
   std::string step_kernel, step_api;
-  double alpha = 0.01, min_change_pct = 10, min_effect = 0.6;
+  double alpha = 0.01, min_change_pct = 10, min_effect = 0.6, min_impact_pct = 0.1;
   std::string fail_on;
   bool all = false;  // every row, unchanged ones too
   std::string format = "table";

@@ -50,10 +50,11 @@ Result<std::vector<std::string>> side_files(const std::string& file, const std::
 std::string summary(const diff::DiffResult& d, const diff::CompareOptions& o) {
   char b[256];
   std::snprintf(b, sizeof b,
-                "%llu regressed, %llu improved of %zu rows (%llu tested; q <= %g, |change| >= %g%%, |delta| >= %g)",
+                "%llu regressed, %llu improved of %zu rows (%llu tested; q <= %g, |change| >= %g%%, |delta| >= %g, "
+                "|impact| >= %g%%)",
                 static_cast<unsigned long long>(d.regressed), static_cast<unsigned long long>(d.improved),
                 d.rows.size(), static_cast<unsigned long long>(d.tested), o.alpha, o.min_change * 100,
-                o.min_effect);
+                o.min_effect, o.min_impact * 100);
   std::string s = b;
   s += "; " + std::to_string(d.new_kernels.size()) + " new and " + std::to_string(d.vanished_kernels.size()) +
        " vanished kernels, " + std::to_string(d.new_stacks) + " new and " + std::to_string(d.vanished_stacks) +
@@ -111,6 +112,7 @@ int run_diff(const DiffArgs& a) {
   opt.alpha = a.alpha;
   opt.min_change = a.min_change_pct / 100;
   opt.min_effect = a.min_effect;
+  opt.min_impact = a.min_impact_pct / 100;
   std::vector<diff::Threshold> thresholds;
   if (!a.fail_on.empty()) {
     auto t = diff::parse_fail_on(a.fail_on);

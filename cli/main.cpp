@@ -276,10 +276,15 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
   diff->add_option("--min-effect", d.min_effect,
-                   "distributions: |Cliff's delta| a row must reach (runs of one unchanged program differ by up to "
-                   "about 0.43 on one host; docs/diff.md)")
+                   "distributions: |Cliff's delta| a row must reach (docs/diff.md: what runs of one unchanged "
+                   "program differ by)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  diff->add_option("--min-impact", d.min_impact_pct,
+                   "rows with a time: percent of the activity time they must add or remove (calls of a "
+                   "microsecond move by half between identical runs; docs/diff.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   diff->add_option("--fail-on", d.fail_on,
                    "thresholds, e.g. 'p95_latency>+10%,new_kernels>0': exit 1 with a one-line verdict when one "
                    "is crossed. Metrics: " + diff::fail_on_metrics());

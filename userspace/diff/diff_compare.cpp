@@ -104,10 +104,12 @@ void fill_values(Row& r, const Series* b, const Series* n, Exposure e) {
   r.stack_text = !sn.stack_text.empty() ? sn.stack_text : sb.stack_text;
 }
 
-bool significant(const Row& r, const CompareOptions& o) {
+// activity_ns: the longer side's activity time per unit (0: unknown).
+bool significant(const Row& r, const CompareOptions& o, double activity_ns) {
   if (r.key.measure == Measure::alloc_peak) return std::fabs(r.change) >= o.min_change && r.base != r.next;
   if (!r.tested || r.q > o.alpha) return false;
   if (std::isnan(r.change) || std::fabs(r.change) < o.min_change) return false;
+  if (!std::isnan(r.impact_ns) && activity_ns > 0 && std::fabs(r.impact_ns) < o.min_impact * activity_ns) return false;
   if (is_distribution(r.key.measure) && r.key.measure != Measure::copy_bytes && r.key.measure != Measure::nccl_bytes &&
       std::fabs(r.effect) < o.min_effect)
     return false;
@@ -167,6 +169,7 @@ Result<DiffResult> compare(const Side& base, const Side& next, const CompareOpti
   if (e.base <= 0 || e.next <= 0) return make_error("a window has no length: cannot count per second", "", 2);
   d.alpha = o.alpha;
   d.min_effect = o.min_effect;
+  d.min_impact = o.min_impact;
   d.base_units = e.base;
   d.next_units = e.next;
   add_notes(base, next, d);
@@ -191,6 +194,8 @@ Result<DiffResult> compare(const Side& base, const Side& next, const CompareOpti
     fill_values(r, sb, sn, e);
     d.rows.push_back(std::move(r));
   }
+  const double activity_ns = std::max(base.info.seconds / e.base, next.info.seconds / e.next) * 1e9;
+  d.activity_ns = activity_ns;
   // One adjustment over every test of this diff.
   std::vector<double> ps;
   for (const auto& r : d.rows)
@@ -202,7 +207,7 @@ Result<DiffResult> compare(const Side& base, const Side& next, const CompareOpti
     bool only_new = r.base_n == 0 && r.next_n > 0, only_base = r.next_n == 0 && r.base_n > 0;
     if (only_new) r.verdict = Verdict::new_key;
     else if (only_base) r.verdict = Verdict::vanished;
-    else if (significant(r, o))
+    else if (significant(r, o, activity_ns))
       r.verdict = ((r.next > r.base) == higher_is_worse(r.key.measure)) ? Verdict::regressed : Verdict::improved;
     d.tested += r.tested;
     d.regressed += r.verdict == Verdict::regressed;

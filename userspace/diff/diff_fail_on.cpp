@@ -168,7 +168,9 @@ std::vector<Breach> evaluate(const std::vector<Threshold>& ts, const DiffResult&
       // a tail alone moves between runs of one program (p95 +100% in
       // tests/integration/diff_test.cpp's unchanged pair).
       bool counts = m->percentile == 0 ? r.verdict != Verdict::same
-                                       : (r.tested && r.q <= d.alpha && std::fabs(r.effect) >= d.min_effect);
+                                       : (r.tested && r.q <= d.alpha && std::fabs(r.effect) >= d.min_effect &&
+                                          (std::isnan(r.impact_ns) || d.activity_ns <= 0 ||
+                                           std::fabs(r.impact_ns) >= d.min_impact * d.activity_ns));
       if (!counts) continue;
       double c = r.change;
       if (m->percentile == 95) c = r.base_p95 > 0 ? r.next_p95 / r.base_p95 - 1 : NAN;

@@ -41,6 +41,7 @@ const Row* find(const DiffResult& d, Measure m, const std::string& name) {
 
 TEST(DiffCompare, VerdictsNewVanishedRegressedSame) {
   Side base = side_with("h", 20), next = side_with("h", 20);
+  base.info.seconds = next.info.seconds = 0.01;  // 10 ms of activity: the 80 us added are 0.8% of it
   add_count(base, Measure::launches, "k1", 1000);
   add_count(next, Measure::launches, "k1", 1000);
   add_count(base, Measure::launches, "gone", 50);
@@ -89,6 +90,29 @@ TEST(DiffCompare, SmallChangesAndSmallEffectsAreNotChanges) {
   CompareOptions loose;
   loose.min_change = 0.01;
   EXPECT_EQ(find(*compare(base, next, loose), Measure::calls, "c")->verdict, Verdict::regressed);
+}
+
+// The H200's identical PyTorch runs: a 1 us call's median moves by half
+// (delta 0.9, q 1e-70), a few hundred microseconds in a 12 s run: no change.
+TEST(DiffCompare, ATimeChangeBelowTheImpactFloorIsNoChange) {
+  Side base = side_with("h", 20), next = side_with("h", 20);
+  base.info.seconds = next.info.seconds = 12;
+  add_samples(base, Measure::latency, "cuKernelGetFunction", 1000, 1, 500);
+  add_samples(next, Measure::latency, "cuKernelGetFunction", 1500, 1, 500);
+  auto d = compare(base, next, CompareOptions{});
+  ASSERT_TRUE(d);
+  const Row* r = find(*d, Measure::latency, "cuKernelGetFunction");
+  EXPECT_LT(r->q, 1e-50);
+  EXPECT_DOUBLE_EQ(r->effect, 1.0);
+  EXPECT_NEAR(r->impact_ns, 500 * 500.0, 1e-6);  // 0.25 ms of 12 s
+  EXPECT_EQ(r->verdict, Verdict::same);
+  CompareOptions no_floor;
+  no_floor.min_impact = 0;
+  EXPECT_EQ(find(*compare(base, next, no_floor), Measure::latency, "cuKernelGetFunction")->verdict,
+            Verdict::regressed);
+  // A percentile threshold does not fire on it either.
+  EXPECT_TRUE(evaluate(*parse_fail_on("p95_latency>+10%"), *d).empty());
+  EXPECT_EQ(evaluate(*parse_fail_on("p95_latency>+10%"), *compare(base, next, no_floor)).size(), 1u);
 }
 
 TEST(DiffCompare, PerSecondAndPerStep) {
@@ -156,6 +180,7 @@ TEST(DiffFailOn, ParsesAndRefuses) {
 
 TEST(DiffFailOn, EvaluatesAgainstTheRows) {
   Side base = side_with("h", 20), next = side_with("h", 20);
+  base.info.seconds = next.info.seconds = 0.01;
   add_samples(base, Measure::latency, "slow", 100, 1, 200);
   add_samples(next, Measure::latency, "slow", 300, 3, 200);
   base.info.kernels = {"a"};
