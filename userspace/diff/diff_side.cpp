@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <limits>
 #include <unordered_map>
 
@@ -38,6 +39,12 @@ constexpr int kOldestSchema = 10;
 std::string col_text(sqlite3_stmt* s, int i) {
   auto* t = sqlite3_column_text(s, i);
   return t ? reinterpret_cast<const char*>(t) : std::string();
+}
+
+std::string hex(int64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
+  return b;
 }
 
 std::string basename_of(const std::string& path) {
@@ -157,20 +164,15 @@ class FileReader {
   // Each stack's signature (its frames' function names, innermost first:
   // stable across runs and rebuilds that keep the names) and its text.
   Status read_stacks() {
-    std::string sql =
-        "SELECT stack_id, module, symbol, file, line, offset, ";
+    std::string sql = "SELECT stack_id, module, symbol, file, line, offset, ";
     sql += schema_ >= 18 ? "kind" : "'native'";
     sql += " FROM stack_symbols ORDER BY stack_id, position";
     return each_row("the stacks", sql, [&](sqlite3_stmt* s) {
       auto& n = stacks_[sqlite3_column_int64(s, 0)];
       std::string module = basename_of(col_text(s, 1)), symbol = col_text(s, 2), file = col_text(s, 3);
       bool python = col_text(s, 6) == "python";
-      std::string sig = symbol.empty() ? module + "+0x" + [&] {
-        char b[32];
-        std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(sqlite3_column_int64(s, 5)));
-        return std::string(b);
-      }()
-                                       : symbol;
+      // A frame without a symbol: its file and offset (the same binary gives the same offset).
+      std::string sig = symbol.empty() ? module + "+0x" + hex(sqlite3_column_int64(s, 5)) : symbol;
       if (python) sig = symbol + " (" + basename_of(file) + ")";
       std::string text = symbol.empty() ? "?" : symbol;
       if (!file.empty() && sqlite3_column_type(s, 4) != SQLITE_NULL)
