@@ -70,6 +70,12 @@ int run_diff(const DiffArgs& a) {
     print_error("gpuobs diff", fmt.error());
     return 2;
   }
+  std::string unit_suffix;
+  auto divisor = time_unit_divisor(a.timeunit.empty() ? "ns" : a.timeunit, &unit_suffix);
+  if (!divisor) {
+    print_error("gpuobs diff", divisor.error());
+    return 2;
+  }
   auto usage = [](const std::string& msg, const std::string& hint) {
     print_error("gpuobs diff", make_error(msg, hint, 2));
     return 2;
@@ -153,7 +159,11 @@ int run_diff(const DiffArgs& a) {
   }
   for (const auto& n : d->notes) std::cerr << "gpuobs diff: note: " << n << "\n";
   auto table = to_table(*d, opt.per, a.all);
-  if (a.timeunit.empty() && *fmt == OutputFormat::table) convert_time_units_for_reading(table);
+  if (a.timeunit.empty()) {
+    if (*fmt == OutputFormat::table) convert_time_units_for_reading(table);
+  } else {
+    convert_time_unit(table, *divisor, unit_suffix);
+  }
   print_result(table, *fmt, std::cout);
   std::cout.flush();
   // One verdict line on stderr: what a CI log shows.
