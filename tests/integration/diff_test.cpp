@@ -12,6 +12,7 @@
 
 #include "daemon/diff_watch.h"
 #include "daemon/metrics_text.h"
+#include "daemon_util.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
@@ -271,4 +272,43 @@ TEST_F(DiffRuns, TheInjectedIdleTimeIsFoundAsHostWait) {
   EXPECT_NE(csv.find(",299," + std::to_string(host_wait) + "," + std::to_string(sync_wait) + ",0,0,estimated,"),
             std::string::npos)
       << csv;
+}
+
+// The real gpuobsd with diff_baseline: it captures the 3x-slower run into its
+// segment and, at its first comparison (every 10 s, the shortest interval),
+// finds the regression and publishes it in its status.
+TEST_F(DiffRuns, GpuobsdComparesItsSegmentWithTheBaseline) {
+  TempDir dir;
+  std::string state = dir.file("state"), status = dir.file("status.json"), log = dir.file("gpuobsd.log");
+  std::filesystem::create_directories(state);
+  auto args = base_args(dir.file("gpuobsd.conf"), state, status);
+  const std::string baseline = cap("base");
+  for (const std::string& a : std::vector<std::string>{"--diff-baseline", baseline, "--diff-interval", "10",
+                                                       "--diff-window", "120", "--metrics-hz", "0"})
+    args.push_back(a);
+  Daemon d(args, log);
+  ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
+  EXPECT_NE(read_file(log).find("comparing the last 120 s with " + cap("base") + " every 10 s"), std::string::npos);
+  ASSERT_EQ(run("FAKE_CUDA_DELAY_US=cuMemcpyHtoD_v2=600 " + std::string(STEP_WORKLOAD) + " --lib " + FAKE_LIBCUDA +
+                " --steps 300"),
+            0);
+  nlohmann::json diff_state;
+  for (int i = 0; i < 300; ++i) {  // the first comparison comes 10 s after the start
+    auto j = nlohmann::json::parse(read_file(status), nullptr, false);
+    if (j.is_object() && j.contains("diff") && j["diff"]["comparisons"].get<int>() >= 1) {
+      diff_state = j["diff"];
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(diff_state.is_object()) << read_file(status) << read_file(log);
+  EXPECT_EQ(diff_state["baseline"], cap("base"));
+  EXPECT_EQ(diff_state["errors"], 0) << diff_state.dump();
+  EXPECT_GE(diff_state["regressed"].get<int>(), 1) << diff_state.dump();
+  EXPECT_GE(diff_state["worst_ratio"].get<double>(), 1.5) << diff_state.dump();
+  EXPECT_EQ(diff_state["new_kernels"], 0);
+  EXPECT_TRUE(d.wait_log(log, "series regressed against " + cap("base"))) << read_file(log);
+  std::string st = output_of(std::string(GPUOBS_BIN) + " status --status-file " + status);
+  EXPECT_NE(st.find("diff:           "), std::string::npos) << st;
+  EXPECT_NE(st.find("against " + cap("base") + "; "), std::string::npos) << st;
 }
