@@ -50,11 +50,23 @@ void DiffWatch::compare_once() {
     std::lock_guard lk(mu_);
     current = current_;
   }
+  // A comparison that could not be made shows nothing regressed: the last
+  // good one's figures would otherwise stay on the gauges indefinitely.
+  auto clear = [&] {
+    state_.regressed = 0;
+    state_.new_kernels = 0;
+    state_.worst_ratio = 1;
+  };
   auto fail = [&](const std::string& why) {
     std::lock_guard lk(mu_);
     ++state_.errors;
+    clear();
     if (state_.last_error != why) spdlog::warn("diff: {}", why);
     state_.last_error = why;
+  };
+  auto stopping = [&] {
+    std::lock_guard lk(mu_);
+    return stopping_;
   };
   if (current.empty()) return;
   // The baseline is read again each time: it is small next to a segment,
@@ -62,14 +74,25 @@ void DiffWatch::compare_once() {
   diff::Filters f;
   auto base = diff::read_side(diff::WindowSpec{{baseline_}, -1, -1}, f);
   if (!base) return fail("baseline " + baseline_ + ": " + base.error().message);
+  if (stopping()) return;  // shutting down: the daemon's exit budget is 2 s
   diff::WindowSpec w{{current}, -1, -1};
   w.last_s = window_s_;
   auto next = diff::read_side(w, f);
   if (!next) return fail("segment " + current + ": " + next.error().message);
+  if (next->info.events == 0) {  // an idle GPU host: nothing to compare, and no error
+    std::lock_guard lk(mu_);
+    clear();
+    state_.last_error.clear();
+    return;
+  }
   diff::CompareOptions o;
   o.per = diff::Per::second;
   auto d = diff::compare(*base, *next, o);
   if (!d) return fail(d.error().message);
+  // What limits the comparison (stacks unwound differently: no row meets),
+  // said once each, as the CLI prints it.
+  for (const auto& n : d->notes)
+    if (notes_said_.insert(n).second) spdlog::warn("diff: note: {}", n);
   double worst = 1;
   for (const auto& r : d->rows) {
     if (r.verdict != diff::Verdict::regressed) continue;

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -49,6 +50,7 @@ class DiffWatch {
   bool stopping_ = false;
   std::string current_;
   DiffWatchState state_;
+  std::set<std::string> notes_said_;  // the comparison thread's own
   std::thread thread_;
 };
 

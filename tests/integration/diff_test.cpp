@@ -107,6 +107,12 @@ TEST_F(DiffRuns, OneExtraKernelIsOneNewRow) {
   ASSERT_EQ(per_step.rows.size(), 1u);
   EXPECT_EQ(per_step.rows[0]["unit"], "per step");
   EXPECT_EQ(per_step.rows[0]["new"], 1.0);
+  // --kernel keeps the rows of the kernels it names; the step marker still counts.
+  auto only = diff(cap("base") + " " + cap("extra") + " --kernel extra --per step --step-kernel stepA");
+  ASSERT_EQ(only.rc, 0) << only.err;
+  ASSERT_EQ(only.rows.size(), 1u) << only.rows.dump(1);
+  EXPECT_EQ(only.rows[0]["name"], "extraKernel");
+  EXPECT_EQ(only.rows[0]["new"], 1.0);
   // CI: the threshold is crossed, exit 1, the verdict names the kernel.
   auto fail = diff(cap("base") + " " + cap("extra") + " --fail-on 'new_kernels>0,p95_latency>+10%'");
   EXPECT_EQ(fail.rc, 1);
@@ -218,6 +224,17 @@ TEST_F(DiffRuns, TheDaemonsRollingComparison) {
   w.compare_once();
   EXPECT_EQ(w.state().new_kernels, 1u);
   EXPECT_EQ(w.state().comparisons, 2u);
+  // A comparison that fails clears what the last good one found.
+  w.set_current(cap("slow"));
+  w.compare_once();
+  ASSERT_GE(w.state().regressed, 1u);
+  w.set_current(g_dir->file("gone.gpuobs"));
+  w.compare_once();
+  EXPECT_EQ(w.state().errors, 1u);
+  EXPECT_EQ(w.state().regressed, 0u);
+  EXPECT_EQ(w.state().new_kernels, 0u);
+  EXPECT_EQ(w.state().worst_ratio, 1.0);
+  EXPECT_NE(w.state().last_error.find("segment " + g_dir->file("gone.gpuobs")), std::string::npos);
 
   gpuobs::HealthSnapshot h;
   h.diff_baseline = cap("base");

@@ -141,6 +141,9 @@ void add_notes(const Side& base, const Side& next, DiffResult& d) {
   if (base.info.unwinds != next.info.unwinds && !base.info.unwinds.empty() && !next.info.unwinds.empty())
     d.notes.push_back("the stacks were unwound differently (base: " + join(base.info.unwinds) +
                       "; new: " + join(next.info.unwinds) + "): rows keyed by stack may not meet; try --no-stacks");
+  if (base.info.segments != next.info.segments)
+    d.notes.push_back(std::string("only the ") + (base.info.segments ? "base" : "new side") +
+                      " is gpuobsd segments, whose memory counts start at each segment: alloc_peak is not compared");
   if ((base.info.gpu_timed == 0) != (next.info.gpu_timed == 0))
     d.notes.push_back(std::string("GPU times were measured (record --gpu-time) only in the ") +
                       (base.info.gpu_timed ? "base" : "new") + " capture: gpu_time rows there have no counterpart");
@@ -189,6 +192,9 @@ Result<DiffResult> compare(const Side& base, const Side& next, const CompareOpti
     // A key on one side only is a new or vanished row where it is counted;
     // its distributions (latency of a new call...) have nothing to meet.
     if ((!sb || !sn) && !counted(key.measure)) continue;
+    // A segment's live memory counts from the segment's start (what was
+    // allocated before it is not in it): its peaks meet only a segment's.
+    if (key.measure == Measure::alloc_peak && base.info.segments != next.info.segments) continue;
     Row r;
     r.key = std::move(key);
     fill_values(r, sb, sn, e);

@@ -142,7 +142,7 @@ class FileReader {
     sql += schema_ >= 11 ? ", committed_mono_ns" : "";
     sql += ", start_mono_ns), host, gpuobs_version, ";
     sql += schema_ >= 15 ? "unwind" : "NULL";
-    sql += " FROM capture WHERE id = 1";
+    sql += ", segment FROM capture WHERE id = 1";
     int64_t start = 0, end = 0;
     bool found = false;
     auto st = each_row("the capture row", sql, [&](sqlite3_stmt* s) {
@@ -152,6 +152,7 @@ class FileReader {
       side_.info.hosts.insert(col_text(s, 2));
       side_.info.gpuobs_versions.insert(col_text(s, 3));
       if (sqlite3_column_type(s, 4) != SQLITE_NULL) side_.info.unwinds.insert(col_text(s, 4));
+      if (sqlite3_column_type(s, 5) != SQLITE_NULL) side_.info.segments = true;
     });
     if (!st) return st;
     if (!found) return make_error(path_ + " has no capture row", "gpuobs check " + path_, 2);
@@ -224,7 +225,14 @@ class FileReader {
     return each_row("the stream creations",
                     "SELECT tgid, stream FROM stream_ops WHERE op = 'stream_create' AND coalesce(result, 0) = 0 "
                     "AND stream IS NOT NULL ORDER BY ts_mono_ns, id",
-                    [&](sqlite3_stmt* s) { stream_label(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), false); });
+                    [&](sqlite3_stmt* s) {
+                      // Every creation is a new stream, even at a handle used before (a
+                      // destroyed stream's address comes back): later uses resolve to the
+                      // newest creation.
+                      int64_t tgid = sqlite3_column_int64(s, 0), handle = sqlite3_column_int64(s, 1);
+                      if (handle == 0 || handle == 1 || handle == 2) return;
+                      stream_label_[{tgid, handle}] = "stream#" + std::to_string(++streams_seen_[tgid]);
+                    });
   }
 
   static constexpr const char* kProcessFilter =
@@ -236,26 +244,29 @@ class FileReader {
         "ELSE k.kernel_name END, k.tgid, k.stream, k.per_thread_stream, coalesce(k.stack_id, 0), k.ts_mono_ns, k.id "
         "FROM kernel_launches_between(:lo, :hi) k JOIN processes p ON p.id = k.process_id WHERE 1";
     sql += kProcessFilter;
-    sql += " AND (:kernel IS NULL OR instr(k.kernel_name, :kernel) > 0) ORDER BY k.ts_mono_ns, k.id";
+    sql += " ORDER BY k.ts_mono_ns, k.id";
     std::map<std::pair<int64_t, std::string>, int64_t> last_launch;  // (tgid, stream) -> previous launch
     return each_row("the launches", sql, [&](sqlite3_stmt* s) {
       std::string comm = col_text(s, 0), kernel = col_text(s, 1);
       int64_t tgid = sqlite3_column_int64(s, 2), ts = sqlite3_column_int64(s, 6);
       std::string stream = stream_label(tgid, sqlite3_column_int64(s, 3), sqlite3_column_int(s, 4) != 0);
       int64_t stack = sqlite3_column_int64(s, 5);
-      ++series(Measure::launches, comm, kernel, stream, stack).count;
-      saw(ts);
-      side_.info.kernels.insert(kernel);
-      ++side_.info.events;
+      // Steps and launch gaps count every launch; --kernel keeps the launch
+      // and GPU time rows of the kernels it names.
       if (!f_.step_kernel.empty() && kernel == f_.step_kernel) ++side_.info.steps;
-      if (auto g = launch_gpu_ns_.find(sqlite3_column_int64(s, 7)); g != launch_gpu_ns_.end()) {
-        series(Measure::gpu_time, comm, kernel, stream, stack).samples.add(double(g->second));
-        ++side_.info.gpu_timed;
-      }
       auto [it, fresh] = last_launch.try_emplace({tgid, stream}, ts);
       if (!fresh) {
         series(Measure::launch_gap, comm, "", stream, 0).samples.add(double(ts - it->second));
         it->second = ts;
+      }
+      saw(ts);
+      ++side_.info.events;
+      if (!f_.kernel.empty() && kernel.find(f_.kernel) == std::string::npos) return;
+      ++series(Measure::launches, comm, kernel, stream, stack).count;
+      side_.info.kernels.insert(kernel);
+      if (auto g = launch_gpu_ns_.find(sqlite3_column_int64(s, 7)); g != launch_gpu_ns_.end()) {
+        series(Measure::gpu_time, comm, kernel, stream, stack).samples.add(double(g->second));
+        ++side_.info.gpu_timed;
       }
     });
   }
@@ -359,8 +370,13 @@ Result<Side> read_side(const WindowSpec& w, const Filters& f) {
   for (const auto& path : w.files) {
     auto db = open_capture_readonly(path);
     if (!db) return db.error();
+    // One snapshot of the file: a segment being written (gpuobsd's rolling
+    // comparison) commits between the reader's queries otherwise.
+    (void)db->exec("BEGIN");
     FileReader r(*db, path, f, side);
-    if (auto st = r.read(w); !st) return st.error();
+    auto st = r.read(w);
+    (void)db->exec("COMMIT");
+    if (!st) return st.error();
   }
   for (auto& [k, s] : side.series) {
     s.samples.sort();

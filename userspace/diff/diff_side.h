@@ -85,6 +85,7 @@ struct SideInfo {
   uint64_t steps = 0;         // step markers seen
   uint64_t events = 0;        // launches + calls + copies read
   uint64_t gpu_timed = 0;     // launches and copies with a measured GPU time
+  bool segments = false;      // a file is a gpuobsd segment (its memory counts start at the segment's start)
   std::set<std::string> kernels;  // kernel names launched
   std::set<std::string> stacks;   // signatures of the stacks behind launches and calls
 };

@@ -8,6 +8,7 @@
 namespace gpuobs::diff {
 
 void Reservoir::add(double v) {
+  if (!std::isfinite(v)) return;  // the rank merge needs an order: NaN has none
   ++count_;
   sum_ += v;
   if (values_.size() < cap_) {
@@ -33,7 +34,7 @@ void Reservoir::sort() {
 
 double quantile(const std::vector<double>& s, double q) {
   if (s.empty()) return std::numeric_limits<double>::quiet_NaN();
-  double pos = q * double(s.size() - 1);
+  double pos = std::clamp(q, 0.0, 1.0) * double(s.size() - 1);
   size_t lo = size_t(std::floor(pos));
   size_t hi = std::min(lo + 1, s.size() - 1);
   return s[lo] + (s[hi] - s[lo]) * (pos - double(lo));

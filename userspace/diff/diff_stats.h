@@ -18,7 +18,7 @@ namespace gpuobs::diff {
 class Reservoir {
  public:
   explicit Reservoir(size_t cap = 20000) : cap_(cap) {}
-  void add(double v);
+  void add(double v);  // a value that is not finite is ignored
   uint64_t count() const { return count_; }
   double sum() const { return sum_; }
   const std::vector<double>& values() const { return values_; }

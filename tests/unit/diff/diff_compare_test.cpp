@@ -152,6 +152,17 @@ TEST(DiffCompare, EmptyWindowsAreRefusedAndDifferencesOfOriginAreSaid) {
   EXPECT_NE(d->notes[1].find("schema versions differ (base 19..19, new 20..20)"), std::string::npos);
   EXPECT_NE(d->notes[2].find("--no-stacks"), std::string::npos);
   EXPECT_NE(d->notes[3].find("only in the new capture"), std::string::npos);
+  // A gpuobsd segment's memory counts start at the segment: no alloc_peak row against a recording.
+  base.series[Key{Measure::alloc_peak, "app", "device", "", ""}].peak = 100;
+  next.series[Key{Measure::alloc_peak, "app", "device", "", ""}].peak = 10;
+  next.info.segments = true;
+  auto seg = compare(base, next, CompareOptions{});
+  ASSERT_TRUE(seg);
+  EXPECT_EQ(find(*seg, Measure::alloc_peak, "device"), nullptr);
+  ASSERT_EQ(seg->notes.size(), 5u);
+  EXPECT_NE(seg->notes[3].find("only the new side is gpuobsd segments"), std::string::npos) << seg->notes[3];
+  next.info.segments = false;
+  EXPECT_NE(find(*compare(base, next, CompareOptions{}), Measure::alloc_peak, "device"), nullptr);
   next.info.events = 0;
   auto empty = compare(base, next, CompareOptions{});
   ASSERT_FALSE(empty);

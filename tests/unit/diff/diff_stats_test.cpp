@@ -69,6 +69,12 @@ TEST(DiffStats, QuantilesInterpolateBetweenClosestRanks) {
   EXPECT_DOUBLE_EQ(quantile(v, 0), 1);
   EXPECT_DOUBLE_EQ(quantile(v, 1), 4);
   EXPECT_TRUE(std::isnan(quantile({}, 0.5)));
+  EXPECT_DOUBLE_EQ(quantile(v, 1.5), 4);  // clamped
+  Reservoir r;
+  r.add(1);
+  r.add(std::nan(""));
+  r.add(INFINITY);
+  EXPECT_EQ(r.count(), 1u);  // (a NaN would stall the U test's merge)
 }
 
 TEST(DiffStats, ReservoirCountsEverythingKeepsACapAndIsDeterministic) {
