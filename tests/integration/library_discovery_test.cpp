@@ -222,6 +222,16 @@ TEST(LibraryDiscovery, DaemonCatchesShortLivedProcessesWhereverTheirLibraryIs) {
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(run("LD_LIBRARY_PATH=" + dir.file("a") + " " + LIB_NEEDED_WORKLOAD + " 100 30 >" + dir.file("a.out")), 0);
   double lived_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // The first process's exit makes the daemon rescan every process's maps:
+  // had the second one started before that rescan, the rescan could find its
+  // mapping before the mmap event did and attach it as "rescan" (seen once
+  // under a loaded test run). Start it once the first copy is released.
+  auto detached = [&](uint64_t ino) {
+    auto db = open_capture_readonly(db_path);
+    return db.ok() && scalar(*db, "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns "
+                                  "IS NOT NULL AND inode = " + std::to_string(ino)) == 1;
+  };
+  for (int i = 0; i < 500 && !detached(ino_a); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(run(std::string(LIB_DLOPEN_WORKLOAD) + " 100 30 " + b + " >" + dir.file("b.out")), 0);
   const int64_t pa = pid_after(dir.file("a.out"), "done"), pb = pid_after(dir.file("b.out"), "done");
   ASSERT_GT(pa, 0);
