@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "fake_delays.h"
+
 /* The fake ignores most arguments: they are there for the ABI. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
@@ -47,35 +49,6 @@ __attribute__((noinline)) static CUresult touch(void)
 __attribute__((noinline)) static unsigned long long new_handle(void)
 {
 	return 0x7f1000000000ull + (atomic_fetch_add(&handles, 1) + 1) * 0x10000ull;
-}
-
-/* Synchronizations block 200 us, or FAKE_CUDA_SYNC_US microseconds (a test
- * that kills threads inside a call sets it high). */
-__attribute__((noinline)) static void wait_a_little(void)
-{
-	const char *env = getenv("FAKE_CUDA_SYNC_US");
-	long us = env ? atol(env) : 200;
-	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-	nanosleep(&ts, 0);
-}
-
-/* FAKE_CUDA_DELAY_US="cuMemcpyHtoD_v2=300,cuMemcpyDtoH_v2=50": the named
- * calls take that long (gpuobs diff's tests make one API slower between two
- * runs). Only cuMemcpyHtoD_v2 and cuMemcpyDtoH_v2 read it. */
-__attribute__((noinline)) static void api_delay(const char *name)
-{
-	const char *env = getenv("FAKE_CUDA_DELAY_US");
-	size_t n = strlen(name);
-	for (const char *p = env; p && *p;) {
-		if (strncmp(p, name, n) == 0 && p[n] == '=') {
-			long us = atol(p + n + 1);
-			struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-			nanosleep(&ts, 0);
-			return;
-		}
-		p = strchr(p, ',');
-		if (p) ++p;
-	}
 }
 
 /* noinline + a body of its own: every entry point has its own address, so a

@@ -11,6 +11,8 @@
 
 #include "catalogue/api_spec.h"
 #include "events.h"
+#include "replay/replay.h"
+#include "store/schema.h"
 #include "store/writer.h"
 #include "test_util.h"
 
@@ -114,5 +116,14 @@ class ReplayCapture {
   std::unique_ptr<CaptureWriter> w_;
   bool py_module_ = false;
 };
+
+// The replay of a capture file, failing the test when it cannot run.
+inline replay::Result replay_file(const std::string& path) {
+  auto db = open_capture_readonly(path);
+  EXPECT_TRUE(db.ok());
+  auto r = replay::run(*db);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? std::move(*r) : replay::Result{};
+}
 
 }  // namespace gpuobs::testing

@@ -15,20 +15,13 @@
 
 using namespace gpuobs;
 using gpuobs::testing::ReplayCapture;
+using gpuobs::testing::replay_file;
 using json = nlohmann::json;
 using Strs = std::vector<std::string>;
 
 namespace {
 
 constexpr int64_t T0 = ReplayCapture::kT0;
-
-replay::Result replay_file(const std::string& path) {
-  auto db = open_capture_readonly(path);
-  EXPECT_TRUE(db.ok());
-  auto r = replay::run(*db);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? std::move(*r) : replay::Result{};
-}
 
 std::string rel(int64_t t) { return std::to_string(t - T0); }
 std::string queue(std::optional<int64_t> q) { return q ? "q" + std::to_string(*q) : "all"; }

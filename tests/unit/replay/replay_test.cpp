@@ -12,19 +12,12 @@
 
 using namespace gpuobs;
 using gpuobs::testing::ReplayCapture;
+using gpuobs::testing::replay_file;
 using Strs = std::vector<std::string>;
 
 namespace {
 
 constexpr int64_t T0 = ReplayCapture::kT0;
-
-replay::Result replay_file(const std::string& path) {
-  auto db = open_capture_readonly(path);
-  EXPECT_TRUE(db.ok());
-  auto r = replay::run(*db);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? std::move(*r) : replay::Result{};
-}
 
 std::string rel(std::optional<int64_t> t) { return t ? std::to_string(*t - T0) : "-"; }
 
