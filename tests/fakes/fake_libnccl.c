@@ -68,6 +68,9 @@ enum fn {
 	FN_ALLTOALL,
 	FN_SEND,
 	FN_RECV,
+	FN_GATHER,
+	FN_SCATTER,
+	FN_ALLTOALL_RCCL,
 	FN_COUNT
 };
 
@@ -262,6 +265,16 @@ API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUnique
 	return init_rank(comm, nranks, &commId, rank, 1);
 }
 
+/* NCCL 2.23+: several ids to spread the bootstrap; the fake takes the
+ * first's magic, as every rank passes the same ids in the same order. */
+API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+					  ncclUniqueId *commIds, ncclConfig_t *config)
+{
+	if (nId < 1 || !commIds)
+		return fail(ncclInvalidArgument, "no unique ids");
+	return init_rank(newcomm, nranks, &commIds[0], myrank, config != NULL);
+}
+
 /* One process, ndev ranks: rank i on devlist[i] (or device i). */
 API ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 {
@@ -388,6 +401,27 @@ API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count
 			      ncclComm_t comm, cudaStream_t stream)
 {
 	return collective(FN_ALLTOALL, comm, datatype);
+}
+
+/* RCCL spells it ncclAllToAll (same arguments); the fake, built as
+ * librccl.so.1 too, exports both. */
+API ncclResult_t ncclAllToAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+			      ncclComm_t comm, cudaStream_t stream)
+{
+	return collective(FN_ALLTOALL_RCCL, comm, datatype);
+}
+
+/* 2.28+: rooted gather and scatter. */
+API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+			    ncclComm_t comm, cudaStream_t stream)
+{
+	return collective(FN_GATHER, comm, datatype);
+}
+
+API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+			     ncclComm_t comm, cudaStream_t stream)
+{
+	return collective(FN_SCATTER, comm, datatype);
 }
 
 API ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,

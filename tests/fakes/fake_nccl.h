@@ -95,6 +95,9 @@ ncclResult_t ncclGetVersion(int *version);
 ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId);
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t *config);
+/* 2.23+ */
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId, ncclUniqueId *commIds,
+				      ncclConfig_t *config);
 ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
@@ -118,6 +121,13 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 /* 2.28+ */
 ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
 			  cudaStream_t stream);
+/* RCCL's spelling of ncclAlltoAll */
+ncclResult_t ncclAllToAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+			  cudaStream_t stream);
+ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+			ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+			 ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
 		      cudaStream_t stream);
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,

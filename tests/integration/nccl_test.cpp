@@ -6,6 +6,7 @@
 // collective and a collective nobody returns from. Root.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "run_util.h"
@@ -23,11 +24,11 @@ std::pair<int, std::string> gpuobs_cli(const std::string& args) {
 
 // One rank: the workload's command line (its JSON truth to dir/out.R).
 std::string rank_cmd(const TempDir& dir, int rank, int nranks, int iters, const std::string& extra,
-                     const std::string& env = "", int start_ms = 300) {
+                     const std::string& env = "", int start_ms = 300, const char* workload = NCCL_WORKLOAD) {
   // FAKE_NCCL_LIBCUDA: the fake launches through libcuda as NCCL does (a
   // probed cuStreamQuery inside the probed NCCL call); --start-ms: the
   // library is mapped that long before it is used.
-  return env + " FAKE_NCCL_LIBCUDA=" + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --start-ms " + std::to_string(start_ms) +
+  return env + " FAKE_NCCL_LIBCUDA=" + FAKE_LIBCUDA + " " + workload + " --start-ms " + std::to_string(start_ms) +
          " --rank " + std::to_string(rank) + " --nranks " + std::to_string(nranks) +
          " --id-file " + dir.file("id") + " --iters " + std::to_string(iters) + " " + extra + " > " +
          dir.file("out." + std::to_string(rank));
@@ -132,22 +133,65 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   EXPECT_NE(stacks.find("ncclAllReduce"), std::string::npos) << stacks;
   EXPECT_NE(stacks.find("main"), std::string::npos) << stacks;
   // Perfetto/Chrome: each call on its thread with its communicator and
-  // sequence number, and a flow from rank to rank through each collective
-  // (3 ranks: 2 flows for each of the 24).
+  // sequence number, and again on its rank's track under the communicator,
+  // where a flow runs from rank to rank through each collective in the order
+  // they entered it (3 ranks: 2 flows for each of the 24).
   std::string json = dir.file("t.json");
   ASSERT_EQ(gpuobs_cli("export chrome -o " + json + " " + dir.file("c.gpuobs")).first, 0);
   auto trace = read_json(json)["traceEvents"];
-  int all_reduce = 0, flows = 0;
+  int64_t comm_pid = -1;
+  std::map<int64_t, std::string> rank_names;  // tid -> thread_name under the communicator
+  for (const auto& e : trace)
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" &&
+        e["args"].value("name", "").rfind("NCCL comm ", 0) == 0) {
+      EXPECT_EQ(comm_pid, -1) << "a second communicator: " << e.dump();
+      comm_pid = e["pid"];
+      EXPECT_NE(e["args"]["name"].get<std::string>().find(" (3 ranks)"), std::string::npos) << e.dump();
+    }
+  ASSERT_NE(comm_pid, -1);
+  for (const auto& e : trace)
+    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" && e["pid"] == comm_pid)
+      rank_names[e["tid"].get<int64_t>()] = e["args"]["name"];
+  ASSERT_EQ(rank_names.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    auto truth = read_json(dir.file("out." + std::to_string(r)));
+    EXPECT_EQ(rank_names[r + 1].rfind("rank " + std::to_string(r) + " · pid " + std::to_string(truth["pid"].get<int>()), 0),
+              0u)
+        << rank_names[r + 1];
+  }
+  int on_threads = 0, on_ranks = 0, flows = 0, flows_on_ranks = 0;
+  std::map<int64_t, std::map<int64_t, int64_t>> arrival;  // seq -> rank -> arrival
   for (const auto& e : trace) {
     if (e.value("ph", "") == "X" && e.value("name", "") == "ncclAllReduce") {
-      ++all_reduce;
       EXPECT_TRUE(e["args"].contains("seq")) << e.dump();
       EXPECT_TRUE(e["args"].contains("comm")) << e.dump();
+      EXPECT_EQ(e["args"].value("bytes", int64_t{0}), 4096) << e.dump();
+      if (e["pid"] != comm_pid) {
+        ++on_threads;
+        continue;
+      }
+      ++on_ranks;
+      EXPECT_EQ(e["tid"].get<int64_t>(), e["args"]["rank"].get<int64_t>() + 1) << e.dump();
+      arrival[e["args"]["seq"]][e["args"]["rank"]] = e["args"]["arrival"];
+      if (e["args"]["arrival"] == 3) {
+        EXPECT_GE(e["args"]["after_first_ns"].get<int64_t>(), 50000000) << e.dump();
+      }
     }
-    if (e.value("ph", "") == "s" && e.value("id", uint64_t{0}) >= (uint64_t{1} << 41)) ++flows;
+    if (e.value("ph", "") == "s" && e.value("id", uint64_t{0}) >= (uint64_t{1} << 41)) {
+      ++flows;
+      if (e["pid"] == comm_pid) ++flows_on_ranks;
+    }
   }
-  EXPECT_EQ(all_reduce, 12);
+  EXPECT_EQ(on_threads, 12);
+  EXPECT_EQ(on_ranks, 12);
   EXPECT_EQ(flows, 48);
+  EXPECT_EQ(flows_on_ranks, 48);
+  // Rank 2, the one that sleeps, enters every all-reduce last.
+  ASSERT_EQ(arrival.size(), 4u);
+  for (auto& [seq, ranks] : arrival) {
+    ASSERT_EQ(ranks.size(), 3u) << seq;
+    EXPECT_EQ(ranks[2], 3) << seq;
+  }
   // The libcuda calls nested in them are there too, and lost nothing:
   // 3 ranks x 4 iterations x (6 collectives + 1 group end).
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM stream_ops WHERE api = 'cuStreamQuery'"), 84);
@@ -213,4 +257,50 @@ TEST(Nccl, ACollectiveNoRankReturnsFromIsNotReturned) {
   EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
                       " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
             "0:inside:2 1:inside:2");
+}
+
+// RCCL: the same API in librccl.so.1 (here the fake built under that name),
+// found where the ranks map it; its ncclAllToAll spelling, NCCL 2.28's
+// rooted ncclGather and ncclScatter, and ncclCommInitRankScalable, whose ids
+// come by pointer: 2 ranks matched on one communicator all the same.
+TEST(Nccl, RcclLibraryScalableInitGatherScatterAndAllToAll) {
+  TempDir dir;
+  std::string script;
+  for (int r = 0; r < 2; ++r)
+    script += rank_cmd(dir, r, 2, 3, "--rooted", "", 300, NCCL_RCCL_WORKLOAD) + " & ";
+  script += "wait";
+  ASSERT_EQ(record(dir, script, "", false), 0) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT reason) FROM probes WHERE library LIKE '%librccl.so%'"), "mmap");
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM probes WHERE library LIKE '%libnccl%'"), 0);
+  // 2 ranks x 3 iterations of each; bytes at the root's scale: count x 4 x 2.
+  struct Want {
+    const char* api;
+    const char* op;
+    int64_t calls, bytes;
+  } want[] = {{"ncclGather", "gather", 6, 6 * 64 * 4 * 2},
+              {"ncclScatter", "scatter", 6, 6 * 64 * 4 * 2},
+              {"ncclAllToAll", "all_to_all", 6, 6 * 8 * 4 * 2},
+              {"ncclCommInitRankScalable", "comm_init", 2, 0}};
+  for (const auto& w : want) {
+    std::string where = std::string(" FROM nccl_calls WHERE api = '") + w.api + "' AND op = '" + w.op + "'";
+    EXPECT_EQ(scalar(*db, "SELECT count(*)" + where), w.calls) << w.api;
+    EXPECT_EQ(scalar(*db, "SELECT coalesce(sum(bytes), 0)" + where), w.bytes) << w.api;
+    EXPECT_EQ(scalar(*db, "SELECT count(*)" + where + " AND result <> 0"), 0) << w.api;
+  }
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op IN ('gather', 'scatter') AND peer <> 0"), 0);
+  // The id read through its pointer: one communicator hash in both ranks,
+  // with their ranks and size.
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT comm_hash) FROM nccl_comms WHERE comm_hash IS NOT NULL"), 1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_comms WHERE comm_hash IS NOT NULL AND nranks = 2"), 2);
+  EXPECT_EQ(text(*db, "SELECT group_concat(rank) FROM (SELECT rank FROM nccl_comms ORDER BY rank)"), "0,1");
+  // 9 collectives per rank, each matched in both.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM (SELECT seq FROM nccl_calls WHERE seq IS NOT NULL GROUP BY seq"
+                        " HAVING count(DISTINCT rank) = 2 AND count(DISTINCT op) = 1)"),
+            9);
+  auto [src, sum] = gpuobs_cli("report nccl_sum --format csv " + dir.file("c.gpuobs"));
+  ASSERT_EQ(src, 0) << sum;
+  EXPECT_NE(sum.find(",gather,2,2,6,"), std::string::npos) << sum;
+  EXPECT_NE(sum.find(",scatter,2,2,6,"), std::string::npos) << sum;
 }

@@ -11,6 +11,11 @@
 //              I < K): the rank never enters I's first collective, and never
 //              prints its truth; it says so on stderr
 //          [--config]  ncclCommInitRankConfig instead of ncclCommInitRank
+//          [--rooted]  ncclCommInitRankScalable (one id) instead of
+//              ncclCommInitRank, and each iteration is three other
+//              collectives: ncclGather and ncclScatter (root 0, 64 float32 per
+//              rank) and ncclAllToAll (RCCL's spelling, 8 int32 per rank);
+//              the fake's collective S is then in iteration (S-1)/3
 //          [--linger-ms N]  keep the communicator N ms after the last iteration,
 //              before destroying it
 //          [--start-ms N]  sleep N ms before the first NCCL call: an application
@@ -51,7 +56,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: nccl_rank_workload --rank R --nranks N --id-file PATH --iters K [--sleep-ms MS] [--sleep-every E]\n"
-    "                          [--stop-before-iter I] [--config] [--linger-ms N] [--start-ms N]\n";
+    "                          [--stop-before-iter I] [--config] [--rooted] [--linger-ms N] [--start-ms N]\n";
 constexpr auto kIdTimeout = std::chrono::seconds(10);
 
 struct Options {
@@ -61,6 +66,7 @@ struct Options {
   uint32_t sleep_ms = 0, sleep_every = 1, linger_ms = 0, start_ms = 0;
   int64_t stop_before_iter = -1;  // -1: never
   bool config = false;
+  bool rooted = false;
 };
 
 // The calls this workload makes, in the order the truth lists them.
@@ -83,6 +89,10 @@ enum Fn : size_t {
   kReduce,
   kAlltoAll,
   kCommDestroy,
+  kCommInitRankScalable,
+  kGather,
+  kScatter,
+  kAllToAllRccl,
   kFnCount
 };
 constexpr std::array<const char*, kFnCount> kFnNames = {
@@ -90,7 +100,8 @@ constexpr std::array<const char*, kFnCount> kFnNames = {
     "ncclCommCount",  "ncclCommCuDevice", "ncclCommUserRank",  "ncclAllReduce",
     "ncclBroadcast",  "ncclAllGather",    "ncclReduceScatter", "ncclGroupStart",
     "ncclSend",       "ncclRecv",         "ncclGroupEnd",      "ncclReduce",
-    "ncclAlltoAll",   "ncclCommDestroy"};
+    "ncclAlltoAll",   "ncclCommDestroy",  "ncclCommInitRankScalable", "ncclGather",
+    "ncclScatter",    "ncclAllToAll"};
 std::array<uint64_t, kFnCount> g_calls{};
 
 [[noreturn]] void bad_args(const std::string& why) {
@@ -118,8 +129,8 @@ Options parse_options(int argc, char** argv) {
   constexpr uint32_t kMaxU32 = UINT32_MAX;
   for (int i = 1; i < argc; ++i) {
     std::string_view k = argv[i];
-    if (k == "--config") {
-      o.config = true;
+    if (k == "--config" || k == "--rooted") {
+      (k == "--config" ? o.config : o.rooted) = true;
       continue;
     }
     if (i + 1 >= argc) bad_args(std::string(k) + " needs a value");
@@ -244,7 +255,9 @@ int main(int argc, char** argv) {
     int rest[20];
   } config{sizeof config, 0xcafebeefu, FAKE_NCCL_VERSION_CODE, {}};
   ncclComm_t comm = nullptr;
-  if (o.config)
+  if (o.rooted)
+    check(R, kCommInitRankScalable, ncclCommInitRankScalable(&comm, N, R, 1, &id, nullptr));
+  else if (o.config)
     check(R, kCommInitRankConfig, ncclCommInitRankConfig(&comm, N, id, R, reinterpret_cast<ncclConfig_t*>(&config)));
   else check(R, kCommInitRank, ncclCommInitRank(&comm, N, id, R));
 
@@ -266,6 +279,11 @@ int main(int argc, char** argv) {
   buf[kRecv] = {nullptr, host_buffer(R, 32 * 8)};
   buf[kReduce] = {host_buffer(R, 32 * 8), host_buffer(R, 32 * 8)};
   buf[kAlltoAll] = {host_buffer(R, 16 * n), host_buffer(R, 16 * n)};
+  if (o.rooted) {
+    buf[kGather] = {host_buffer(R, 64 * 4), host_buffer(R, 64 * 4 * n)};
+    buf[kScatter] = {host_buffer(R, 64 * 4 * n), host_buffer(R, 64 * 4)};
+    buf[kAllToAllRccl] = {host_buffer(R, 8 * 4 * n), host_buffer(R, 8 * 4 * n)};
+  }
   const int next = (R + 1) % N, prev = (R + N - 1) % N;
 
   uint32_t done = 0;
@@ -277,6 +295,14 @@ int main(int argc, char** argv) {
       for (;;) ::pause();
     }
     if (o.sleep_ms && (i + 1) % o.sleep_every == 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.sleep_ms));
+    if (o.rooted) {
+      check(R, kGather, ncclGather(buf[kGather].send, buf[kGather].recv, 64, ncclFloat32, 0, comm, stream));
+      check(R, kScatter, ncclScatter(buf[kScatter].send, buf[kScatter].recv, 64, ncclFloat32, 0, comm, stream));
+      check(R, kAllToAllRccl,
+            ncclAllToAll(buf[kAllToAllRccl].send, buf[kAllToAllRccl].recv, 8, ncclInt32, comm, stream));
+      ++done;
+      continue;
+    }
     check(R, kAllReduce,
           ncclAllReduce(buf[kAllReduce].send, buf[kAllReduce].recv, 1024, ncclFloat32, ncclSum, comm, stream));
     check(R, kBroadcast, ncclBroadcast(buf[kBroadcast].send, buf[kBroadcast].recv, 256, ncclInt32, 0, comm, stream));

@@ -101,6 +101,10 @@ std::string_view to_string(NcclOp op) {
     case NcclOp::recv: return "recv";
     case NcclOp::group_start: return "group_start";
     case NcclOp::group_end: return "group_end";
+    case NcclOp::gather: return "gather";
+    case NcclOp::scatter: return "scatter";
+    case NcclOp::comm_rank: return "comm_rank";
+    case NcclOp::comm_count: return "comm_count";
   }
   return "unknown";
 }

@@ -62,6 +62,8 @@ enum class NcclOp : uint8_t {
   all_reduce, broadcast, reduce, all_gather, reduce_scatter, all_to_all,        // collectives
   send, recv,                                                                   // point to point
   group_start, group_end,
+  gather, scatter,                                                              // collectives (NCCL 2.28)
+  comm_rank, comm_count,                                                        // communicator queries
 };
 std::string_view to_string(NcclOp op);
 

@@ -6,8 +6,11 @@
 // ncclCommInitRank(comm*, nranks, id, rank) `rank` is the third integer
 // register and the id's first 16 bytes are the two stack slots the generic
 // probe reads as arguments 7 and 8 (decode/nccl_record.cpp hashes them).
-// ncclBcast is not probed: it calls the exported ncclBroadcast, which is.
+// ncclCommInitRankScalable takes its ids by pointer: the first id's first 16
+// bytes are copied at entry instead. ncclBcast is not probed: it calls the
+// exported ncclBroadcast, which is.
 #include "catalogue/api_spec.h"
+#include "events.h"
 
 namespace gpuobs {
 namespace {
@@ -15,6 +18,7 @@ namespace {
 constexpr Family C = Family::collective;
 constexpr ProbeKind ER = ProbeKind::outer_entry_return;
 constexpr Vendor N = Vendor::nccl;
+constexpr uint8_t kBlobStruct = GPUOBS_BLOB_STRUCT;
 
 // Ids from 2001, dense, never renumbered: only append.
 // clang-format off
@@ -49,6 +53,19 @@ constexpr ApiSpec kNccl[] = {
     {.id = 2015, .symbol = "ncclRecv", .family = C, .op = ApiOp::launch, .probe = ER, .dst = 1, .bytes = 2, .stream = 6, .handle = 5, .vendor = N, .nccl = NcclOp::recv, .dtype_arg = 3, .peer_arg = 4},
     {.id = 2016, .symbol = "ncclGroupStart", .family = C, .op = ApiOp::capture_begin, .probe = ER, .vendor = N, .nccl = NcclOp::group_start},
     {.id = 2017, .symbol = "ncclGroupEnd", .family = C, .op = ApiOp::capture_end, .probe = ER, .vendor = N, .nccl = NcclOp::group_end},
+    // ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds, ncclConfig_t* config):
+    // NCCL 2.23+; the ids by pointer, the first one's first 16 bytes copied at entry (the blob)
+    {.id = 2018, .symbol = "ncclCommInitRankScalable", .family = C, .op = ApiOp::create, .probe = ER, .out_arg = 1, .blob_arg = 5, .blob_kind = kBlobStruct, .blob_len = 16, .vendor = N, .nccl = NcclOp::comm_init, .nranks_arg = 2, .rank_arg = 3},
+    // ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream): NCCL 2.28+
+    {.id = 2019, .symbol = "ncclGather", .family = C, .op = ApiOp::launch, .probe = ER, .dst = 2, .src = 1, .bytes = 3, .stream = 7, .handle = 6, .vendor = N, .nccl = NcclOp::gather, .dtype_arg = 4, .peer_arg = 5},
+    // ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream): NCCL 2.28+
+    {.id = 2020, .symbol = "ncclScatter", .family = C, .op = ApiOp::launch, .probe = ER, .dst = 2, .src = 1, .bytes = 3, .stream = 7, .handle = 6, .vendor = N, .nccl = NcclOp::scatter, .dtype_arg = 4, .peer_arg = 5},
+    // ncclAllToAll(sendbuff, recvbuff, count, datatype, comm, stream): RCCL's spelling (ncclAlltoAll's arguments)
+    {.id = 2021, .symbol = "ncclAllToAll", .family = C, .op = ApiOp::launch, .probe = ER, .dst = 2, .src = 1, .bytes = 3, .stream = 6, .handle = 5, .vendor = N, .nccl = NcclOp::all_to_all, .dtype_arg = 4},
+    // ncclCommUserRank(const ncclComm_t comm, int* rank), ncclCommCount(const ncclComm_t comm, int* count): the
+    // rank and size when the application asks (a split's rank is known no other way)
+    {.id = 2022, .symbol = "ncclCommUserRank", .family = C, .op = ApiOp::query, .probe = ER, .out_arg = 2, .handle = 1, .vendor = N, .nccl = NcclOp::comm_rank},
+    {.id = 2023, .symbol = "ncclCommCount", .family = C, .op = ApiOp::query, .probe = ER, .out_arg = 2, .handle = 1, .vendor = N, .nccl = NcclOp::comm_count},
 };
 // clang-format on
 

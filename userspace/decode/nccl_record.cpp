@@ -1,5 +1,7 @@
 #include "decode/nccl_record.h"
 
+#include <cstring>
+
 #include "events.h"
 
 namespace gpuobs {
@@ -22,7 +24,16 @@ NcclCall decode_nccl(const ApiCallEvent& e, const ApiSpec& s) {
   bool made = !(e.flags & GPUOBS_CALL_F_RETURNED) || e.ret == 0 || e.ret == 7;
   switch (s.nccl) {
     case NcclOp::comm_init:
-      if (!(e.flags & GPUOBS_CALL_F_STACK_ARGS_MISSING)) c.id_hash = nccl_id_hash(e.args[6], e.args[7]);
+      if (s.blob_arg) {
+        // ncclCommInitRankScalable: the first id, copied from its pointer.
+        if (e.blob_kind == GPUOBS_BLOB_STRUCT && e.blob.size() >= 16 && !(e.flags & GPUOBS_CALL_F_BLOB_FAULT)) {
+          uint64_t w[2];
+          std::memcpy(w, e.blob.data(), sizeof w);
+          c.id_hash = nccl_id_hash(w[0], w[1]);
+        }
+      } else if (!(e.flags & GPUOBS_CALL_F_STACK_ARGS_MISSING)) {
+        c.id_hash = nccl_id_hash(e.args[6], e.args[7]);
+      }
       [[fallthrough]];
     case NcclOp::comm_init_all:
       if (out && made) c.comm = e.out_value;
@@ -38,6 +49,14 @@ NcclCall decode_nccl(const ApiCallEvent& e, const ApiSpec& s) {
       c.comm = arg(e, s.handle);
       if (out && c.call.ok) c.device = static_cast<int32_t>(e.out_value & 0xffffffffu);
       return c;
+    case NcclOp::comm_rank:
+    case NcclOp::comm_count: {
+      c.comm = arg(e, s.handle);
+      if (!out || !c.call.ok) return c;
+      int64_t v = static_cast<int32_t>(e.out_value & 0xffffffffu);
+      (s.nccl == NcclOp::comm_rank ? c.rank : c.nranks) = v;
+      return c;
+    }
     case NcclOp::comm_destroy:
     case NcclOp::comm_abort: c.comm = arg(e, s.handle); return c;
     case NcclOp::group_start:
@@ -62,7 +81,9 @@ bool nccl_is_collective(NcclOp op) {
     case NcclOp::reduce:
     case NcclOp::all_gather:
     case NcclOp::reduce_scatter:
-    case NcclOp::all_to_all: return true;
+    case NcclOp::all_to_all:
+    case NcclOp::gather:
+    case NcclOp::scatter: return true;
     default: return false;
   }
 }
@@ -94,6 +115,8 @@ std::optional<uint64_t> nccl_bytes(const NcclCall& c, std::optional<int64_t> nra
     case NcclOp::all_gather:
     case NcclOp::reduce_scatter:
     case NcclOp::all_to_all:
+    case NcclOp::gather:
+    case NcclOp::scatter:
       if (!nranks || *nranks <= 0) return std::nullopt;
       return bytes * static_cast<uint64_t>(*nranks);
     default: return bytes;
@@ -142,6 +165,14 @@ int64_t NcclComms::observe(uint32_t tgid, const NcclCall& c) {
     }
     case NcclOp::comm_device:
       if (auto it = comms_.find({tgid, c.comm}); it != comms_.end() && c.device) it->second.device = c.device;
+      return 0;
+    case NcclOp::comm_rank:
+    case NcclOp::comm_count:
+      // What NCCL answers is the truth (a split's rank is known no other way).
+      if (auto it = comms_.find({tgid, c.comm}); it != comms_.end()) {
+        if (c.rank) it->second.rank = c.rank;
+        if (c.nranks) it->second.nranks = c.nranks;
+      }
       return 0;
     case NcclOp::comm_destroy:
     case NcclOp::comm_abort:

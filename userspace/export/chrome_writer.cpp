@@ -40,6 +40,12 @@ class EventWriter {
   bool first_ = true;
 };
 
+const char* category(TrackKind k) {
+  if (k == TrackKind::lane) return "gpu";
+  if (k == TrackKind::rank) return "nccl";
+  return "host";
+}
+
 }  // namespace
 
 Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
@@ -49,9 +55,9 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
     size_t i = t.uuid - 1;
     pid[i] = t.pid;
     tid[i] = t.kind == TrackKind::lane ? kLaneTidBase + static_cast<uint32_t>(t.uuid) : t.tid;
-    if (t.kind == TrackKind::process || t.kind == TrackKind::gpu)
+    if (t.kind == TrackKind::process || t.kind == TrackKind::gpu || t.kind == TrackKind::communicator)
       w.write({{"ph", "M"}, {"name", "process_name"}, {"pid", t.pid}, {"args", {{"name", t.name}}}});
-    else if (t.kind == TrackKind::thread || t.kind == TrackKind::lane)
+    else if (t.kind == TrackKind::thread || t.kind == TrackKind::lane || t.kind == TrackKind::rank)
       w.write({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid[i]}, {"tid", tid[i]}, {"args", {{"name", t.name}}}});
   }
   for (const TraceEvent& e : ordered_events(L)) {
@@ -77,7 +83,7 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
     // Entry-only calls and zero-length windows: complete events of no duration.
     w.write({{"ph", "X"},
              {"name", L.strings[s.name]},
-             {"cat", L.tracks[ti].kind == TrackKind::lane ? "gpu" : "host"},
+             {"cat", category(L.tracks[ti].kind)},
              {"pid", pid[ti]},
              {"tid", tid[ti]},
              {"args", args}},

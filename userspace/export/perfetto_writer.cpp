@@ -73,6 +73,20 @@ void describe(const Track& t, pb::TrackDescriptor* d) {
       d->mutable_process()->set_pid(static_cast<int32_t>(t.pid));
       d->mutable_process()->set_process_name(t.name);
       break;
+    case TrackKind::communicator:
+      // A process of its own, its ranks in rank order under it.
+      d->mutable_process()->set_pid(static_cast<int32_t>(t.pid));
+      d->mutable_process()->set_process_name(t.name);
+      d->set_child_ordering(pb::TrackDescriptor::EXPLICIT);
+      break;
+    case TrackKind::rank:
+      d->set_parent_uuid(t.parent);
+      d->set_name(t.name);
+      d->set_sibling_order_rank(t.order);
+      d->set_description(
+          "this rank's calls on the communicator (the same slices as on its thread); flows join each collective's "
+          "calls in the order the ranks entered it");
+      break;
     case TrackKind::gpu_counter:
       d->set_parent_uuid(t.parent);
       d->set_name(t.name);

@@ -30,7 +30,7 @@ constexpr const char* kCallSql[] = {
     "SELECT id, ts_mono_ns, latency_ns, process_id, tid, printf('ioctl 0x%x', cmd), ret, NULL, stack_id FROM ioctls",
     // Schema 17; an older capture reads an empty view (store/schema.cpp).
     ("SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id, coalesce(comm_hash, 0),"
-     " coalesce(seq, 0) FROM nccl_calls"),
+     " coalesce(seq, 0), coalesce(comm_id, 0), coalesce(rank, -1), coalesce(nranks, 0), bytes, op FROM nccl_calls"),
 };
 static_assert(std::size(kCallSql) == std::size(kHostTables), "a host table without its statement");
 
@@ -128,8 +128,16 @@ Result<Timeline> load_timeline(Db& db) {
         if (auto it = stack_lines.find(sqlite3_column_int64(s, 8)); it != stack_lines.end())
           c.stack = intern(reinterpret_cast<const unsigned char*>(it->second.c_str()));
       if (table == kNcclTable) {
-        c.comm_hash = static_cast<uint64_t>(sqlite3_column_int64(s, 9));
-        c.seq = sqlite3_column_int64(s, 10);
+        NcclCallInfo n;
+        n.comm_hash = static_cast<uint64_t>(sqlite3_column_int64(s, 9));
+        n.seq = sqlite3_column_int64(s, 10);
+        n.comm_id = sqlite3_column_int64(s, 11);
+        n.rank = sqlite3_column_int64(s, 12);
+        n.nranks = sqlite3_column_int64(s, 13);
+        if (sqlite3_column_type(s, 14) != SQLITE_NULL) n.bytes = sqlite3_column_int64(s, 14);
+        n.op = intern(sqlite3_column_text(s, 15));
+        t.nccl.push_back(n);
+        c.nccl = static_cast<uint32_t>(t.nccl.size());
       }
       t.calls.push_back(c);
     }

@@ -27,13 +27,26 @@ struct HostCall {
   uint32_t name = 0;              // index into Timeline::strings: the API symbol, or "ioctl 0x.."
   uint32_t detail = 0;            // index into Timeline::strings: kernel name (launches), 0 = none
   std::optional<int64_t> result;  // API result, or the ioctl's return value
-  // NCCL collectives: the communicator's identity and the sequence number
-  // (the same pair in every rank is the same collective); 0: none.
-  uint64_t comm_hash = 0;
-  int64_t seq = 0;
+  // NCCL calls: 1 + index into Timeline::nccl; 0: not an NCCL call.
+  uint32_t nccl = 0;
   // Its call stack as one line, innermost first ("f <- g (file.py:12) <- ..."):
   // index into Timeline::strings, 0 = no stack.
   uint32_t stack = 0;
+};
+
+// An NCCL call's communicator and place in it (kept apart from HostCall,
+// which a million launches share).
+struct NcclCallInfo {
+  // The communicator: its identity across processes (0: unknown, e.g. made
+  // by ncclCommInitAll) and its row in the capture (nccl_comms.id).
+  uint64_t comm_hash = 0;
+  int64_t comm_id = 0;
+  // Collectives: order on the communicator (the same hash and seq in every
+  // rank is the same collective); 0: not a collective.
+  int64_t seq = 0;
+  int64_t rank = -1, nranks = 0;  // -1 / 0: unknown (a split communicator)
+  std::optional<int64_t> bytes;
+  uint32_t op = 0;  // index into Timeline::strings: all_reduce, send, ...
 };
 
 inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops", "copies", "stream_ops",
@@ -73,6 +86,7 @@ struct Timeline {
   std::vector<std::string> strings{""};  // [0] = "": interned names
   std::vector<ProcessInfo> processes;    // every process of the capture, by id
   std::vector<HostCall> calls;           // ordered by (ts, table, row id)
+  std::vector<NcclCallInfo> nccl;        // HostCall::nccl - 1
   std::vector<MemorySample> memory;      // ordered by (process, ts); one sample per instant
   std::vector<GpuTrackInfo> gpus;        // by id
   std::vector<GpuSample> gpu_samples;    // ordered by (gpu, metric, ts)

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace gpuobs::exporter {
@@ -83,26 +85,89 @@ class Builder {
       if (c.result) s.args.push_back(Arg{c.table == kIoctlTable ? "ret" : "result", false, *c.result});
       if (!c.dur_ns) s.args.push_back(Arg{"entry_only", false, 1});
       if (c.stack) s.args.push_back(Arg{"stack", true, c.stack});
-      if (c.seq) {
-        char hash[24];
-        std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(c.comm_hash));
-        s.args.push_back(Arg{"comm", true, intern(hash)});
-        s.args.push_back(Arg{"seq", false, c.seq});
-        collectives_[{c.comm_hash, c.seq}].push_back(static_cast<uint32_t>(L_.slices.size()));
-      }
+      const NcclCallInfo* nccl = c.nccl ? &t_.nccl[c.nccl - 1] : nullptr;
+      if (nccl) add_nccl_args(s, *nccl);
       host_slice_.emplace(row_key(c.table, c.row_id), static_cast<uint32_t>(L_.slices.size()));
-      L_.slices.push_back(std::move(s));
+      L_.slices.push_back(s);
+      if (nccl && (nccl->comm_hash || nccl->comm_id)) add_to_communicator(std::move(s), c, *nccl);
     }
     // One collective across its ranks: a flow from each rank's call to the
     // next one to enter (calls are in time order already), so the timeline
-    // shows who came first and who last.
+    // shows who came first and who last; each call says its place.
     uint64_t n = 0;
-    for (auto& [key, slices] : collectives_)
-      for (size_t i = 1; i < slices.size(); ++i) {
+    for (auto& [key, slices] : collectives_) {
+      int64_t first = L_.slices[slices[0]].start_ns;
+      for (size_t i = 0; i < slices.size(); ++i) {
+        Slice& s = L_.slices[slices[i]];
+        s.args.push_back(Arg{"arrival", false, static_cast<int64_t>(i) + 1});
+        s.args.push_back(Arg{"after_first_ns", false, s.start_ns - first});
+        if (i == 0) continue;
         uint64_t id = kCollectiveFlowBase + n++;
         L_.slices[slices[i - 1]].flows_out.push_back(id);
-        L_.slices[slices[i]].flows_in.push_back(id);
+        s.flows_in.push_back(id);
       }
+    }
+  }
+
+  void add_nccl_args(Slice& s, const NcclCallInfo& n) {
+    if (n.op) s.args.push_back(Arg{"op", true, n.op});
+    if (n.comm_hash) s.args.push_back(Arg{"comm", true, intern(hex(n.comm_hash))});
+    if (n.seq) s.args.push_back(Arg{"seq", false, n.seq});
+    if (n.rank >= 0) s.args.push_back(Arg{"rank", false, n.rank});
+    if (n.nranks > 0) s.args.push_back(Arg{"nranks", false, n.nranks});
+    if (n.bytes) s.args.push_back(Arg{"bytes", false, *n.bytes});
+  }
+
+  static std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+  }
+
+  // A communicator: one across processes when its hash is known, else the
+  // process's own (ncclCommInitAll's, or one made before the capture).
+  using CommKey = std::pair<uint64_t, int64_t>;  // (hash, 0) or (0, nccl_comms.id)
+  static CommKey comm_key(const NcclCallInfo& n) { return n.comm_hash ? CommKey{n.comm_hash, 0} : CommKey{0, n.comm_id}; }
+
+  // The call again, on its rank's track under the communicator: the ranks'
+  // calls one above the other, so the time between their arrivals shows.
+  void add_to_communicator(Slice s, const HostCall& c, const NcclCallInfo& n) {
+    CommKey key = comm_key(n);
+    auto [ci, fresh] = communicators_.try_emplace(key);
+    Communicator& comm = ci->second;
+    if (fresh) {
+      uint32_t pid = kCommPidBase + static_cast<uint32_t>(communicators_.size());
+      std::string name = "NCCL comm " + (n.comm_hash ? hex(n.comm_hash) : "local #" + std::to_string(n.comm_id));
+      if (n.nranks > 0) name += " (" + std::to_string(n.nranks) + (n.nranks == 1 ? " rank)" : " ranks)");
+      comm.track = add_track(TrackKind::communicator, 0, name, pid);
+    }
+    auto [ri, new_rank] = comm.ranks.try_emplace(std::make_pair(c.process_id, n.rank));
+    std::vector<std::pair<uint64_t, int64_t>>& lanes = ri->second;  // (track, last end)
+    size_t lane = 0;
+    while (lane < lanes.size() && lanes[lane].second > s.start_ns) ++lane;
+    if (lane == lanes.size()) {
+      // Calls of one rank overlap only when several of its threads use the
+      // communicator at once: a further lane of the same name.
+      auto p = processes_.find(c.process_id);
+      uint32_t tgid = p == processes_.end() ? 0 : p->second->tgid;
+      std::string name = n.rank >= 0 ? "rank " + std::to_string(n.rank) + " · " : "";
+      name += "pid " + std::to_string(tgid);
+      if (p != processes_.end() && !p->second->name.empty()) name += " " + p->second->name;
+      const Track& parent = L_.tracks[comm.track - 1];
+      uint64_t uuid = add_track(TrackKind::rank, comm.track, name, parent.pid);
+      Track& t = L_.tracks[uuid - 1];
+      // tid rank + 1 sorts the ranks in Chrome's viewer; taken (a second
+      // lane, or a second process claiming the rank): one of its own.
+      t.tid = kRankTidBase + static_cast<uint32_t>(uuid);
+      if (n.rank >= 0 && comm.tids.insert(static_cast<uint32_t>(n.rank) + 1).second)
+        t.tid = static_cast<uint32_t>(n.rank) + 1;
+      t.order = n.rank >= 0 ? static_cast<int32_t>(n.rank) : std::numeric_limits<int32_t>::max();
+      lanes.emplace_back(uuid, s.start_ns);
+    }
+    if (!s.instant) lanes[lane].second = s.end_ns;
+    s.track = lanes[lane].first;
+    if (n.seq) collectives_[{key, n.seq}].push_back(static_cast<uint32_t>(L_.slices.size()));
+    L_.slices.push_back(std::move(s));
   }
 
   std::string queue_name(const replay::Queue& q) {
@@ -422,7 +487,14 @@ class Builder {
   std::unordered_map<int64_t, uint64_t> process_tracks_;
   std::map<std::pair<int64_t, uint32_t>, uint64_t> thread_tracks_;
   std::unordered_map<uint64_t, uint32_t> host_slice_;
-  std::map<std::pair<uint64_t, int64_t>, std::vector<uint32_t>> collectives_;  // (comm hash, seq) -> slices
+  struct Communicator {
+    uint64_t track = 0;
+    std::set<uint32_t> tids;  // of its rank tracks
+    // (process id, rank) -> its lanes: (track, end of the last call on it)
+    std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<uint64_t, int64_t>>> ranks;
+  };
+  std::map<CommKey, Communicator> communicators_;
+  std::map<std::pair<CommKey, int64_t>, std::vector<uint32_t>> collectives_;  // (communicator, seq) -> rank slices
   std::unordered_map<int64_t, uint32_t> op_slice_;
   std::vector<size_t> queue_lanes_;
 };

@@ -14,16 +14,33 @@
 namespace gpuobs::exporter {
 
 // gpu: a GPU the metrics sampler found (drawn like a process, pid
-// kGpuPidBase + its id); gpu_counter: one of its metrics.
-enum class TrackKind : uint8_t { process, thread, stream, lane, memory_counter, depth_counter, gpu, gpu_counter };
+// kGpuPidBase + its id); gpu_counter: one of its metrics. communicator: an
+// NCCL communicator (drawn like a process, pid kCommPidBase + its ordinal);
+// rank: one rank's calls on it (tid: rank + 1, or kRankTidBase + n when the
+// rank is unknown or a second lane is needed).
+enum class TrackKind : uint8_t {
+  process,
+  thread,
+  stream,
+  lane,
+  memory_counter,
+  depth_counter,
+  gpu,
+  gpu_counter,
+  communicator,
+  rank
+};
 inline constexpr uint32_t kGpuPidBase = 1u << 29;
+inline constexpr uint32_t kCommPidBase = kGpuPidBase + (1u << 28);
+inline constexpr uint32_t kRankTidBase = 1u << 20;
 
 struct Track {
   uint64_t uuid = 0;    // 1-based index into TraceLayout::tracks
   uint64_t parent = 0;  // 0: top level
   TrackKind kind = TrackKind::process;
   std::string name;
-  uint32_t pid = 0, tid = 0;  // tid: threads only
+  uint32_t pid = 0, tid = 0;  // tid: threads and ranks only
+  int32_t order = 0;          // ranks: their place under the communicator
 };
 
 // One argument of a slice: an integer or an interned string.
@@ -63,7 +80,8 @@ struct TraceLayout {
 // the dependency's index in replay::Result::deps.
 inline constexpr uint64_t kDependencyFlowBase = uint64_t{1} << 40;
 // The same NCCL collective in its ranks (communicator hash and sequence
-// number), chained in the order they entered it: kCollectiveFlowBase + n.
+// number), chained on the communicator's rank tracks in the order the ranks
+// entered it: kCollectiveFlowBase + n.
 inline constexpr uint64_t kCollectiveFlowBase = uint64_t{1} << 41;
 
 TraceLayout build_layout(Timeline timeline, const replay::Result& replay);

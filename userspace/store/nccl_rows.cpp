@@ -100,6 +100,15 @@ int NcclRowWriter::write_call(const ApiCallEvent& e, const ApiSpec& spec, int64_
       up.bind(1, *c.device).bind(2, comm_id);
       (void)up.exec();
     }
+  } else if ((c.op == NcclOp::comm_rank && c.rank) || (c.op == NcclOp::comm_count && c.nranks)) {
+    comm_id = comm_row(c, pid, 0, false);
+    // A split's rank and size, learned when the application asked NCCL.
+    if (comm_id) {
+      Stmt up(db_, c.op == NcclOp::comm_rank ? "UPDATE nccl_comm_rows SET rank = ?1 WHERE id = ?2"
+                                             : "UPDATE nccl_comm_rows SET nranks = ?1 WHERE id = ?2");
+      up.bind(1, c.op == NcclOp::comm_rank ? *c.rank : *c.nranks).bind(2, comm_id);
+      (void)up.exec();
+    }
   } else {
     comm_id = comm_row(c, pid, 0, false);
   }

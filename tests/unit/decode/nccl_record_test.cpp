@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "events.h"
 
 using namespace gpuobs;
@@ -32,7 +34,7 @@ NcclCall decode(const ApiCallEvent& e) { return decode_nccl(e, *api_by_id(e.api)
 
 TEST(NcclRecord, TheTableNamesEveryProbedCallOnceWithItsIds) {
   auto t = nccl_api_table();
-  ASSERT_EQ(t.size(), 17u);
+  ASSERT_EQ(t.size(), 23u);
   for (size_t i = 0; i < t.size(); ++i) {
     EXPECT_EQ(t[i].id, 2001 + i);
     EXPECT_EQ(t[i].family, Family::collective);
@@ -133,4 +135,64 @@ TEST(NcclRecord, CommsNumberCollectivesPerCommunicatorAndProcess) {
   comms.forget_process(7);
   EXPECT_EQ(comms.find(7, 0xc0), nullptr);
   EXPECT_NE(comms.find(8, 0xc0), nullptr);
+}
+
+// NCCL 2.23's ncclCommInitRankScalable takes its ids by pointer: the first
+// one's 16 bytes come in the blob and hash like a by-value id; a faulted
+// blob gives no identity rather than a wrong one.
+TEST(NcclRecord, ScalableInitHashesTheFirstIdThroughItsPointer) {
+  ApiCallEvent e = call("ncclCommInitRankScalable", {0x7000, 4, 3, 1, 0x8000, 0}, 7, 0, 0xc1);
+  e.blob_kind = GPUOBS_BLOB_STRUCT;
+  uint64_t words[2] = {0x1122334455667788ull, 0x0200abcdull};
+  e.blob.assign(reinterpret_cast<const char*>(words), sizeof words);
+  NcclCall c = decode(e);
+  EXPECT_EQ(c.op, NcclOp::comm_init);
+  EXPECT_EQ(c.comm, 0xc1u);
+  EXPECT_EQ(c.nranks, 4);
+  EXPECT_EQ(c.rank, 3);
+  EXPECT_EQ(c.id_hash, nccl_id_hash(words[0], words[1]));
+  e.flags |= GPUOBS_CALL_F_BLOB_FAULT;
+  EXPECT_FALSE(decode(e).id_hash);
+}
+
+// Gather and scatter: the root's side is count x nranks; RCCL's
+// ncclAllToAll is all_to_all like ncclAlltoAll.
+TEST(NcclRecord, GatherScatterAndRcclAllToAll) {
+  NcclCall g = decode(call("ncclGather", {0x100, 0x200, 64, 7, 1, 0xc0, 0x5000}));
+  EXPECT_EQ(g.op, NcclOp::gather);
+  EXPECT_EQ(g.peer, 1);
+  EXPECT_EQ(g.comm, 0xc0u);
+  EXPECT_EQ(g.stream, 0x5000u);
+  EXPECT_EQ(nccl_bytes(g, 4), 64u * 4 * 4);
+  EXPECT_FALSE(nccl_bytes(g, std::nullopt));
+  EXPECT_TRUE(nccl_is_collective(NcclOp::gather));
+  NcclCall s = decode(call("ncclScatter", {0x100, 0x200, 8, 2, 0, 0xc0, 0x5000}));
+  EXPECT_EQ(s.op, NcclOp::scatter);
+  EXPECT_EQ(nccl_bytes(s, 2), 8u * 4 * 2);
+  NcclCall a = decode(call("ncclAllToAll", {0x100, 0x200, 8, 2, 0xc0, 0x5000}));
+  EXPECT_EQ(a.op, NcclOp::all_to_all);
+  EXPECT_EQ(a.comm, 0xc0u);
+  EXPECT_EQ(a.stream, 0x5000u);
+  EXPECT_EQ(to_string(NcclOp::gather), "gather");
+  EXPECT_EQ(to_string(NcclOp::scatter), "scatter");
+}
+
+// A split communicator's rank and size are unknown until the application
+// asks NCCL (ncclCommUserRank, ncclCommCount): the answers fill them in; a
+// failed query changes nothing.
+TEST(NcclRecord, UserRankAndCountFillInASplitCommunicator) {
+  NcclComms comms;
+  comms.observe(7, decode(call("ncclCommInitRank", {0x7000, 4, 2, 0}, 7, 0, 0xc0)));
+  comms.observe(7, decode(call("ncclCommSplit", {0xc0, 1, 5, 0x7100, 0}, 7, 0, 0xd0)));
+  ASSERT_NE(comms.find(7, 0xd0), nullptr);
+  EXPECT_FALSE(comms.find(7, 0xd0)->rank);
+  NcclCall failed = decode(call("ncclCommUserRank", {0xd0, 0x7200}, 7, 4, 9));
+  EXPECT_EQ(failed.op, NcclOp::comm_rank);
+  comms.observe(7, failed);
+  EXPECT_FALSE(comms.find(7, 0xd0)->rank);
+  comms.observe(7, decode(call("ncclCommUserRank", {0xd0, 0x7200}, 7, 0, 1)));
+  comms.observe(7, decode(call("ncclCommCount", {0xd0, 0x7200}, 7, 0, 0xffffffff00000002ull)));
+  EXPECT_EQ(comms.find(7, 0xd0)->rank, 1);
+  EXPECT_EQ(comms.find(7, 0xd0)->nranks, 2);  // the int's upper half ignored
+  EXPECT_EQ(comms.find(7, 0xc0)->rank, 2);    // the parent untouched
 }
