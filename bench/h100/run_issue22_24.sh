@@ -41,6 +41,33 @@ if [ "$PART" = single ]; then
   "$B/gpuobs" report nccl_sum /tmp/t.gpuobs
   q "SELECT name, value FROM counters WHERE name IN ('ring_records', 'ring_record_bytes', 'nccl_stalls')
      OR (name LIKE 'dropped%' AND value > 0)" /tmp/t.gpuobs
+  echo "=== NCCL symbols probed per library (attached / failed: a symbol this NCCL does not export)"
+  for f in /tmp/c.gpuobs /tmp/t.gpuobs; do
+    q "SELECT library, status, count(DISTINCT symbol) AS symbols, group_concat(DISTINCT CASE WHEN status <> 'attached'
+       THEN symbol END) AS which FROM probes WHERE library LIKE '%nccl%' GROUP BY library, status" "$f" 2>&1 | head -6
+  done
+  echo "=== what reduce_scatter_tensor did: the calls between each all_gather and the next all_reduce"
+  q "WITH ag AS (SELECT ts_mono_ns AS t0, (SELECT min(ts_mono_ns) FROM nccl_calls b WHERE b.op = 'all_reduce'
+       AND b.ts_mono_ns > a.ts_mono_ns) AS t1 FROM nccl_calls a WHERE op = 'all_gather')
+     SELECT api, count(*) AS calls FROM api_calls, ag WHERE ts_mono_ns > t0 AND ts_mono_ns < t1 GROUP BY api
+     ORDER BY calls DESC LIMIT 12" /tmp/t.gpuobs
+  echo "=== the communicator tracks in the Chrome export of the PyTorch capture"
+  "$B/gpuobs" export chrome -f -o /tmp/t.json /tmp/t.gpuobs
+  "$PY" - <<'PYEOF'
+import json
+ev = json.load(open("/tmp/t.json"))["traceEvents"]
+comms = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"
+         and e["args"]["name"].startswith("NCCL comm")}
+ranks = [(e["pid"], e["tid"], e["args"]["name"]) for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"
+         and e["pid"] in comms]
+on = {}
+for e in ev:
+    if e.get("ph") == "X" and e.get("pid") in comms:
+        on[e["name"]] = on.get(e["name"], 0) + 1
+print("communicators:", comms)
+print("rank tracks:", ranks)
+print("calls on them:", on)
+PYEOF
 fi
 
 if [ "$PART" = ddp ]; then

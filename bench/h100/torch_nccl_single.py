@@ -23,5 +23,7 @@ for _ in range(n):
     dist.reduce_scatter_tensor(out, t)
 torch.cuda.synchronize()
 maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libnccl" in l})
-print(json.dumps({"pid": os.getpid(), "nccl": maps, "iterations": n, "tensor_bytes": t.numel() * 4}))
+print(json.dumps({"pid": os.getpid(), "nccl": maps, "iterations": n, "tensor_bytes": t.numel() * 4,
+                  "torch": torch.__version__, "nccl_version": ".".join(map(str, torch.cuda.nccl.version())),
+                  "current_stream": hex(torch.cuda.current_stream().cuda_stream)}))
 dist.destroy_process_group()
