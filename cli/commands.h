@@ -59,8 +59,13 @@ struct ReportArgs {
   // Durations (*_ns columns) in ns, us, ms or s; empty: ns in JSON and CSV,
   // in a table each column in the unit that reads best.
   std::string timeunit;
+  // --clickhouse URL: run the report there, over every shipped host
+  // (--host: one), --since/--until then wall-clock seconds since the epoch.
+  std::string clickhouse, credentials, host;
 };
 int run_report(const ReportArgs& args);
+int run_fleet_report(const ReportArgs& args);
+std::string fleet_report_names();  // "kern_sum, api_sum, ..."
 
 struct SqlArgs {
   std::string query;
@@ -147,5 +152,18 @@ struct UpgradeArgs {
   std::vector<std::string> files;
 };
 int run_upgrade(const UpgradeArgs& args);
+
+// gpuobs ship FILE...|--segment N --to URL and gpuobs clickhouse init URL
+// (cli/fleet.cpp; docs/operations.md, "Fleet"). Exit status 0: shipped (or
+// already there); 1: ClickHouse refused or could not be reached; 2: bad input.
+struct FleetArgs {
+  std::vector<std::string> files;
+  std::string segment, state_dir = kDaemonStateDir;
+  std::string url;          // http://HOST:8123/?database=gpuobs
+  std::string credentials;  // a file: user = NAME, password = SECRET
+  std::string format = "table";
+};
+int run_ship(const FleetArgs& args);
+int run_clickhouse_init(const FleetArgs& args);
 
 }  // namespace gpuobs::cli

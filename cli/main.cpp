@@ -64,13 +64,15 @@ struct Args {
   cli::CheckArgs check_args;
   cli::UpgradeArgs upgrade_args;
   cli::DiffArgs diff_args;
+  cli::FleetArgs ship_args, ch_args;
 };
 
 // The subcommands, to tell which one was given.
 struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
-           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr, *diff = nullptr;
+           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr, *diff = nullptr,
+           *ship = nullptr, *ch_init = nullptr;
 };
 
 void add_record(CLI::App& app, Args& a, Commands& c) {
@@ -127,6 +129,11 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
   report->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
   report->add_option("--pid", a.rep.pid, "only this process id")->check(CLI::PositiveNumber);
   report->add_option("--process", a.rep.process, "only processes with this name (comm)");
+  report->add_option("--clickhouse", a.rep.clickhouse,
+                     "run it in ClickHouse over the shipped hosts (URL as for gpuobs ship; reports: " +
+                         cli::fleet_report_names() + "); --since/--until are then Unix seconds");
+  report->add_option("--credentials", a.rep.credentials, "with --clickhouse: the credentials file");
+  report->add_option("--host", a.rep.host, "with --clickhouse: only this host");
   report->add_option("--since", a.rep.since_s, "only activity from this many seconds after the capture started")
       ->check(kSeconds);
   report->add_option("--until", a.rep.until_s, "only activity up to this many seconds after the capture started")
@@ -294,6 +301,25 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
   diff->add_flag("--wide", a.wide, "tables: never cut a cell");
 }
 
+// ship and clickhouse init: captures to ClickHouse (docs/operations.md, "Fleet").
+void add_fleet(CLI::App& app, Args& a, Commands& c) {
+  auto& s = a.ship_args;
+  auto* ship = c.ship = app.add_subcommand(
+      "ship", "send captures (files, or gpuobsd's segments) to ClickHouse: each row with its host and segment, "
+              "never twice (docs/operations.md, Fleet)");
+  ship->add_option("files", s.files, "capture files");
+  ship->add_option("--segment", s.segment, "gpuobsd segments: N, FROM..TO or all");
+  ship->add_option("--state-dir", s.state_dir, "gpuobsd's state directory")->capture_default_str();
+  ship->add_option("--to", s.url, "ClickHouse HTTP URL, e.g. http://HOST:8123/?database=gpuobs")->required();
+  ship->add_option("--credentials", s.credentials, "file with 'user = NAME' and 'password = SECRET' (mode 600)");
+  ship->add_option("--format", s.format, "table, json or csv")->capture_default_str();
+  auto* ch = app.add_subcommand("clickhouse", "ClickHouse for a fleet of gpuobs hosts");
+  ch->require_subcommand(1);
+  auto* init = c.ch_init = ch->add_subcommand("init", "create the gpuobs database and tables (idempotent)");
+  init->add_option("url", a.ch_args.url, "ClickHouse HTTP URL, e.g. http://HOST:8123/?database=gpuobs")->required();
+  init->add_option("--credentials", a.ch_args.credentials, "file with 'user = NAME' and 'password = SECRET' (mode 600)");
+}
+
 // Checks that involve two options (CLI11 validators see one value): the exit
 // status of a usage error, or nullopt.
 std::optional<int> check_option_pairs(const Args& a, const Commands& c) {
@@ -369,6 +395,9 @@ int dispatch(Args& a, const Commands& c) {
   if (c.html->parsed()) return current_if_unset(a.html.file) ? cli::run_export_html(a.html) : 2;
   if (c.replay->parsed()) return cli::run_replay(a.rpl);
   if (c.diff->parsed()) return cli::run_diff(a.diff_args);
+  if (c.ship->parsed()) return cli::run_ship(a.ship_args);
+  if (c.ch_init->parsed()) return cli::run_clickhouse_init(a.ch_args);
+  if (c.report->parsed() && !a.rep.clickhouse.empty()) return cli::run_fleet_report(a.rep);
   if (c.report->parsed() && a.rep.list) return cli::run_report(a.rep);
   return run_on_captures(a, c);
 }
@@ -388,6 +417,7 @@ int main(int argc, char** argv) {
   add_stacks_and_exports(app, a, c);
   add_replay_status_check(app, a, c);
   add_diff(app, a, c);
+  add_fleet(app, a, c);
 
   // The recorded command's words go to it untouched (CLI11 would reorder them),
   // so they are split off before CLI11 parses the rest.

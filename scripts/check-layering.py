@@ -33,7 +33,7 @@ LAYERS = [
     ["decode", "loader", "gpu_metrics", "gpu_time"],
     ["store"],
     ["capture", "report", "replay", "daemon_state", "diff"],
-    ["export"],
+    ["export", "fleet"],
     # The two binaries are peers: what both need lives in a room below them
     # (daemon_state), never in one binary's directory.
     ["daemon", "cli"],

@@ -14,7 +14,8 @@ sel AS (SELECT id FROM processes WHERE (:pid IS NULL OR tgid = :pid) AND (:proce
 every AS (
   SELECT n.* FROM nccl_calls n, c
   WHERE n.op NOT IN ('comm_init', 'comm_init_all', 'comm_split', 'comm_destroy',
-                                             'comm_abort', 'comm_device', 'group_start', 'group_end')
+                                             'comm_abort', 'comm_device', 'comm_rank', 'comm_count', 'group_start',
+                                             'group_end')
     AND (:since_s IS NULL OR n.ts_mono_ns >= c.t0 + :since_s * 1e9)
     AND (:until_s IS NULL OR n.ts_mono_ns <= c.t0 + :until_s * 1e9)),
 -- The rows of the processes asked for; a collective's skew is over every

@@ -1,0 +1,54 @@
+// A ClickHouse server reached over its HTTP interface (port 8123), the one
+// interface every version has: statements are POSTed as the request body,
+// inserts name the statement in the URL's `query` parameter and send their
+// rows gzip-compressed (Content-Encoding: gzip) in TabSeparated format.
+// Kept to what ClickHouse 18.16 (Debian 12's) understands.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpuobs::fleet {
+
+// Where and as whom: http://HOST:PORT/?database=NAME (the database defaults
+// to gpuobs), and the user and password from a credentials file.
+struct Endpoint {
+  std::string base;  // scheme://host:port/ (path kept), no query
+  std::string database = "gpuobs";
+  std::string user, password;  // empty user: ClickHouse's default
+  long timeout_s = 120;
+  std::string display() const;  // base and database, never the password
+};
+
+// Parses the URL; credentials_file (may be empty): "user = NAME" and
+// "password = SECRET" lines (# comments), readable only by its owner (a
+// file others can read is refused: it holds a password).
+Result<Endpoint> parse_endpoint(const std::string& url, const std::string& credentials_file = "");
+
+class ClickHouse {
+ public:
+  explicit ClickHouse(Endpoint ep) : ep_(std::move(ep)) {}
+  const Endpoint& endpoint() const { return ep_; }
+
+  // Runs one statement in the database (in none with in_database false: to
+  // create it) and returns the response body; a server error's text is the
+  // error message (ClickHouse answers 4xx/5xx with "Code: N, e.displayText() = ...").
+  Result<std::string> query(const std::string& sql, bool in_database = true) const;
+  // INSERT INTO table (columns) FORMAT TabSeparated, the rows gzip-compressed.
+  Status insert(const std::string& table, const std::string& columns, const std::string& tsv) const;
+
+ private:
+  Result<std::string> post(const std::string& url, const std::string& body, bool gzip) const;
+  Endpoint ep_;
+};
+
+// One TabSeparated field: \, tab, newline and carriage return escaped as
+// ClickHouse reads them (traced names are untrusted text).
+void append_tsv_field(std::string& out, std::string_view s);
+// A TabSeparated response split into rows and fields, escapes undone.
+std::vector<std::vector<std::string>> parse_tsv(const std::string& body);
+
+}  // namespace gpuobs::fleet

@@ -1,0 +1,164 @@
+#include "fleet/fleet_reports.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "fleet/fleet_schema.h"
+
+namespace gpuobs::fleet {
+namespace {
+
+// SQLite's round(x, n): half away from zero (ClickHouse's round is half to
+// even for floats).
+std::string round_sql(const std::string& x, int digits) {
+  std::string scale = digits == 1 ? "10" : "100";
+  return "(if((" + x + ") < 0, -floor(-(" + x + ") * " + scale + " + 0.5), floor((" + x + ") * " + scale +
+         " + 0.5)) / " + scale + ")";
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// The WHERE clause every report's rows go through.
+std::string where(const FleetFilter& f) {
+  std::string w = "1";
+  if (!f.host.empty()) w += " AND host = " + quote(f.host);
+  if (f.pid) w += " AND pid = " + std::to_string(*f.pid);
+  if (!f.process.empty()) w += " AND process = " + quote(f.process);
+  char buf[64];
+  if (f.since_s) {
+    std::snprintf(buf, sizeof buf, "%.0f", *f.since_s * 1e9);
+    w += std::string(" AND ts_ns >= ") + buf;
+  }
+  if (f.until_s) {
+    std::snprintf(buf, sizeof buf, "%.0f", *f.until_s * 1e9);
+    w += std::string(" AND ts_ns <= ") + buf;
+  }
+  return w;
+}
+
+// kern_sum.sql: one row per kernel name; GPU times are not shipped (NULL).
+std::string kern_sum(const FleetFilter& f) {
+  const std::string grid = "toUInt64(grid_x) * grid_y * grid_z", block = "toUInt64(block_x) * block_y * block_z";
+  return "SELECT kernel, toInt64(count()) AS launches, toInt64(uniqExact(host_id, segment, process_id)) AS processes,"
+         " toInt64(uniqExact(host_id, segment, process_id, stream)) AS streams,"
+         " toInt64(min(" + grid + ")) AS grid_min, toInt64(max(" + grid + ")) AS grid_max, " +
+         round_sql("sum(" + grid + ") / count()", 1) + " AS grid_avg, toInt64(min(" + block +
+         ")) AS block_min, toInt64(max(" + block + ")) AS block_max, " + round_sql("sum(" + block + ") / count()", 1) +
+         " AS block_avg, " + round_sql("sum(shared_mem) / count()", 1) +
+         " AS shared_mem_avg, toInt64(sum(cooperative)) AS cooperative,"
+         " CAST(NULL AS Nullable(Int64)) AS gpu_launches, CAST(NULL AS Nullable(Int64)) AS gpu_total_ns,"
+         " CAST(NULL AS Nullable(Float64)) AS gpu_avg_ns, CAST(NULL AS Nullable(Float64)) AS gpu_med_ns,"
+         " CAST(NULL AS Nullable(Int64)) AS gpu_min_ns, CAST(NULL AS Nullable(Int64)) AS gpu_max_ns,"
+         " CAST(NULL AS Nullable(Float64)) AS gpu_stddev_ns"
+         " FROM launches WHERE " + where(f) + " GROUP BY kernel ORDER BY launches DESC, kernel";
+}
+
+// api_sum.sql: timed calls with their statistics, then the launch APIs
+// (entry only: counted, no time). groupArray skips NULL durations.
+std::string api_sum(const FleetFilter& f) {
+  const std::string w = where(f), n = "length(s)", mean = "(arraySum(s) / length(s))";
+  auto if_timed = [&](const std::string& type, const std::string& v, const std::string& min_n = "1") {
+    return "if(" + n + " < " + min_n + ", CAST(NULL AS Nullable(" + type + ")), toNullable(" + v + "))";
+  };
+  return "SELECT api, calls, timed_calls, total_ns, avg_ns, median_ns, min_ns, max_ns, stddev_ns, time_pct FROM ("
+         " SELECT api, toInt64(c) AS calls, toInt64(" + n + ") AS timed_calls, " +
+         if_timed("Int64", "toInt64(arraySum(s))") + " AS total_ns, " +
+         if_timed("Float64", round_sql(mean, 1)) + " AS avg_ns, " +
+         if_timed("Float64", "(s[intDiv(length(s) + 1, 2)] + s[intDiv(length(s) + 2, 2)]) / 2") + " AS median_ns, " +
+         if_timed("Int64", "toInt64(s[1])") + " AS min_ns, " + if_timed("Int64", "toInt64(s[length(s)])") +
+         " AS max_ns, " +
+         if_timed("Float64",
+                  round_sql("sqrt(arraySum(arrayMap(x -> (x - " + mean + ") * (x - " + mean + "), s)) / (" + n +
+                                " - 1))",
+                            1),
+                  "2") +
+         " AS stddev_ns, if(t > 0, " + round_sql("100. * arraySum(s) / t", 2) + ", 0.) AS time_pct"
+         " FROM (SELECT api, count() AS c, arraySort(groupArray(duration_ns)) AS s FROM api_calls WHERE " + w +
+         " GROUP BY api) CROSS JOIN (SELECT toFloat64(sum(duration_ns)) AS t FROM api_calls WHERE " + w + ")"
+         " UNION ALL"
+         " SELECT api, toInt64(count()), toInt64(0), CAST(NULL AS Nullable(Int64)), CAST(NULL AS Nullable(Float64)),"
+         " CAST(NULL AS Nullable(Float64)), CAST(NULL AS Nullable(Int64)), CAST(NULL AS Nullable(Int64)),"
+         " CAST(NULL AS Nullable(Float64)), 0. FROM launches WHERE " + w + " GROUP BY api)"
+         " ORDER BY total_ns DESC NULLS LAST, calls DESC, api";
+}
+
+// nccl_sum.sql across hosts: a collective's skew is over every rank that
+// entered it in the window, whichever hosts and processes the filter asks
+// for; ranks are (host, pid).
+std::string nccl_sum(const FleetFilter& f) {
+  FleetFilter window;  // the time filter alone: every rank
+  window.since_s = f.since_s;
+  window.until_s = f.until_s;
+  const std::string ops =
+      " AND op NOT IN ('comm_init', 'comm_init_all', 'comm_split', 'comm_destroy', 'comm_abort', 'comm_device',"
+      " 'comm_rank', 'comm_count', 'group_start', 'group_end')";
+  const std::string w = where(f) + ops, every = where(window) + ops;
+  const std::string h = "lower(hex(comm_hash))";
+  return "SELECT if(comm_hash = 0, '(unknown)', concat(substring('0000000000000000', 1, 16 - length(" + h + ")), " +
+         h + ")) AS comm, op, toInt64(uniqExact(host_id, pid)) AS ranks,"
+         " if(max(nranks) > 0, toNullable(toInt64(max(nranks))), CAST(NULL AS Nullable(Int64))) AS nranks,"
+         " toInt64(count()) AS calls, sum(bytes) AS bytes, sum(duration_ns) AS host_ns, " +
+         round_sql("avg(duration_ns)", 1) +
+         " AS avg_host_ns, toInt64(any(m_n)) AS matched,"
+         " if(any(m_n) = 0, CAST(NULL AS Nullable(Int64)), toNullable(any(m_p50))) AS skew_p50_ns,"
+         " if(any(m_n) = 0, CAST(NULL AS Nullable(Int64)), toNullable(any(m_p95))) AS skew_p95_ns,"
+         " if(any(m_n) = 0, CAST(NULL AS Nullable(Int64)), toNullable(any(m_mx))) AS skew_max_ns"
+         " FROM (SELECT * FROM nccl_calls WHERE " + w + ")"
+         " ANY LEFT JOIN (SELECT comm_hash, op, length(k) AS m_n, k[intDiv(length(k) + 1, 2)] AS m_p50,"
+         " k[intDiv(95 * length(k) + 99, 100)] AS m_p95, k[length(k)] AS m_mx FROM ("
+         " SELECT comm_hash, op, arraySort(groupArrayIf(skew, seen > 1)) AS k FROM ("
+         " SELECT comm_hash, op, seq, max(ts_ns) - min(ts_ns) AS skew, uniqExact(host_id, pid) AS seen"
+         " FROM nccl_calls WHERE " + every + " AND seq > 0 AND comm_hash != 0"
+         " AND comm_hash IN (SELECT comm_hash FROM nccl_calls WHERE " + w + ")"
+         " GROUP BY comm_hash, op, seq) GROUP BY comm_hash, op)) USING (comm_hash, op)"
+         " GROUP BY comm_hash, op ORDER BY host_ns DESC, calls DESC, comm, op";
+}
+
+}  // namespace
+
+std::vector<std::string> fleet_report_names() { return {"kern_sum", "api_sum", "nccl_sum"}; }
+
+Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
+  if (auto v = check_schema(ch); !v) return v.error();
+  std::string sql;
+  if (name == "kern_sum") sql = kern_sum(f);
+  else if (name == "api_sum") sql = api_sum(f);
+  else if (name == "nccl_sum") sql = nccl_sum(f);
+  else
+    return make_error("no report '" + name + "' on ClickHouse",
+                      "these run there: kern_sum, api_sum, nccl_sum", 2);
+  auto body = ch.query(sql + " FORMAT TabSeparatedWithNamesAndTypes");
+  if (!body) return body.error();
+  auto rows = parse_tsv(*body);
+  QueryResult r;
+  if (rows.size() < 2) return make_error("ClickHouse sent no column names for " + name);
+  r.columns = rows[0];
+  const std::vector<std::string>& types = rows[1];
+  for (size_t i = 2; i < rows.size(); ++i) {
+    std::vector<Cell> out;
+    for (size_t j = 0; j < rows[i].size() && j < types.size(); ++j) {
+      const std::string& v = rows[i][j];
+      const std::string& t = types[j];
+      if (t.rfind("Nullable(", 0) == 0 && v == "\\N") {
+        out.emplace_back(std::monostate{});
+      } else if (t.find("Int") != std::string::npos) {
+        out.emplace_back(static_cast<int64_t>(std::strtoll(v.c_str(), nullptr, 10)));
+      } else if (t.find("Float") != std::string::npos) {
+        out.emplace_back(std::strtod(v.c_str(), nullptr));
+      } else {
+        out.emplace_back(v);
+      }
+    }
+    r.rows.push_back(std::move(out));
+  }
+  return r;
+}
+
+}  // namespace gpuobs::fleet

@@ -1,0 +1,78 @@
+#include "fleet/fleet_schema.h"
+
+#include <string>
+
+namespace gpuobs::fleet {
+namespace {
+
+// ClickHouse 18.16 DDL. Nullable where the capture has NULLs (a call
+// probed at entry only has no duration); the sort keys lead with date and
+// host so a fleet query's time and host filters prune parts and granules.
+const char* const kTables[] = {
+    "CREATE TABLE IF NOT EXISTS schema_version (version UInt32, applied DateTime DEFAULT now()) ENGINE = TinyLog",
+    // The ledger: one row per (segment, table) shipped whole.
+    ("CREATE TABLE IF NOT EXISTS segments (host String, host_id UInt64, segment UInt64, table_name String,"
+     " rows UInt64, start_ns Int64, end_ns Int64, source String, gpuobs_version String,"
+     " shipped DateTime DEFAULT now()) ENGINE = MergeTree() ORDER BY (host_id, segment, table_name)"),
+    ("CREATE TABLE IF NOT EXISTS processes (date Date DEFAULT toDate(intDiv(first_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, process_id Int64, pid UInt32, comm String, first_ns Int64, last_ns Int64)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, pid)"),
+    ("CREATE TABLE IF NOT EXISTS launches (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, process_id Int64, pid UInt32, process String, tid UInt32,"
+     " api String, kernel String, function UInt64, grid_x UInt32, grid_y UInt32, grid_z UInt32, block_x UInt32,"
+     " block_y UInt32, block_z UInt32, shared_mem UInt32, stream UInt64, cooperative UInt8, stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, kernel, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS api_calls (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, process_id Int64, pid UInt32, process String, tid UInt32,"
+     " family String, api String, duration_ns Nullable(Int64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS nccl_calls (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
+     " process String, tid UInt32, api String, op String, comm_hash UInt64, rank Int32, nranks Int32, seq Int64,"
+     " count Nullable(UInt64), datatype String, redop String, peer Nullable(Int64), stream Nullable(UInt64),"
+     " bytes Nullable(Int64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, comm_hash, seq, host, ts_ns)"),
+};
+
+}  // namespace
+
+Result<uint32_t> check_schema(const ClickHouse& ch) {
+  auto r = ch.query("SELECT max(version) FROM schema_version");
+  if (!r) {
+    if (r.error().message.find("doesn't exist") != std::string::npos ||
+        r.error().message.find("Code: 81") != std::string::npos || r.error().message.find("Code: 60") != std::string::npos)
+      return make_error("no gpuobs schema in database " + ch.endpoint().database + " at " + ch.endpoint().base,
+                        "run gpuobs clickhouse init " + ch.endpoint().display());
+    return r.error();
+  }
+  uint32_t v = static_cast<uint32_t>(std::strtoul(r->c_str(), nullptr, 10));
+  if (v == 0)
+    return make_error("database " + ch.endpoint().database + " has no schema version",
+                      "run gpuobs clickhouse init " + ch.endpoint().display());
+  if (v > kFleetSchemaVersion)
+    return make_error("database " + ch.endpoint().database + " has gpuobs schema version " + std::to_string(v) +
+                          ", newer than this build's " + std::to_string(kFleetSchemaVersion),
+                      "use a newer gpuobs");
+  return v;
+}
+
+Status init_schema(const ClickHouse& ch) {
+  if (auto r = ch.query("CREATE DATABASE IF NOT EXISTS " + ch.endpoint().database, false); !r) return r.error();
+  auto have = ch.query("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'schema_version'");
+  if (!have) return have.error();
+  if (std::strtoul(have->c_str(), nullptr, 10) > 0) {
+    auto v = check_schema(ch);
+    if (!v && v.error().message.find("newer") != std::string::npos) return v.error();
+  }
+  for (const char* sql : kTables)
+    if (auto r = ch.query(sql); !r) return r.error();
+  auto v = ch.query("SELECT count() FROM schema_version WHERE version = " + std::to_string(kFleetSchemaVersion));
+  if (!v) return v.error();
+  if (std::strtoul(v->c_str(), nullptr, 10) == 0)
+    if (auto r = ch.query("INSERT INTO schema_version (version) VALUES (" + std::to_string(kFleetSchemaVersion) + ")");
+        !r)
+      return r.error();
+  return {};
+}
+
+}  // namespace gpuobs::fleet

@@ -1,0 +1,46 @@
+// The ClickHouse side of the capture (schema version kFleetSchemaVersion):
+// denormalized MergeTree tables, one row per event with its host, host id
+// and segment id, names as text (ClickHouse compresses repeated names to
+// almost nothing), timestamps on the wall clock (ts_ns, Int64 nanoseconds:
+// 18.16 has no DateTime64) and a `date` column that partitions by month and
+// leads the sort key (date, host, kernel or api, ts_ns), so fleet queries
+// by time, host and kernel read a few granules. process_id is the
+// process's row in its segment: (host_id, segment, process_id) is one process. docs/operations.md, "Fleet".
+#pragma once
+
+#include <cstdint>
+
+#include "common/result.h"
+#include "fleet/clickhouse_client.h"
+
+namespace gpuobs::fleet {
+
+inline constexpr uint32_t kFleetSchemaVersion = 1;
+
+// Creates the database and the tables (IF NOT EXISTS) and records the
+// version; an existing database of a newer version is refused.
+Status init_schema(const ClickHouse& ch);
+// The database's version; an error when it was never initialized ("run
+// gpuobs clickhouse init") or is newer than this build.
+Result<uint32_t> check_schema(const ClickHouse& ch);
+
+// The shipped tables and their columns, in insert order (the shipper's
+// TabSeparated rows follow these lists).
+struct FleetTable {
+  const char* name;
+  const char* columns;  // "host, host_id, segment, ..." without `date`
+};
+inline constexpr FleetTable kProcessesTable{
+    "processes", "host, host_id, segment, process_id, pid, comm, first_ns, last_ns"};
+inline constexpr FleetTable kLaunchesTable{
+    "launches",
+    "host, host_id, segment, ts_ns, process_id, pid, process, tid, api, kernel, function, grid_x, grid_y, grid_z, block_x, "
+    "block_y, block_z, shared_mem, stream, cooperative, stack"};
+inline constexpr FleetTable kApiCallsTable{
+    "api_calls", "host, host_id, segment, ts_ns, process_id, pid, process, tid, family, api, duration_ns, result, stack"};
+inline constexpr FleetTable kNcclCallsTable{
+    "nccl_calls",
+    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, count, "
+    "datatype, redop, peer, stream, bytes, result, stack"};
+
+}  // namespace gpuobs::fleet

@@ -1,0 +1,231 @@
+#include "fleet/shipper.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "fleet/fleet_schema.h"
+#include "store/schema.h"
+#include "version.h"
+
+namespace gpuobs::fleet {
+namespace {
+
+uint64_t fnv(std::string_view s, uint64_t h = 0xcbf29ce484222325ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h & 0x7fffffffffffffffull;  // fits Int64 too, for users' SQL
+}
+
+// Frames per stack line: the call site and the frames that explain it; the
+// rest would only make every row longer.
+constexpr int kStackFrames = 32;
+
+// Each table's rows as the capture gives them, in the FleetTable's column
+// order after (host, host_id, segment), the last column a stack id that
+// becomes the stack's text. ?1 is the capture's CLOCK_MONOTONIC -> wall
+// clock offset.
+struct Source {
+  const FleetTable* table;
+  const char* sql;
+};
+const Source kSources[] = {
+    {&kProcessesTable,
+     "SELECT p.id, p.tgid, coalesce(p.comm, ''), coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns) + ?1,"
+     " coalesce(p.exit_mono_ns, c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, NULL"
+     " FROM processes p, capture c ORDER BY p.id"},
+    {&kLaunchesTable,
+     "SELECT k.ts_mono_ns + ?1, k.process_id, k.tgid, coalesce(p.comm, ''), k.tid, k.api,"
+     " CASE WHEN coalesce(k.kernel_name, '') != '' THEN k.kernel_name"
+     " ELSE printf('(unknown: handle 0x%x)', k.function) END, k.function, k.grid_x, k.grid_y, k.grid_z,"
+     " k.block_x, k.block_y, k.block_z, k.shared_mem_bytes, coalesce(k.stream, 0), k.cooperative != 0, k.stack_id"
+     " FROM kernel_launches k LEFT JOIN processes p ON p.id = k.process_id"},
+    {&kApiCallsTable,
+     "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.comm, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
+     " a.stack_id FROM api_calls_timed a LEFT JOIN processes p ON p.id = a.process_id"},
+    {&kNcclCallsTable,
+     "SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.comm, ''), n.tid, n.api, n.op,"
+     " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
+     " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, n.stack_id"
+     " FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"},
+};
+
+Error capture_error(Db& db, const std::string& what) {
+  return make_error("cannot read " + what + " from the capture: " + sqlite3_errmsg(db.get()), {}, 2);
+}
+
+Result<std::unordered_map<int64_t, std::string>> stack_lines(Db& db) {
+  std::unordered_map<int64_t, std::string> lines;
+  Stmt st(db.get(),
+          "SELECT stack_id, coalesce(symbol, '?'), kind, file, line FROM stack_symbols WHERE position < ?"
+          " ORDER BY stack_id, position");
+  if (!st.valid()) return capture_error(db, "stack_symbols");
+  sqlite3_bind_int(st.get(), 1, kStackFrames);
+  while (st.step() == SQLITE_ROW) {
+    sqlite3_stmt* s = st.get();
+    std::string& line = lines[sqlite3_column_int64(s, 0)];
+    if (!line.empty()) line += " <- ";
+    line += reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+    const unsigned char* kind = sqlite3_column_text(s, 2);
+    if (kind && std::string_view(reinterpret_cast<const char*>(kind)) == "python" &&
+        sqlite3_column_type(s, 3) != SQLITE_NULL) {
+      std::string file = reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
+      line += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(sqlite3_column_int64(s, 4)) + ")";
+    }
+  }
+  return lines;
+}
+
+uint64_t count_of(const std::string& body) { return std::strtoull(body.c_str(), nullptr, 10); }
+
+// An ALTER TABLE ... DELETE is a mutation that runs in the background: wait
+// until none is left on the table, so the rows sent next are not counted
+// with the old ones.
+Status wait_for_mutations(const ClickHouse& ch, const std::string& table) {
+  for (int i = 0; i < 600; ++i) {
+    auto r = ch.query("SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = '" + table +
+                      "' AND is_done = 0");
+    if (!r) return r.error();
+    if (count_of(*r) == 0) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return make_error("ClickHouse did not finish deleting a partial shipment from " + table + " within 60 s");
+}
+
+}  // namespace
+
+Result<CaptureIdentity> capture_identity(const std::string& path) {
+  auto db = open_capture_readonly(path, OpenCheck::none);
+  if (!db) return db.error();
+  Stmt st(db->get(),
+          "SELECT coalesce(host, ''), coalesce(clock_offset_ns, 0), start_mono_ns,"
+          " coalesce(end_mono_ns, committed_mono_ns, start_mono_ns) FROM capture");
+  if (!st.valid()) return capture_error(*db, "the capture row");
+  if (st.step() != SQLITE_ROW) return make_error(path + " has no capture row", "is it a gpuobs capture?", 2);
+  CaptureIdentity id;
+  id.host = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+  id.clock_offset_ns = sqlite3_column_int64(st.get(), 1);
+  id.start_ns = sqlite3_column_int64(st.get(), 2) + id.clock_offset_ns;
+  id.end_ns = sqlite3_column_int64(st.get(), 3) + id.clock_offset_ns;
+  id.host_id = fnv(id.host);
+  // The same capture gives the same id whoever ships it, and a host's
+  // segments never collide (their starts differ).
+  id.segment = fnv(id.host + "\n" + std::to_string(id.start_ns));
+  return id;
+}
+
+Result<bool> is_shipped(const ClickHouse& ch, const std::string& path) {
+  auto id = capture_identity(path);
+  if (!id) return id.error();
+  auto r = ch.query("SELECT uniqExact(table_name) FROM segments WHERE host_id = " + std::to_string(id->host_id) +
+                    " AND segment = " + std::to_string(id->segment));
+  if (!r) return r.error();
+  return count_of(*r) >= std::size(kSources);
+}
+
+Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, const ShipOptions& opt) {
+  if (auto v = check_schema(ch); !v) return v.error();
+  auto id = capture_identity(path);
+  if (!id) return id.error();
+  auto db = open_capture_readonly(path);
+  if (!db) return db.error();
+  auto stacks = stack_lines(*db);
+  if (!stacks) return stacks.error();
+  ShipStats stats;
+  stats.segment = id->segment;
+  stats.host = id->host;
+  std::string tags;  // the first three fields of every row
+  append_tsv_field(tags, id->host);
+  tags += "\t" + std::to_string(id->host_id) + "\t" + std::to_string(id->segment);
+  const std::string where = " WHERE host_id = " + std::to_string(id->host_id) +
+                            " AND segment = " + std::to_string(id->segment);
+
+  for (const Source& src : kSources) {
+    const std::string table = src.table->name;
+    auto ledger = ch.query("SELECT count() FROM segments" + where + " AND table_name = '" + table + "'");
+    if (!ledger) return ledger.error();
+    if (count_of(*ledger) > 0) {
+      ++stats.tables_skipped;
+      continue;
+    }
+    Stmt st(db->get(), src.sql);
+    if (!st.valid()) return capture_error(*db, table);
+    st.bind(1, id->clock_offset_ns);
+    // The rows, built once: counted against what ClickHouse holds, then sent.
+    std::vector<std::string> chunks(1);
+    uint64_t rows = 0, in_chunk = 0;
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) {
+      sqlite3_stmt* s = st.get();
+      std::string& out = chunks.back();
+      out += tags;
+      int n = sqlite3_column_count(s);
+      for (int i = 0; i < n - 1; ++i) {
+        out += '\t';
+        switch (sqlite3_column_type(s, i)) {
+          case SQLITE_NULL: out += "\\N"; break;
+          case SQLITE_INTEGER: out += std::to_string(sqlite3_column_int64(s, i)); break;
+          case SQLITE_FLOAT: out += std::to_string(sqlite3_column_double(s, i)); break;
+          default: append_tsv_field(out, reinterpret_cast<const char*>(sqlite3_column_text(s, i)));
+        }
+      }
+      if (table != "processes") {
+        out += '\t';
+        if (sqlite3_column_type(s, n - 1) != SQLITE_NULL)
+          if (auto it = stacks->find(sqlite3_column_int64(s, n - 1)); it != stacks->end())
+            append_tsv_field(out, it->second);
+      }
+      out += '\n';
+      ++rows;
+      if (++in_chunk == opt.rows_per_insert) {
+        chunks.emplace_back();
+        in_chunk = 0;
+      }
+    }
+    if (rc != SQLITE_DONE) return capture_error(*db, table);
+    auto there = ch.query("SELECT count() FROM " + table + where);
+    if (!there) return there.error();
+    uint64_t existing = count_of(*there);
+    if (existing == rows && rows > 0) {
+      ++stats.tables_already_there;
+    } else {
+      if (existing > 0) {
+        // A partial shipment (a crash or timeout mid-insert): its rows go,
+        // then all of them again.
+        if (auto r = ch.query("ALTER TABLE " + table + " DELETE" + where); !r) return r.error();
+        if (auto w = wait_for_mutations(ch, table); !w) return w.error();
+        ++stats.tables_repaired;
+      } else {
+        ++stats.tables_sent;
+      }
+      for (const std::string& chunk : chunks) {
+        if (chunk.empty()) continue;
+        if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
+        if (auto s = ch.insert(table, src.table->columns, chunk); !s) return s.error();
+        stats.bytes_sent += chunk.size();
+      }
+      stats.rows_sent += rows;
+    }
+    std::string led;
+    append_tsv_field(led, id->host);
+    led += "\t" + std::to_string(id->host_id) + "\t" + std::to_string(id->segment) + "\t" + table + "\t" +
+           std::to_string(rows) + "\t" + std::to_string(id->start_ns) + "\t" + std::to_string(id->end_ns) + "\t";
+    append_tsv_field(led, path);
+    led += "\t";
+    append_tsv_field(led, GPUOBS_VERSION);
+    led += "\n";
+    if (auto s = ch.insert("segments", "host, host_id, segment, table_name, rows, start_ns, end_ns, source, gpuobs_version",
+                           led);
+        !s)
+      return s.error();
+  }
+  return stats;
+}
+
+}  // namespace gpuobs::fleet
