@@ -17,6 +17,8 @@ packages=(
   help2man       # man pages from --help (cmake/packaging.cmake)
   prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
   curl iproute2 python3 passwd systemd  # the daemon tests: scrape queries, ss, JSON checks, useradd, systemd-analyze
+  libcurl4-openssl-dev  # curl/curl.h: the fleet's ClickHouse client (libcurl itself is loaded at run time)
+  clickhouse-server     # gpuobs_fleet_tests start a throwaway server on loopback (Debian's 18.16)
   chromium       # gpuobs_html_tests load `gpuobs export html` headless: no console error, the flame graph's frames, a screenshot
 )
 missing=()

@@ -1,0 +1,241 @@
+// Fleet (issue 23): captures shipped to a real clickhouse-server on loopback
+// (tests/integration/clickhouse_server.h) with gpuobs ship, then the reports
+// run there. Two hosts (one capture, and a copy renamed to another host)
+// give exactly the source rows and sums; kern_sum, api_sum and nccl_sum on
+// ClickHouse equal the same reports on the SQLite capture; a second ship
+// sends nothing; a crash's leftovers (a table complete but not in the
+// ledger, a table half sent) and a kill -9 mid-shipment are repaired
+// without a lost or doubled row; a server that is down, refuses the
+// password or has no schema gives a clear error and ships nothing. Root
+// (gpuobs record).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "clickhouse_server.h"
+#include "fleet/clickhouse_client.h"
+#include "fleet/shipper.h"
+#include "run_util.h"
+#include "store/schema.h"
+#include "unit/test_util.h"
+
+using namespace gpuobs;
+using namespace gpuobs::testing;
+
+namespace {
+
+std::pair<int, std::string> gpuobs_cli(const std::string& args) {
+  return run_output(std::string(GPUOBS_BIN) + " " + args + " 2>&1");
+}
+
+// One capture with launches, timed API calls and NCCL calls of 2 ranks.
+void record_capture(const TempDir& dir, const std::string& out) {
+  std::string nccl;
+  for (int r = 0; r < 2; ++r)
+    nccl += std::string(" FAKE_NCCL_LIBCUDA=") + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --rank " + std::to_string(r) +
+            " --nranks 2 --id-file " + dir.file("id") + " --iters 3 > /dev/null &";
+  std::string script = std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 3000 && " +
+                       API_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --threads 2 --iterations 20 --truth " +
+                       dir.file("api.json") + " && " + nccl + " wait";
+  std::string lib = FAKE_LIBNCCL;
+  ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
+                FAKE_LIBCUDA + " -o " + out + " -- sh -c '" + script + "' 2> " + dir.file("record.log")),
+            0)
+      << read_file(dir.file("record.log"));
+}
+
+// The same capture as if another host had recorded it.
+void copy_as_host(const std::string& from, const std::string& to, const std::string& host) {
+  ASSERT_EQ(run("cp " + from + " " + to), 0);
+  ASSERT_EQ(run("sqlite3 " + to + " \"UPDATE capture SET host = '" + host + "'\""), 0);
+}
+
+fleet::ClickHouse client(const ClickHouseServer& s, const std::string& db = "gpuobs") {
+  auto ep = fleet::parse_endpoint(s.url(db));
+  EXPECT_TRUE(ep.ok());
+  return fleet::ClickHouse(*ep);
+}
+
+int64_t ch_scalar(const fleet::ClickHouse& ch, const std::string& sql) {
+  auto r = ch.query(sql);
+  EXPECT_TRUE(r.ok()) << sql << ": " << r.error().message;
+  return r.ok() ? std::strtoll(r->c_str(), nullptr, 10) : -1;
+}
+
+class Fleet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.ok()) << server_.error();
+    record_capture(dir_, a_);
+    copy_as_host(a_, b_, "host-b");
+    auto [rc, out] = gpuobs_cli("clickhouse init '" + server_.url() + "'");
+    ASSERT_EQ(rc, 0) << out;
+  }
+  std::string ship(const std::string& files, int want_rc = 0) {
+    auto [rc, out] = gpuobs_cli("ship --format csv --to '" + server_.url() + "' " + files);
+    EXPECT_EQ(rc, want_rc) << out;
+    return out;
+  }
+  // Rows and sums of each table in ClickHouse for one host, against the
+  // capture it came from.
+  void expect_same_rows(const std::string& host, const std::string& capture, bool with_calls = true) {
+    auto ch = client(server_);
+    auto db = open_capture_readonly(capture);
+    ASSERT_TRUE(db.ok());
+    std::string h = " WHERE host = '" + host + "'";
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches" + h), scalar(*db, "SELECT count(*) FROM kernel_launches"));
+    EXPECT_GT(ch_scalar(ch, "SELECT count() FROM launches" + h), 0);
+    // Sums of each argument (their product overflows for launch_workload's
+    // largest grids).
+    EXPECT_EQ(ch_scalar(ch, "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem) FROM launches" + h),
+              scalar(*db, "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem_bytes)"
+                          " FROM kernel_launches"));
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM api_calls" + h), scalar(*db, "SELECT count(*) FROM api_calls_timed"));
+    EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(duration_ns), 0) FROM api_calls" + h),
+              scalar(*db, "SELECT coalesce(sum(duration_ns), 0) FROM api_calls_timed"));
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM nccl_calls" + h), scalar(*db, "SELECT count(*) FROM nccl_calls"));
+    if (with_calls) {
+      EXPECT_GT(ch_scalar(ch, "SELECT count() FROM nccl_calls" + h), 0);
+      EXPECT_GT(ch_scalar(ch, "SELECT count() FROM api_calls" + h), 0);
+    }
+    EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(bytes), 0) FROM nccl_calls" + h),
+              scalar(*db, "SELECT coalesce(sum(bytes), 0) FROM nccl_calls"));
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM processes" + h), scalar(*db, "SELECT count(*) FROM processes"));
+  }
+
+  TempDir dir_;
+  ClickHouseServer server_{dir_};
+  std::string a_ = dir_.file("a.gpuobs"), b_ = dir_.file("b.gpuobs");
+};
+
+}  // namespace
+
+TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
+  std::string out = ship(a_ + " " + b_);
+  EXPECT_NE(out.find(",4,0,0\n"), std::string::npos) << out;  // each: 4 tables sent, none there, none repaired
+  auto db = open_capture_readonly(a_);
+  ASSERT_TRUE(db.ok());
+  std::string host_a = text(*db, "SELECT host FROM capture");
+  expect_same_rows(host_a, a_);
+  expect_same_rows("host-b", b_);
+  auto ch = client(server_);
+  EXPECT_EQ(ch_scalar(ch, "SELECT uniqExact(host_id) FROM launches"), 2);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 8);
+  // Each report on ClickHouse for one host is the local report, column for
+  // column; over both hosts the counts double.
+  for (const char* r : {"kern_sum", "api_sum", "nccl_sum"}) {
+    auto [lrc, local] = gpuobs_cli(std::string("report --format csv ") + r + " " + a_);
+    auto [crc, remote] =
+        gpuobs_cli(std::string("report --format csv --clickhouse '") + server_.url() + "' --host " + host_a + " " + r);
+    EXPECT_EQ(lrc, 0) << local;
+    EXPECT_EQ(crc, 0) << remote;
+    EXPECT_EQ(remote, local) << r;
+    EXPECT_GT(std::count(local.begin(), local.end(), '\n'), 1) << r << ": no rows to compare\n" << local;
+  }
+  auto [rc, both] = run_output(std::string(GPUOBS_BIN) + " report --format json --clickhouse '" + server_.url() +
+                               "' kern_sum 2>/dev/null");
+  ASSERT_EQ(rc, 0) << both;
+  int64_t local_launches = scalar(*db, "SELECT count(*) FROM kernel_launches");
+  int64_t total = 0;
+  for (auto& row : nlohmann::json::parse(both)) total += row["launches"].get<int64_t>();
+  EXPECT_EQ(total, 2 * local_launches) << both;
+  // Shipped again: nothing sent, nothing doubled.
+  out = ship(a_ + " " + b_);
+  EXPECT_NE(out.find(",0,0,0,4,0\n"), std::string::npos) << out;
+  expect_same_rows(host_a, a_);
+  expect_same_rows("host-b", b_);
+}
+
+// What a crash leaves, each state made by hand: a table whose rows all
+// landed but whose ledger row did not, and a table half sent. The next ship
+// writes the ledger for the first and sends the second again, whole.
+TEST_F(Fleet, ACrashesLeftoversAreRepairedWithoutLossOrDuplicates) {
+  ship(a_);
+  auto ch = client(server_);
+  auto id = fleet::capture_identity(a_);
+  ASSERT_TRUE(id.ok());
+  std::string seg = " WHERE segment = " + std::to_string(id->segment);
+  ASSERT_TRUE(ch.query("ALTER TABLE segments DELETE" + seg + " AND table_name IN ('launches', 'api_calls')").ok());
+  int64_t half = ch_scalar(ch, "SELECT intDiv(min(ts_ns) + max(ts_ns), 2) FROM launches" + seg);
+  ASSERT_TRUE(ch.query("ALTER TABLE launches DELETE" + seg + " AND ts_ns > " + std::to_string(half)).ok());
+  for (int i = 0; i < 100 && ch_scalar(ch, "SELECT count() FROM system.mutations WHERE is_done = 0") > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto st = fleet::ship_capture(ch, a_);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(st->tables_repaired, 1u);       // launches
+  EXPECT_EQ(st->tables_already_there, 1u);  // api_calls
+  EXPECT_EQ(st->tables_skipped, 2u);        // processes, nccl_calls
+  expect_same_rows(id->host, a_);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 4);
+}
+
+// kill -9 of gpuobs ship at some point of its work, wherever that falls:
+// shipped again, every table holds each row once.
+TEST_F(Fleet, AShipperKilledMidShipmentLosesAndDoublesNothing) {
+  std::string big = dir_.file("big.gpuobs");
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record --libcuda " + FAKE_LIBCUDA + " -o " + big + " -- " +
+                LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 40000 2>/dev/null"),
+            0);
+  for (int delay_ms : {60, 250}) {
+    HeldChild ship({GPUOBS_BIN, "ship", "--to", server_.url(), big});
+    ASSERT_TRUE(ship.release());
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(ship.pid(), SIGKILL);
+    ship.wait();
+    auto ch = client(server_);
+    auto st = fleet::ship_capture(ch, big);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    auto id = fleet::capture_identity(big);
+    expect_same_rows(id->host, big, false);
+    ASSERT_TRUE(ch.query("ALTER TABLE launches DELETE WHERE segment = " + std::to_string(id->segment)).ok());
+    ASSERT_TRUE(ch.query("ALTER TABLE segments DELETE WHERE segment = " + std::to_string(id->segment)).ok());
+    for (int i = 0; i < 100 && ch_scalar(ch, "SELECT count() FROM system.mutations WHERE is_done = 0") > 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Refusals: each a clear error, exit status 1 (2 for our own bad input),
+// and nothing shipped.
+TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
+  // Down: nothing listens.
+  std::string down = "http://127.0.0.1:" + std::to_string(free_port()) + "/?database=gpuobs";
+  auto [rc, out] = gpuobs_cli("ship --to '" + down + "' " + a_);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("connect"), std::string::npos) << out;
+  // Wrong password for the gpuobs user.
+  std::string cred = dir_.file("cred");
+  { std::ofstream(cred) << "# for the tests\nuser = gpuobs\npassword = wrong\n"; }
+  ::chmod(cred.c_str(), 0600);
+  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url() + "' --credentials " + cred + " " + a_);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("Wrong password"), std::string::npos) << out;
+  // The right one works.
+  { std::ofstream(cred) << "user = gpuobs\npassword = " << kClickHousePassword << "\n"; }
+  std::tie(rc, out) = gpuobs_cli("report --clickhouse '" + server_.url() + "' --credentials " + cred + " kern_sum");
+  EXPECT_EQ(rc, 0) << out;
+  // A credentials file others can read is refused before any request.
+  ::chmod(cred.c_str(), 0644);
+  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url() + "' --credentials " + cred + " " + a_);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("can be read by others"), std::string::npos) << out;
+  // A password in the URL is refused (it would show in ps and logs).
+  std::tie(rc, out) = gpuobs_cli("ship --to 'http://gpuobs:pw@127.0.0.1:1/' " + a_);
+  EXPECT_EQ(rc, 2) << out;
+  // No schema: the database was never initialized.
+  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url("other") + "' " + a_);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("gpuobs clickhouse init"), std::string::npos) << out;
+  auto ch = client(server_);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 0);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 0);
+  // Not a capture.
+  std::string junk = dir_.file("junk.gpuobs");
+  { std::ofstream(junk) << "not sqlite"; }
+  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url() + "' " + junk);
+  EXPECT_EQ(rc, 2) << out;
+}
