@@ -206,33 +206,30 @@ FLEET_URL="$CH/?database=gpuobs_fleet"
 chq 'DROP DATABASE IF EXISTS gpuobs_fleet' >/dev/null
 "$GPUOBS" clickhouse init "$FLEET_URL" >/dev/null
 BASE_NS=$(($(date -u -d '2026-11-27 09:00' +%s) * 1000000000))  # one hour on one day: one date
-# One row per number n: host h = n / PER_HOST, launch i = n % PER_HOST;
-# r1, r2 two hashes of n. ~200 kernels, Zipf-like (k = 200 u^3: the first 20
-# take ~46%), each with its own block size, shared memory and grid range;
-# 4 processes a host (pid, name, 4 streams each, tids pid..pid+7); 6 segments
-# a host (10 minutes each); timestamps evenly over the hour plus jitter.
+# ~200 kernels, Zipf-like: popularity index k = 200 u^3 (the first 20 take
+# ~46%), each kernel with its own block size, shared memory and grid range;
+# 4 processes a host (pid, name, 4 streams each, tids pid..pid+7); 6
+# segments a host (10 minutes each); each kernel's launches evenly over the
+# hour plus jitter. Generated in the sort key's order (host, kernel name,
+# ts_ns): one row per (host, kernel) from system.numbers, arrayJoin'd into
+# that kernel's launches; MergeTree then writes each block about 3x faster
+# than shuffled rows (same rows, same table).
 fill_sql() {  # fill_sql FIRST_HOST NHOSTS
   cat <<EOF
 INSERT INTO launches ($cols)
 SELECT host, host_id, segment, ts_ns, process_id, pid, process, tid, api, kernel, function, grid_x, grid_y, grid_z,
   block_x, block_y, block_z, shared_mem, stream, cooperative, stack
 FROM (
-  SELECT n, h, i, r1, r2, k, p,
+  SELECT h, k, kernel, p, r1, r2,
     concat('host-', substring(toString(1000 + h), 2)) AS host,
     bitAnd(sipHash64(host), 9223372036854775807) AS host_id,
-    bitAnd(intHash64(h * 64 + intDiv(i * 6, $PER_HOST)), 9223372036854775807) AS segment,
-    toInt64($BASE_NS + intDiv(i * 3600000000000, $PER_HOST) + r1 % 1000) AS ts_ns,
+    toInt64($BASE_NS + intDiv(j * 3600000000000, cnt) + r1 % 1000) AS ts_ns,
+    bitAnd(intHash64(h * 64 + intDiv(ts_ns - $BASE_NS, 600000000000)), 9223372036854775807) AS segment,
     toInt64(p + 1) AS process_id,
     toUInt32(1000 + intHash64(h * 16 + p) % 60000) AS pid,
     ['python3', 'pt_main_thread', 'python3', 'trainer'][p + 1] AS process,
     toUInt32(pid + intDiv(r1, 65536) % 8) AS tid,
     if(intDiv(r1, 1048576) % 4 = 3, 'cuLaunchKernel_ptsz', 'cuLaunchKernel') AS api,
-    concat(['ampere_sgemm_128x64_tn', 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>',
-            'void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>',
-            'flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false, false, cutlass::half_t>>',
-            'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>',
-            'void at::native::elementwise_kernel<128, 2>', 'sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64'][k % 8 + 1],
-           '_v', toString(k)) AS kernel,
     bitAnd(intHash64(h * 1000 + k), 140737488355327) AS function,
     toUInt32(1 + (intHash64(k) % 4096) * (1 + r2 % 4)) AS grid_x,
     toUInt32(if(k % 3 = 0, 1 + intDiv(r2, 16) % 8, 1)) AS grid_y,
@@ -246,10 +243,24 @@ FROM (
            ['forward (model.py:', 'backward (autograd.py:', 'step (optim.py:'][intDiv(r2, 4096) % 3 + 1],
            toString(200 + (k * 7) % 90), ') <- train_step (train.py:', toString(300 + p), ') <- main (train.py:12)') AS stack
   FROM (
-    SELECT number + $(($1 * PER_HOST)) AS n, intDiv(n, $PER_HOST) AS h, n % $PER_HOST AS i, intHash64(n) AS r1,
-      intHash64(n + 1000000007) AS r2, toUInt32(floor(pow((r1 % 1000000) / 1000000., 3) * 200)) AS k,
+    SELECT h, k, kernel, cnt, j, intHash64(h * $PER_HOST + first + j) AS r1, intHash64(h * $PER_HOST + first + j + 1000000007) AS r2,
       intDiv(r1, 4294967296) % 4 AS p
-    FROM system.numbers LIMIT $(($2 * PER_HOST))))
+    FROM (
+      SELECT h, k, kernel, first, cnt, arrayJoin(range(cnt)) AS j
+      FROM (
+        WITH arrayMap(kk -> concat(['ampere_sgemm_128x64_tn', 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>',
+                'void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>',
+                'flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false, false, cutlass::half_t>>',
+                'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>',
+                'void at::native::elementwise_kernel<128, 2>', 'sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64'][kk % 8 + 1],
+              '_v', toString(kk)), range(200)) AS by_k,
+          arraySort(by_k) AS names,
+          arrayMap(name -> indexOf(by_k, name) - 1, names) AS k_of,
+          arrayPushFront(arrayMap(c -> toUInt64(round(c * $PER_HOST)),
+            arrayCumSum(arrayMap(kk -> pow((kk + 1) / 200, 1 / 3) - pow(kk / 200, 1 / 3), k_of))), toUInt64(0)) AS bounds
+        SELECT number + $(($1 * 200)) AS hk, intDiv(hk, 200) AS h, toUInt32(k_of[hk % 200 + 1]) AS k, names[hk % 200 + 1] AS kernel,
+          bounds[hk % 200 + 1] AS first, toUInt64(bounds[hk % 200 + 2] - first) AS cnt
+        FROM system.numbers LIMIT $(($2 * 200))))))
 EOF
 }
 BATCH=10
@@ -258,7 +269,8 @@ fill_t0=$(now)
 while [ "$filled" -lt "$HOSTS" ]; do
   n=$((HOSTS - filled < BATCH ? HOSTS - filled : BATCH))
   t0=$(now)
-  chq "$(fill_sql "$filled" "$n")" gpuobs_fleet >/dev/null
+  # max_block_size: 200 (host, kernel) rows a source block, about one host of launches once expanded
+  curl -sS --fail-with-body "$CH/?database=gpuobs_fleet&max_block_size=200" --data-binary "$(fill_sql "$filled" "$n")" >/dev/null
   t1=$(now)
   filled=$((filled + n))
   spent=$(awk -v a="$fill_t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')

@@ -142,6 +142,15 @@ int run_status(const StatusArgs& a) {
                 static_cast<unsigned long long>(h->diff_comparisons), static_cast<unsigned long long>(h->diff_errors));
     if (!h->diff_last_error.empty()) std::printf("  last error: %s\n", terminal_safe(h->diff_last_error).c_str());
   }
+  if (!h->ship_url.empty()) {
+    std::printf("shipping:       to %s: %llu segments (%llu rows) shipped, backlog %llu segments (%llu bytes), "
+                "%llu failures, %llu deleted unshipped (disk full)\n",
+                terminal_safe(h->ship_url).c_str(), static_cast<unsigned long long>(h->ship_segments),
+                static_cast<unsigned long long>(h->ship_rows), static_cast<unsigned long long>(h->ship_backlog_segments),
+                static_cast<unsigned long long>(h->ship_backlog_bytes), static_cast<unsigned long long>(h->ship_failures),
+                static_cast<unsigned long long>(h->unshipped_deleted));
+    if (!h->ship_last_error.empty()) std::printf("  last error: %s\n", terminal_safe(h->ship_last_error).c_str());
+  }
   std::printf("metrics:        %llu connections open, %llu refused, %llu accept backoffs\n",
               static_cast<unsigned long long>(h->metrics_connections),
               static_cast<unsigned long long>(h->metrics_connections_refused),

@@ -66,7 +66,9 @@ std::vector<std::pair<const char*, const std::string*>> string_options(const Con
                                                                  {"log_level", &c.log_level},
                                                                  {"metrics_listen", &c.metrics_listen},
                                                                  {"status_file", &c.status_file},
-                                                                 {"diff_baseline", &c.diff_baseline}};
+                                                                 {"diff_baseline", &c.diff_baseline},
+                                                                 {"ship_url", &c.ship_url},
+                                                                 {"ship_credentials", &c.ship_credentials}};
   using List = std::pair<const char*, const std::vector<std::string>*>;
   for (const List& l : {List{"libcuda", &c.libcuda}, List{"libhip", &c.libhip}, List{"watch_dev", &c.watch_dev}})
     for (const std::string& v : *l.second) out.emplace_back(l.first, &v);
@@ -120,6 +122,9 @@ std::string config_text(const Config& c) {
   line("diff_baseline", quoted(c.diff_baseline));
   line("diff_interval", std::to_string(c.diff_interval_s));
   line("diff_window", std::to_string(c.diff_window_s));
+  line("ship_url", quoted(c.ship_url));
+  line("ship_credentials", quoted(c.ship_credentials));
+  line("ship_interval", std::to_string(c.ship_interval_s));
   return t;
 }
 
@@ -212,6 +217,16 @@ Parsed parse_config(int argc, char** argv) {
       ->transform(duration_units())
       ->check(CLI::Range(uint64_t{1}, uint64_t{86400}))
       ->capture_default_str();
+  app.add_option("--ship-url,--ship_url", c.ship_url,
+                 "ship every finished segment to this ClickHouse (http://HOST:8123/?database=gpuobs; empty: off; "
+                 "docs/operations.md, Fleet)");
+  app.add_option("--ship-credentials,--ship_credentials", c.ship_credentials,
+                 "file with 'user = NAME' and 'password = SECRET' for ship_url, readable only by gpuobsd's user");
+  app.add_option("--ship-interval,--ship_interval", c.ship_interval_s,
+                 "how often to look for segments to ship (s, min, h; a rotation also starts a pass)")
+      ->transform(duration_units())
+      ->check(CLI::Range(uint64_t{1}, uint64_t{86400}))
+      ->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
   bool print_config = false;
   app.add_flag("--print-config", print_config,
@@ -290,6 +305,9 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.diff_baseline != b.diff_baseline, "diff_baseline", false);
   note(a.diff_interval_s != b.diff_interval_s, "diff_interval", false);
   note(a.diff_window_s != b.diff_window_s, "diff_window", false);
+  note(a.ship_url != b.ship_url, "ship_url", false);
+  note(a.ship_credentials != b.ship_credentials, "ship_credentials", false);
+  note(a.ship_interval_s != b.ship_interval_s, "ship_interval", false);
   return ch;
 }
 

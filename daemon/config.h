@@ -49,6 +49,10 @@ struct Config {
   std::string diff_baseline;
   uint64_t diff_interval_s = 300;  // how often
   uint64_t diff_window_s = 300;    // the current segment's last this many seconds
+  // Shipping to ClickHouse (daemon/fleet_ship.h): off while ship_url is empty.
+  std::string ship_url;          // http://HOST:8123/?database=gpuobs
+  std::string ship_credentials;  // a file: user = NAME, password = SECRET (mode 600)
+  uint64_t ship_interval_s = 60;  // how often to look for finished segments (a rotation also wakes it)
 
   SessionOptions session_options() const;
 };

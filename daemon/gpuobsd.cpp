@@ -23,6 +23,7 @@
 #include "common/private_files.h"
 #include "daemon/config.h"
 #include "daemon/diff_watch.h"
+#include "daemon/fleet_ship.h"
 #include "daemon/journal_log.h"
 #include "daemon/metrics_server.h"
 #include "daemon/notify.h"
@@ -85,7 +86,7 @@ uint64_t file_bytes(const std::string& path) {
 }
 
 segments::Retention retention_of(const daemon::Config& c) {
-  return segments::Retention{c.keep_segments, c.keep_bytes, c.max_age_s};
+  return segments::Retention{c.keep_segments, c.keep_bytes, c.max_age_s, !c.ship_url.empty()};
 }
 
 // The walking skeleton's --db mode: a previous capture is kept, never overwritten.
@@ -154,6 +155,8 @@ class Daemon {
   Clock::time_point last_sample_;
   std::unique_ptr<MetricsServer> metrics_;  // only with metrics_listen set
   std::unique_ptr<daemon::DiffWatch> diff_watch_;  // only with diff_baseline set
+  std::unique_ptr<daemon::FleetShip> ship_;         // only with ship_url set
+  uint64_t unshipped_deleted_ = 0;
   uint64_t emergency_deletions_ = 0;
   uint64_t failed_rows_seen_ = 0;  // of the current segment's writer (check_store)
   bool full_logged_ = false;       // "nothing left to delete" said once per episode
@@ -209,6 +212,7 @@ void Daemon::maybe_rotate(Clock::time_point now) {
   tally_.reset_counts();
   if (diff_watch_) diff_watch_->set_current(path);
   if (auto st = segments::set_current(cfg_.state_dir, path); !st) spdlog::warn("{}", st.error().message);
+  if (ship_) ship_->set_current(path);  // the one just finished can go
   apply_retention();
 }
 
@@ -220,8 +224,13 @@ bool Daemon::delete_oldest(const std::string& current, const std::string& why) {
       spdlog::warn("disk full: cannot delete segment {}: {}", s.path, std::strerror(errno));
       continue;
     }
+    bool unshipped = ship_ && !daemon::is_marked_shipped(s.path);
     remove_capture_files(s.path);
     ++emergency_deletions_;
+    if (unshipped) {
+      ++unshipped_deleted_;
+      spdlog::warn("segment {} deleted before it was shipped to ClickHouse (the disk is full)", s.path);
+    }
     spdlog::warn("segment {} deleted (emergency: the disk is full, {} bytes freed; {})", s.path, s.bytes, why);
     sync_counters();
     return true;
@@ -351,6 +360,18 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
   h.emergency_deletions = emergency_deletions_;
   h.nccl_stalls = session_->nccl_stalls();
   fill_gpu_health(h);
+  if (ship_) {
+    daemon::ShipState sh = ship_->state();
+    h.ship_url = sh.url;
+    h.ship_segments = sh.shipped_segments;
+    h.ship_rows = sh.shipped_rows;
+    h.ship_failures = sh.failures;
+    h.ship_backlog_segments = sh.backlog_segments;
+    h.ship_backlog_bytes = sh.backlog_bytes;
+    h.ship_last_success_unix_s = sh.last_success_unix_s;
+    h.ship_last_error = sh.last_error;
+    h.unshipped_deleted = unshipped_deleted_;
+  }
   if (diff_watch_) {
     daemon::DiffWatchState d = diff_watch_->state();
     h.diff_baseline = d.baseline;
@@ -456,6 +477,22 @@ int Daemon::run() {
     spdlog::info("comparing the last {} s with {} every {} s", cfg_.diff_window_s, cfg_.diff_baseline,
                  cfg_.diff_interval_s);
   }
+  if (!cfg_.ship_url.empty()) {
+    if (!segmented()) {
+      print_error("gpuobsd", make_error("ship_url needs segments: it ships finished segments, and --db has none",
+                                        "leave db unset (segments in state_dir)", 2));
+      return 2;
+    }
+    auto ep = fleet::parse_endpoint(cfg_.ship_url, cfg_.ship_credentials);
+    if (!ep) {
+      print_error("gpuobsd", ep.error());
+      return 2;
+    }
+    ship_ = std::make_unique<daemon::FleetShip>(*ep, cfg_.state_dir, std::chrono::seconds(cfg_.ship_interval_s));
+    ship_->set_current(opts.output);
+    ship_->start();
+    spdlog::info("shipping finished segments to {}", ep->display());
+  }
   notify_.send("READY=1");
 
   auto now = Clock::now();
@@ -486,6 +523,7 @@ int Daemon::run() {
   notify_.send("STOPPING=1");
   auto stop_start = Clock::now();
   if (diff_watch_) diff_watch_->stop();
+  if (ship_) ship_->stop();  // a shipment under way stops between inserts; the next start resumes it
   // Exit within 2 s even while processes keep submitting: 1 s to drain the
   // ring, the rest for the writer to commit what it holds.
   session_->set_drain_budget(std::chrono::milliseconds(1000));

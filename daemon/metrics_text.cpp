@@ -125,6 +125,26 @@ std::string render_prometheus(const HealthSnapshot& s) {
     family(out, "gpuobs_diff_errors_total", "counter", "Comparisons that could not be made (gpuobs status says why).");
     sample(out, "gpuobs_diff_errors_total", s.diff_errors);
   }
+  if (!s.ship_url.empty()) {
+    family(out, "gpuobs_ship_backlog_segments", "gauge",
+           "Finished segments not shipped to ClickHouse yet (ship_url); retention keeps them.");
+    sample(out, "gpuobs_ship_backlog_segments", s.ship_backlog_segments);
+    family(out, "gpuobs_ship_backlog_bytes", "gauge", "Size on disk of those segments.");
+    sample(out, "gpuobs_ship_backlog_bytes", s.ship_backlog_bytes);
+    family(out, "gpuobs_ship_segments_total", "counter", "Segments shipped to ClickHouse since gpuobsd started.");
+    sample(out, "gpuobs_ship_segments_total", s.ship_segments);
+    family(out, "gpuobs_ship_rows_total", "counter", "Rows shipped to ClickHouse since gpuobsd started.");
+    sample(out, "gpuobs_ship_rows_total", s.ship_rows);
+    family(out, "gpuobs_ship_failures_total", "counter",
+           "Shipping attempts that failed (gpuobs status shows the last error); each retried with backoff.");
+    sample(out, "gpuobs_ship_failures_total", s.ship_failures);
+    family(out, "gpuobs_ship_last_success_timestamp_seconds", "gauge",
+           "When a segment was last shipped (Unix time; 0: none since gpuobsd started).");
+    sample(out, "gpuobs_ship_last_success_timestamp_seconds", s.ship_last_success_unix_s);
+    family(out, "gpuobs_unshipped_deleted_total", "counter",
+           "Segments deleted before they were shipped: the disk was full (emergency deletion).");
+    sample(out, "gpuobs_unshipped_deleted_total", s.unshipped_deleted);
+  }
   family(out, "gpuobs_gpu_metric_query_errors_total", "counter",
          "GPU metric queries that failed (NVML errors other than not supported, unreadable sysfs files).");
   sample(out, "gpuobs_gpu_metric_query_errors_total", s.gpu_metric_query_errors);

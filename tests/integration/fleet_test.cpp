@@ -13,14 +13,18 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "clickhouse_server.h"
+#include "daemon_util.h"
 #include "fleet/clickhouse_client.h"
 #include "fleet/shipper.h"
 #include "run_util.h"
+#include "daemon_state/segments.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 
@@ -238,4 +242,74 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   { std::ofstream(junk) << "not sqlite"; }
   std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url() + "' " + junk);
   EXPECT_EQ(rc, 2) << out;
+}
+
+// gpuobsd with ship_url: each finished segment shipped once; ClickHouse
+// stopped: capture goes on, the backlog grows, retention keeps the
+// unshipped segment (keep_segments 1 would delete it), gpuobs status and the
+// status file say why; ClickHouse back: the backlog drains and the rows are
+// exactly the launches made.
+TEST_F(Fleet, GpuobsdShipsEverySegmentAndWaitsOutAnAbsentServer) {
+  std::string state = dir_.file("state"), status = dir_.file("status.json"), log = dir_.file("gpuobsd.log");
+  std::filesystem::create_directories(state);
+  auto args = base_args(dir_.file("gpuobsd.conf"), state, status);
+  for (const std::string& a : std::vector<std::string>{"--ship-url", server_.url(), "--ship-interval", "1",
+                                                       "--segment-max-age", "2", "--keep-segments", "1",
+                                                       "--metrics-hz", "0"})
+    args.push_back(a);
+  Daemon d(args, log);
+  ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
+  EXPECT_NE(read_file(log).find("shipping finished segments to " + server_.url()), std::string::npos);
+  auto ship_state = [&] {
+    auto j = nlohmann::json::parse(read_file(status), nullptr, false);
+    return j.is_object() && j.contains("ship") ? j["ship"] : nlohmann::json();
+  };
+  auto wait_for = [&](const std::function<bool(const nlohmann::json&)>& cond, int seconds) {
+    for (int i = 0; i < seconds * 10; ++i) {
+      auto sh = ship_state();
+      if (sh.is_object() && cond(sh)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  auto ch = client(server_);
+  const int kLaunches = 2000;  // per run: 2 threads
+  std::string workload = std::string(LAUNCH_WORKLOAD) + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches " +
+                         std::to_string(kLaunches) + " --truth " + dir_.file("t.json");
+  // Run 1, then its segment rotates (2 s) and ships.
+  ASSERT_EQ(run(workload), 0);
+  ASSERT_TRUE(wait_for([](const nlohmann::json& sh) { return sh["segments"].get<int>() >= 1; }, 20))
+      << ship_state().dump() << read_file(log);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 2 * kLaunches);
+
+  // ClickHouse away: run 2's segment waits, kept by retention.
+  server_.stop();
+  ASSERT_EQ(run(workload), 0);
+  ASSERT_TRUE(wait_for([](const nlohmann::json& sh) {
+    return sh["backlog_segments"].get<int>() >= 1 && sh["failures"].get<int>() >= 1;
+  }, 20)) << ship_state().dump() << read_file(log);
+  auto sh = ship_state();
+  EXPECT_NE(sh["last_error"].get<std::string>().find("onnect"), std::string::npos) << sh.dump();
+  EXPECT_GT(sh["backlog_bytes"].get<int64_t>(), 0);
+  std::string st_text = output_of(std::string(GPUOBS_BIN) + " status --status-file " + status);
+  EXPECT_NE(st_text.find("shipping:"), std::string::npos) << st_text;
+  EXPECT_NE(st_text.find("last error:"), std::string::npos) << st_text;
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // retention runs at each rotation
+  size_t unshipped = 0;
+  for (const auto& seg : segments::list(state)) unshipped += !std::filesystem::exists(seg.path + ".shipped");
+  EXPECT_GE(unshipped, 2u) << "the unshipped segment and the current one";
+  EXPECT_NE(read_file(log).find("cannot ship segment"), std::string::npos) << read_file(log);
+
+  // Back: the backlog drains (the backoff is at most a few seconds by now).
+  server_.start();
+  ASSERT_TRUE(server_.ok()) << server_.error();
+  ASSERT_TRUE(wait_for([](const nlohmann::json& sh) {
+    return sh["backlog_segments"].get<int>() == 0 && sh["segments"].get<int>() >= 2;
+  }, 40)) << ship_state().dump() << read_file(log);
+  EXPECT_EQ(ship_state()["last_error"], "");
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 4 * kLaunches);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM (SELECT segment FROM launches GROUP BY segment)"), 2);
+  int st = 0;
+  d.stop(st);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << read_file(log);
 }

@@ -66,6 +66,13 @@ struct HealthSnapshot {
   uint64_t diff_new_kernels = 0;
   double diff_worst_ratio = 1;     // largest new/base ratio among them (1: none)
   std::string diff_last_error;
+  // Shipping to ClickHouse (issue 23; ship_url): '' url when off.
+  std::string ship_url;
+  uint64_t ship_segments = 0, ship_rows = 0, ship_failures = 0;
+  uint64_t ship_backlog_segments = 0, ship_backlog_bytes = 0;
+  uint64_t unshipped_deleted = 0;  // segments deleted unshipped: the disk was full
+  int64_t ship_last_success_unix_s = 0;
+  std::string ship_last_error;
 };
 
 }  // namespace gpuobs

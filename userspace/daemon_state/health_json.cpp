@@ -53,7 +53,16 @@ nlohmann::json to_json(const HealthSnapshot& h) {
                     {"regressed", h.diff_regressed},
                     {"new_kernels", h.diff_new_kernels},
                     {"worst_ratio", h.diff_worst_ratio},
-                    {"last_error", h.diff_last_error}}}};
+                    {"last_error", h.diff_last_error}}},
+          {"ship", {{"url", h.ship_url},
+                    {"segments", h.ship_segments},
+                    {"rows", h.ship_rows},
+                    {"failures", h.ship_failures},
+                    {"backlog_segments", h.ship_backlog_segments},
+                    {"backlog_bytes", h.ship_backlog_bytes},
+                    {"unshipped_deleted", h.unshipped_deleted},
+                    {"last_success_unix_s", h.ship_last_success_unix_s},
+                    {"last_error", h.ship_last_error}}}};
 }
 
 Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
@@ -107,6 +116,18 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
       h.diff_new_kernels = d.value("new_kernels", uint64_t{0});
       h.diff_worst_ratio = d.value("worst_ratio", 1.0);
       h.diff_last_error = d.value("last_error", std::string());
+    }
+    if (j.contains("ship")) {
+      const auto& d = j.at("ship");
+      h.ship_url = d.value("url", std::string());
+      h.ship_segments = d.value("segments", uint64_t{0});
+      h.ship_rows = d.value("rows", uint64_t{0});
+      h.ship_failures = d.value("failures", uint64_t{0});
+      h.ship_backlog_segments = d.value("backlog_segments", uint64_t{0});
+      h.ship_backlog_bytes = d.value("backlog_bytes", uint64_t{0});
+      h.unshipped_deleted = d.value("unshipped_deleted", uint64_t{0});
+      h.ship_last_success_unix_s = d.value("last_success_unix_s", int64_t{0});
+      h.ship_last_error = d.value("last_error", std::string());
     }
     return h;
   } catch (const nlohmann::json::exception& e) {

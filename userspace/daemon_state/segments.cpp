@@ -110,6 +110,7 @@ std::vector<std::string> enforce(const std::string& dir, const Retention& r, con
     bool too_big = r.keep_bytes && total > r.keep_bytes;
     bool too_old = r.max_age_s && now_unix_s - s.mtime_unix_s > static_cast<int64_t>(r.max_age_s);
     if (!too_many && !too_big && !too_old) continue;
+    if (r.keep_unshipped && ::access((s.path + ".shipped").c_str(), F_OK) != 0) continue;
     if (!remove_capture_files(s.path)) continue;
     deleted.push_back(s.path);
     --count;

@@ -33,6 +33,9 @@ struct Retention {
   uint64_t keep_segments = 0;  // 0: no count limit
   uint64_t keep_bytes = 0;     // 0: no size limit
   uint64_t max_age_s = 0;      // 0: no age limit
+  // Shipping to ClickHouse is on: a segment not shipped yet (no
+  // <segment>.shipped beside it) is kept whatever the limits say.
+  bool keep_unshipped = false;
 };
 // Deletes the oldest segments until the limits hold; never current_path.
 // Returns the paths deleted.

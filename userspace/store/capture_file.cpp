@@ -100,6 +100,7 @@ bool remove_capture_files(const std::string& path) {
   // unlink never follows a link: only the name goes.
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return false;
   for (const char* sfx : kCaptureCompanions) ::unlink((path + sfx).c_str());
+  ::unlink((path + ".shipped").c_str());  // gpuobsd's mark of a segment shipped to ClickHouse
   return true;
 }
 
