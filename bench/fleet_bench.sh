@@ -42,6 +42,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM HUP PIPE  # through cleanup
 say() { echo; echo "### $*"; }
 now() { date +%s.%N; }
 # stats V...: "min median max" of the numbers
@@ -214,6 +215,21 @@ BASE_NS=$(($(date -u -d '2026-11-27 09:00' +%s) * 1000000000))  # one hour on on
 # ts_ns): one row per (host, kernel) from system.numbers, arrayJoin'd into
 # that kernel's launches; MergeTree then writes each block about 3x faster
 # than shuffled rows (same rows, same table).
+# The kernels, computed once (as literals in fill_sql: 18.16 would evaluate
+# these per row): names in sort order, each one's popularity index k, and
+# the first launch of each within a host (cumulative Zipf-like counts).
+IFS=$'\t' read -r NAMES K_OF BOUNDS < <(chq "
+WITH arrayMap(kk -> concat(['ampere_sgemm_128x64_tn', 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>',
+                'void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>',
+                'flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false, false, cutlass::half_t>>',
+                'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>',
+                'void at::native::elementwise_kernel<128, 2>', 'sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64'][kk % 8 + 1],
+              '_v', toString(kk)), range(200)) AS by_k,
+          arraySort(by_k) AS names,
+          arrayMap(name -> indexOf(by_k, name) - 1, names) AS k_of,
+          arrayPushFront(arrayMap(c -> toUInt64(round(c * $PER_HOST)),
+            arrayCumSum(arrayMap(kk -> pow((kk + 1) / 200, 1 / 3) - pow(kk / 200, 1 / 3), k_of))), toUInt64(0)) AS bounds
+SELECT names, k_of, bounds FORMAT TSV")
 fill_sql() {  # fill_sql FIRST_HOST NHOSTS
   cat <<EOF
 INSERT INTO launches ($cols)
@@ -248,18 +264,8 @@ FROM (
     FROM (
       SELECT h, k, kernel, first, cnt, arrayJoin(range(cnt)) AS j
       FROM (
-        WITH arrayMap(kk -> concat(['ampere_sgemm_128x64_tn', 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>',
-                'void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>',
-                'flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false, false, cutlass::half_t>>',
-                'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>',
-                'void at::native::elementwise_kernel<128, 2>', 'sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64'][kk % 8 + 1],
-              '_v', toString(kk)), range(200)) AS by_k,
-          arraySort(by_k) AS names,
-          arrayMap(name -> indexOf(by_k, name) - 1, names) AS k_of,
-          arrayPushFront(arrayMap(c -> toUInt64(round(c * $PER_HOST)),
-            arrayCumSum(arrayMap(kk -> pow((kk + 1) / 200, 1 / 3) - pow(kk / 200, 1 / 3), k_of))), toUInt64(0)) AS bounds
-        SELECT number + $(($1 * 200)) AS hk, intDiv(hk, 200) AS h, toUInt32(k_of[hk % 200 + 1]) AS k, names[hk % 200 + 1] AS kernel,
-          bounds[hk % 200 + 1] AS first, toUInt64(bounds[hk % 200 + 2] - first) AS cnt
+        SELECT number + $(($1 * 200)) AS hk, intDiv(hk, 200) AS h, toUInt32($K_OF[hk % 200 + 1]) AS k,
+          $NAMES[hk % 200 + 1] AS kernel, $BOUNDS[hk % 200 + 1] AS first, toUInt64($BOUNDS[hk % 200 + 2] - first) AS cnt
         FROM system.numbers LIMIT $(($2 * 200))))))
 EOF
 }
@@ -269,8 +275,9 @@ fill_t0=$(now)
 while [ "$filled" -lt "$HOSTS" ]; do
   n=$((HOSTS - filled < BATCH ? HOSTS - filled : BATCH))
   t0=$(now)
-  # max_block_size: 200 (host, kernel) rows a source block, about one host of launches once expanded
-  curl -sS --fail-with-body "$CH/?database=gpuobs_fleet&max_block_size=200" --data-binary "$(fill_sql "$filled" "$n")" >/dev/null
+  # max_block_size=4: 4 (host, kernel) rows a source block, ~20,000 launches once expanded
+  # (a whole host in one block evaluates 5x slower)
+  curl -sS --fail-with-body "$CH/?database=gpuobs_fleet&max_block_size=4" --data-binary "$(fill_sql "$filled" "$n")" >/dev/null
   t1=$(now)
   filled=$((filled + n))
   spent=$(awk -v a="$fill_t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')

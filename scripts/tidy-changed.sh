@@ -47,6 +47,10 @@ for f in sorted(set(sys.argv[2:])):
         print(f)
 EOF
 )
+if ((${#files[@]} < ${#want[@]})) && grep -q '/Unity/unity_' "$db"; then
+  echo "tidy-changed: note: build/ is a unity build (GPUOBS_UNITY=1): $(( ${#want[@]} - ${#files[@]} )) changed" \
+       "file(s) have no compile command of their own and are not checked; check them on a build made without it"
+fi
 if ((${#files[@]} == 0)); then
   echo "tidy-changed: no C++ file of this build changed since $base ($mb): nothing to check"
   exit 0

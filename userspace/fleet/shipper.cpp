@@ -154,41 +154,12 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       ++stats.tables_skipped;
       continue;
     }
-    Stmt st(db->get(), src.sql);
-    if (!st.valid()) return capture_error(*db, table);
-    st.bind(1, id->clock_offset_ns);
-    // The rows, built once: counted against what ClickHouse holds, then sent.
-    std::vector<std::string> chunks(1);
-    uint64_t rows = 0, in_chunk = 0;
-    int rc;
-    while ((rc = st.step()) == SQLITE_ROW) {
-      sqlite3_stmt* s = st.get();
-      std::string& out = chunks.back();
-      out += tags;
-      int n = sqlite3_column_count(s);
-      for (int i = 0; i < n - 1; ++i) {
-        out += '\t';
-        switch (sqlite3_column_type(s, i)) {
-          case SQLITE_NULL: out += "\\N"; break;
-          case SQLITE_INTEGER: out += std::to_string(sqlite3_column_int64(s, i)); break;
-          case SQLITE_FLOAT: out += std::to_string(sqlite3_column_double(s, i)); break;
-          default: append_tsv_field(out, reinterpret_cast<const char*>(sqlite3_column_text(s, i)));
-        }
-      }
-      if (table != "processes") {
-        out += '\t';
-        if (sqlite3_column_type(s, n - 1) != SQLITE_NULL)
-          if (auto it = stacks->find(sqlite3_column_int64(s, n - 1)); it != stacks->end())
-            append_tsv_field(out, it->second);
-      }
-      out += '\n';
-      ++rows;
-      if (++in_chunk == opt.rows_per_insert) {
-        chunks.emplace_back();
-        in_chunk = 0;
-      }
-    }
-    if (rc != SQLITE_DONE) return capture_error(*db, table);
+    // How many rows the capture has, against what ClickHouse holds.
+    Stmt count(db->get(), (std::string("SELECT count(*) FROM (") + src.sql + ")").c_str());
+    if (!count.valid()) return capture_error(*db, table);
+    count.bind(1, id->clock_offset_ns);
+    if (count.step() != SQLITE_ROW) return capture_error(*db, table);
+    const uint64_t rows = static_cast<uint64_t>(sqlite3_column_int64(count.get(), 0));
     auto there = ch.query("SELECT count() FROM " + table + where);
     if (!there) return there.error();
     uint64_t existing = count_of(*there);
@@ -204,12 +175,52 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       } else {
         ++stats.tables_sent;
       }
-      for (const std::string& chunk : chunks) {
-        if (chunk.empty()) continue;
+      // The rows, one insert of rows_per_insert at a time: only one chunk
+      // is in memory (a segment can hold millions).
+      Stmt st(db->get(), src.sql);
+      if (!st.valid()) return capture_error(*db, table);
+      st.bind(1, id->clock_offset_ns);
+      std::string chunk;
+      uint64_t in_chunk = 0, sent = 0;
+      auto flush = [&]() -> Status {
+        if (chunk.empty()) return {};
         if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
         if (auto s = ch.insert(table, src.table->columns, chunk); !s) return s.error();
         stats.bytes_sent += chunk.size();
+        chunk.clear();
+        in_chunk = 0;
+        return {};
+      };
+      int rc;
+      while ((rc = st.step()) == SQLITE_ROW) {
+        sqlite3_stmt* s = st.get();
+        chunk += tags;
+        int n = sqlite3_column_count(s);
+        for (int i = 0; i < n - 1; ++i) {
+          chunk += '\t';
+          switch (sqlite3_column_type(s, i)) {
+            case SQLITE_NULL: chunk += "\\N"; break;
+            case SQLITE_INTEGER: chunk += std::to_string(sqlite3_column_int64(s, i)); break;
+            case SQLITE_FLOAT: chunk += std::to_string(sqlite3_column_double(s, i)); break;
+            default: append_tsv_field(chunk, reinterpret_cast<const char*>(sqlite3_column_text(s, i)));
+          }
+        }
+        if (table != "processes") {
+          chunk += '\t';
+          if (sqlite3_column_type(s, n - 1) != SQLITE_NULL)
+            if (auto it = stacks->find(sqlite3_column_int64(s, n - 1)); it != stacks->end())
+              append_tsv_field(chunk, it->second);
+        }
+        chunk += '\n';
+        ++sent;
+        if (++in_chunk == opt.rows_per_insert)
+          if (auto f = flush(); !f) return f.error();
       }
+      if (rc != SQLITE_DONE) return capture_error(*db, table);
+      if (auto f = flush(); !f) return f.error();
+      // The capture is read-only and complete: a difference is a bug.
+      if (sent != rows)
+        return make_error(table + ": " + std::to_string(sent) + " rows read, " + std::to_string(rows) + " counted");
       stats.rows_sent += rows;
     }
     std::string led;
