@@ -182,7 +182,9 @@ if command -v python3 >/dev/null; then
   chq 'DROP DATABASE IF EXISTS gpuobs_ship' >/dev/null
   "$GPUOBS" clickhouse init "$SHIP_URL" >/dev/null
   echo 0 >"$T/relay.count"
-  "$GPUOBS" ship --to "http://127.0.0.1:$(cat "$T/relay.port")/?database=gpuobs_ship" --format csv "$CAP" >/dev/null
+  /usr/bin/time -f '%U %S %M' -o "$T/ship.time" \
+    "$GPUOBS" ship --to "http://127.0.0.1:$(cat "$T/relay.port")/?database=gpuobs_ship" --format csv "$CAP" >/dev/null
+  read -r ship_user ship_sys ship_rss_kb <"$T/ship.time"
   sleep 0.5
   wire_bytes=$(cat "$T/relay.count")
   wire_per_launch=$(awk -v b="$wire_bytes" -v n="$cap_launches" 'BEGIN {printf "%.1f", b / n}')
@@ -198,6 +200,7 @@ tsv_gz=$(gzip -1 -c "$T/launches.tsv" | wc -c)
 rm -f "$T/launches.tsv"
 gz_per_launch=$(awk -v b="$tsv_gz" -v n="$cap_launches" 'BEGIN {printf "%.1f", b / n}')
 echo "  wire (relay, client->server, all requests): ${wire_bytes:-n/a} bytes = $wire_per_launch bytes/launch"
+echo "  that ship's own process (gpuobs ship, not the server): user ${ship_user:-?} s, sys ${ship_sys:-?} s, peak RSS ${ship_rss_kb:-?} KiB"
 echo "  launches exported back: $tsv_raw bytes TSV, $tsv_gz bytes gzip -1 = $gz_per_launch bytes/launch"
 chq 'DROP DATABASE IF EXISTS gpuobs_ship' >/dev/null
 
@@ -297,7 +300,9 @@ disk=$(chq "SELECT sum(bytes_on_disk) FROM system.parts WHERE database = 'gpuobs
 summary=$(chq "SELECT uniqExact(host), uniqExact(kernel), uniqExact(host_id, pid), min(date), max(date), (max(ts_ns) - min(ts_ns)) / 1e9 FROM launches FORMAT TSV" gpuobs_fleet)
 echo "  filled: $fleet_rows rows in ${fill_s} s; $parts active parts, $disk bytes on disk"
 echo "  hosts, kernels, (host, pid)s, dates, span s: $summary"
+# The one host: host-042, or the middle one when fewer than 43 were filled.
 ONE=host-042
+[ "$filled" -gt 42 ] || ONE=host-$(printf %03d $((filled / 2)))
 q_all=() q_one=() q_fail=''
 kern() {  # kern OUTFILE [--host H]: one timed kern_sum, seconds on stdout
   local out=$1 t0 t1
@@ -325,6 +330,20 @@ launches_all=$(csv_sum "$T/all.csv")
 launches_one=$(csv_sum "$T/one.csv")
 echo "  answers: all hosts $rows_all kernels ($launches_all launches), $ONE $rows_one kernels ($launches_one launches)"
 [ -n "$q_fail" ] && echo "  REPORT FAILED:$q_fail"
+# The shipper's checks next to a full table: before each table's insert it
+# counts the segment's rows there (WHERE host_id = .. AND segment = ..,
+# neither in the sort key). The same capture shipped once into this table.
+t0=$(now)
+"$GPUOBS" ship --to "$FLEET_URL" --format csv "$CAP" >"$T/ship_full.csv"
+t1=$(now)
+ship_full=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+IFS=, read -r _ _ cap_segment _ < <(sed -n 2p "$T/ship_full.csv")
+t0=$(now)
+chq "SELECT count() FROM launches WHERE host_id = (SELECT any(host_id) FROM segments WHERE segment = $cap_segment) AND segment = $cap_segment" gpuobs_fleet >/dev/null
+t1=$(now)
+probe=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+echo "  ship of the same capture into this table: ${ship_full} s (into an empty one: median ${ship_med} s);" \
+  "its per-table row count probe alone: ${probe} s"
 
 say "summary ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 cat <<EOF
@@ -334,14 +353,16 @@ ship, one host ($cap_launches launches, $rows_sent rows, $RUNS runs, fresh datab
   bytes/launch raw TSV (CLI)   $raw_per_launch   ($bytes_sent bytes_sent)
   bytes/launch on the wire     $wire_per_launch   (counting relay: HTTP requests, gzip bodies, queries)
   bytes/launch gzip -1 check   $gz_per_launch   (launches exported back as TSV, gzip -1)
+  gpuobs ship process          user ${ship_user:-?} s, sys ${ship_sys:-?} s, peak RSS ${ship_rss_kb:-?} KiB (one run; the rest is the server)
 pipeline peer (same run): rows stored / gpuobs record wall
   rows/s stored                $pipe_rate   ($cap_rows rows / $rec_wall s; over the capture's span ${cap_span} s: $pipe_rate_span)
-  events dropped in record     ${cap_dropped:-0}   (launch_workload launches unthrottled: the writer is the bound)
+  events dropped in record     ${cap_dropped:-0}   ($([ "${cap_dropped:-0}" -gt 0 ] && echo 'the writer was the bound: this is its rate' || echo 'none: the workload set the pace, the writer kept up'))
   ship / store ratio (median)  $(awk -v a="$ship_rate_med" -v b="$pipe_rate" 'BEGIN {printf "%.2f", a / b}')
 fleet kern_sum ($fleet_rows rows: $filled hosts x $PER_HOST launches, filled in ${fill_s} s; $parts parts):
   all hosts s min/median/max   $all_min / $all_med / $all_max   ($rows_all kernels)
   --host $ONE min/median/max $one_min / $one_med / $one_max   ($rows_one kernels)
   failures                     ${q_fail:-none}
+  ship into it (1 run)         $ship_full s   (empty database: $ship_med s; the row-count probe alone: $probe s)
 commands:
   record: $REC_CMD
   ship:   $GPUOBS ship --to $SHIP_URL --format csv $CAP   (after DROP DATABASE + gpuobs clickhouse init)
