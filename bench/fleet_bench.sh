@@ -13,8 +13,11 @@
 #   2. fleet: fills launches with HOSTS simulated hosts x PER_HOST launches,
 #      generated inside ClickHouse (INSERT ... SELECT FROM system.numbers,
 #      10 hosts a statement) until FILL_BUDGET_S is spent, then times kern_sum
-#      over all hosts and over --host host-042, RUNS runs each (after one
-#      warm-up), --format csv > /dev/null.
+#      over all hosts and over --host host-042 (the middle host when fewer
+#      than 43 fit), RUNS runs each after one warm-up, --format csv >
+#      /dev/null; then ships the capture once more into that full table.
+#   3. a summary block with the figures and the exact commands.
+# Needs python3 (the relay, the CSV sums), sqlite3, curl, gzip, GNU time.
 # usage: bench/fleet_bench.sh [BUILD_DIR]   (root: gpuobs record; from the repo root)
 #   env: LAUNCHES=1000000 RUNS=3 HOSTS=100 PER_HOST=1000000 FILL_BUDGET_S=300
 #        CLICKHOUSE_SERVER=/usr/sbin/clickhouse-server

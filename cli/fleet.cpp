@@ -1,10 +1,14 @@
 // gpuobs ship, gpuobs clickhouse init and gpuobs report --clickhouse: the
 // fleet commands (docs/operations.md, "Fleet").
+#include <signal.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "daemon_state/segments.h"
 #include "fleet/clickhouse_client.h"
 #include "fleet/fleet_reports.h"
 #include "fleet/fleet_schema.h"
@@ -15,6 +19,9 @@ namespace gpuobs::cli {
 namespace {
 
 Result<fleet::ClickHouse> connect(const std::string& url, const std::string& credentials) {
+  // A server that closes the connection mid-request is an error to report,
+  // not a SIGPIPE that ends gpuobs silently (libcurl runs with NOSIGNAL).
+  ::signal(SIGPIPE, SIG_IGN);
   auto ep = fleet::parse_endpoint(url, credentials);
   if (!ep) return ep.error();
   return fleet::ClickHouse(*ep);
@@ -62,6 +69,25 @@ int run_ship(const FleetArgs& args) {
   if (!files) {
     print_error("gpuobs ship", files.error());
     return files.error().exit_code;
+  }
+  // gpuobsd's current segment is still being written: shipping it now
+  // would record in the ledger tables that grow later. gpuobsd ships it
+  // once it rotates.
+  if (auto cur = segments::current(args.state_dir)) {
+    std::error_code ec;
+    auto cur_path = std::filesystem::canonical(*cur, ec);
+    std::vector<std::string> keep;
+    for (const auto& f : *files) {
+      std::error_code fe;
+      auto p = std::filesystem::canonical(f, fe);
+      if (!ec && !fe && p == cur_path) {
+        std::fprintf(stderr, "gpuobs ship: %s is gpuobsd's current segment, still being written: not shipped\n",
+                     f.c_str());
+        continue;
+      }
+      keep.push_back(f);
+    }
+    *files = std::move(keep);
   }
   QueryResult r;
   r.columns = {"capture", "host", "segment", "rows_sent", "bytes_sent", "tables_sent", "already_there", "repaired"};

@@ -144,11 +144,12 @@ int run_status(const StatusArgs& a) {
   }
   if (!h->ship_url.empty()) {
     std::printf("shipping:       to %s: %llu segments (%llu rows) shipped, backlog %llu segments (%llu bytes), "
-                "%llu failures, %llu deleted unshipped (disk full)\n",
+                "%llu failures, %llu deleted unshipped (disk full), %llu unshippable\n",
                 terminal_safe(h->ship_url).c_str(), static_cast<unsigned long long>(h->ship_segments),
                 static_cast<unsigned long long>(h->ship_rows), static_cast<unsigned long long>(h->ship_backlog_segments),
                 static_cast<unsigned long long>(h->ship_backlog_bytes), static_cast<unsigned long long>(h->ship_failures),
-                static_cast<unsigned long long>(h->unshipped_deleted));
+                static_cast<unsigned long long>(h->unshipped_deleted),
+                static_cast<unsigned long long>(h->ship_unshippable));
     if (!h->ship_last_error.empty()) std::printf("  last error: %s\n", terminal_safe(h->ship_last_error).c_str());
   }
   std::printf("metrics:        %llu connections open, %llu refused, %llu accept backoffs\n",

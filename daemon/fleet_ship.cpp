@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "daemon_state/segments.h"
 #include "fleet/shipper.h"
@@ -25,6 +28,31 @@ bool is_marked_shipped(const std::string& segment_path) {
   return ::access(shipped_marker(segment_path).c_str(), F_OK) == 0;
 }
 
+bool is_marked_shipped_to(const std::string& segment_path, const std::string& url) {
+  std::ifstream in(shipped_marker(segment_path));
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  return line == url || line.rfind("not shipped: ", 0) == 0;
+}
+
+namespace {
+
+void write_marker(const std::string& segment_path, const std::string& text) {
+  std::string tmp = shipped_marker(segment_path) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text << "\n";
+    if (!out) {
+      spdlog::warn("cannot write {}: the segment will be shipped again", tmp);
+      return;
+    }
+  }
+  if (::rename(tmp.c_str(), shipped_marker(segment_path).c_str()) != 0)
+    spdlog::warn("cannot write {}: {}", shipped_marker(segment_path), std::strerror(errno));
+}
+
+}  // namespace
+
 void FleetShip::start() {
   count_backlog();
   thread_ = std::thread([this] { run(); });
@@ -35,6 +63,7 @@ void FleetShip::stop() {
     std::lock_guard<std::mutex> lk(mu_);
     stopping_ = true;
   }
+  cancel_ = true;
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -53,16 +82,25 @@ ShipState FleetShip::state() const {
   return state_;
 }
 
-void FleetShip::count_backlog() {
+std::vector<segments::SegmentFile> FleetShip::finished() const {
   std::string cur;
   {
     std::lock_guard<std::mutex> lk(mu_);
     cur = current_;
   }
+  auto all = segments::list(state_dir_);  // oldest first
+  if (!all.empty()) all.pop_back();       // the newest: being written, or about to be
+  std::vector<segments::SegmentFile> out;
+  for (auto& s : all)
+    if (std::filesystem::path(s.path).filename() != std::filesystem::path(cur).filename() &&
+        !is_marked_shipped_to(s.path, state_.url))
+      out.push_back(std::move(s));
+  return out;
+}
+
+void FleetShip::count_backlog() {
   uint64_t n = 0, bytes = 0;
-  for (const auto& s : segments::list(state_dir_)) {
-    if (std::filesystem::path(s.path).filename() == std::filesystem::path(cur).filename()) continue;
-    if (is_marked_shipped(s.path)) continue;
+  for (const auto& s : finished()) {
     ++n;
     bytes += s.bytes;
   }
@@ -72,22 +110,23 @@ void FleetShip::count_backlog() {
 }
 
 bool FleetShip::ship_once() {
-  std::string cur;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    cur = current_;
-  }
   bool ok = true;
-  for (const auto& s : segments::list(state_dir_)) {  // oldest first
-    if (std::filesystem::path(s.path).filename() == std::filesystem::path(cur).filename()) continue;
-    if (is_marked_shipped(s.path)) continue;
+  for (const auto& s : finished()) {
     fleet::ShipOptions opt;
-    opt.keep_going = [this] {
-      std::lock_guard<std::mutex> lk(mu_);
-      return !stopping_;
-    };
+    opt.keep_going = [this] { return !cancel_.load(); };
     auto st = fleet::ship_capture(ch_, s.path, opt);
+    if (!st && st.error().exit_code == 2) {
+      // Not a readable capture (a file a full disk cut short, ...): it can
+      // never be shipped, so it must not hold up the segments after it, nor
+      // retention.
+      spdlog::warn("segment {} cannot be shipped: {}; passed over", s.path, st.error().message);
+      write_marker(s.path, "not shipped: " + st.error().message);
+      std::lock_guard<std::mutex> lk(mu_);
+      ++state_.unshippable;
+      continue;
+    }
     if (!st) {
+      if (cancel_) break;  // stopping: not a failure
       std::lock_guard<std::mutex> lk(mu_);
       ++state_.failures;
       if (state_.last_error != st.error().message)
@@ -96,8 +135,7 @@ bool FleetShip::ship_once() {
       ok = false;
       break;
     }
-    int fd = ::open(shipped_marker(s.path).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
-    if (fd >= 0) ::close(fd);
+    write_marker(s.path, state_.url);
     spdlog::info("segment {} shipped to {}: {} rows", s.path, state_.url, st->rows_sent);
     std::lock_guard<std::mutex> lk(mu_);
     ++state_.shipped_segments;

@@ -371,6 +371,7 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
     h.ship_last_success_unix_s = sh.last_success_unix_s;
     h.ship_last_error = sh.last_error;
     h.unshipped_deleted = unshipped_deleted_;
+    h.ship_unshippable = sh.unshippable;
   }
   if (diff_watch_) {
     daemon::DiffWatchState d = diff_watch_->state();
@@ -546,6 +547,9 @@ int main(int argc, char** argv) {
   auto parsed = gpuobs::daemon::parse_config(argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   gpuobs::daemon::log_init(parsed.config.log_level);
+  // A peer that closes its end (ClickHouse mid-upload, a metrics client) is
+  // an error on that connection, never the daemon's end.
+  ::signal(SIGPIPE, SIG_IGN);
   Daemon d(parsed.config, argc, argv);
   return d.run();
 }

@@ -141,6 +141,9 @@ std::string render_prometheus(const HealthSnapshot& s) {
     family(out, "gpuobs_ship_last_success_timestamp_seconds", "gauge",
            "When a segment was last shipped (Unix time; 0: none since gpuobsd started).");
     sample(out, "gpuobs_ship_last_success_timestamp_seconds", s.ship_last_success_unix_s);
+    family(out, "gpuobs_ship_unshippable_total", "counter",
+           "Segments that are not readable captures (cut short by a full disk, ...): passed over, not shipped.");
+    sample(out, "gpuobs_ship_unshippable_total", s.ship_unshippable);
     family(out, "gpuobs_unshipped_deleted_total", "counter",
            "Segments deleted before they were shipped: the disk was full (emergency deletion).");
     sample(out, "gpuobs_unshipped_deleted_total", s.unshipped_deleted);

@@ -274,13 +274,14 @@ TEST(Nccl, RcclLibraryScalableInitGatherScatterAndAllToAll) {
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(text(*db, "SELECT group_concat(DISTINCT reason) FROM probes WHERE library LIKE '%librccl.so%'"), "mmap");
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM probes WHERE library LIKE '%libnccl%'"), 0);
-  // 2 ranks x 3 iterations of each; bytes at the root's scale: count x 4 x 2.
+  // 2 ranks x 3 iterations of each; gather and scatter move count x 4 x 2
+  // bytes at the root (rank 0), count x 4 at rank 1.
   struct Want {
     const char* api;
     const char* op;
     int64_t calls, bytes;
-  } want[] = {{"ncclGather", "gather", 6, 6 * 64 * 4 * 2},
-              {"ncclScatter", "scatter", 6, 6 * 64 * 4 * 2},
+  } want[] = {{"ncclGather", "gather", 6, 3 * 64 * 4 * 2 + 3 * 64 * 4},
+              {"ncclScatter", "scatter", 6, 3 * 64 * 4 * 2 + 3 * 64 * 4},
               {"ncclAllToAll", "all_to_all", 6, 6 * 8 * 4 * 2},
               {"ncclCommInitRankScalable", "comm_init", 2, 0}};
   for (const auto& w : want) {

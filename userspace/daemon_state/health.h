@@ -71,6 +71,7 @@ struct HealthSnapshot {
   uint64_t ship_segments = 0, ship_rows = 0, ship_failures = 0;
   uint64_t ship_backlog_segments = 0, ship_backlog_bytes = 0;
   uint64_t unshipped_deleted = 0;  // segments deleted unshipped: the disk was full
+  uint64_t ship_unshippable = 0;   // segments that are no readable capture: passed over
   int64_t ship_last_success_unix_s = 0;
   std::string ship_last_error;
 };

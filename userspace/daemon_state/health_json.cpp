@@ -61,6 +61,7 @@ nlohmann::json to_json(const HealthSnapshot& h) {
                     {"backlog_segments", h.ship_backlog_segments},
                     {"backlog_bytes", h.ship_backlog_bytes},
                     {"unshipped_deleted", h.unshipped_deleted},
+                    {"unshippable", h.ship_unshippable},
                     {"last_success_unix_s", h.ship_last_success_unix_s},
                     {"last_error", h.ship_last_error}}}};
 }
@@ -126,6 +127,7 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
       h.ship_backlog_segments = d.value("backlog_segments", uint64_t{0});
       h.ship_backlog_bytes = d.value("backlog_bytes", uint64_t{0});
       h.unshipped_deleted = d.value("unshipped_deleted", uint64_t{0});
+      h.ship_unshippable = d.value("unshippable", uint64_t{0});
       h.ship_last_success_unix_s = d.value("last_success_unix_s", int64_t{0});
       h.ship_last_error = d.value("last_error", std::string());
     }

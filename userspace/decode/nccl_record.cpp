@@ -106,7 +106,7 @@ std::string_view nccl_redop_name(uint32_t op) {
   return op < std::size(kNames) ? kNames[op] : std::string_view("user");
 }
 
-std::optional<uint64_t> nccl_bytes(const NcclCall& c, std::optional<int64_t> nranks) {
+std::optional<uint64_t> nccl_bytes(const NcclCall& c, std::optional<int64_t> nranks, std::optional<int64_t> rank) {
   if (!c.count || !c.dtype) return std::nullopt;
   uint64_t elem = nccl_dtype_bytes(*c.dtype);
   if (!elem) return std::nullopt;
@@ -114,9 +114,12 @@ std::optional<uint64_t> nccl_bytes(const NcclCall& c, std::optional<int64_t> nra
   switch (c.op) {
     case NcclOp::all_gather:
     case NcclOp::reduce_scatter:
-    case NcclOp::all_to_all:
     case NcclOp::gather:
     case NcclOp::scatter:
+      // Only the root's buffer holds every rank's part.
+      if (rank && c.peer && *rank != *c.peer) return bytes;
+      [[fallthrough]];
+    case NcclOp::all_to_all:
       if (!nranks || *nranks <= 0) return std::nullopt;
       return bytes * static_cast<uint64_t>(*nranks);
     default: return bytes;

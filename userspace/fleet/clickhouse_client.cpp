@@ -37,6 +37,12 @@ Result<std::string> gzip(const std::string& in) {
   return out;
 }
 
+// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (connects too).
+int progress(void* cancel, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* flag = static_cast<const std::atomic<bool>*>(cancel);
+  return flag && flag->load() ? 1 : 0;
+}
+
 size_t append_body(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
   return size * n;
@@ -123,7 +129,7 @@ std::string Endpoint::display() const { return base + "?database=" + database; }
 Result<Endpoint> parse_endpoint(const std::string& url, const std::string& credentials_file) {
   Endpoint ep;
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
-    return make_error("not a ClickHouse HTTP URL: '" + url + "'", "e.g. http://HOST:8123/?database=gpuobs", 2);
+    return make_error("not a ClickHouse HTTP URL (http:// or https://)", "e.g. http://HOST:8123/?database=gpuobs", 2);
   size_t q = url.find('?');
   ep.base = url.substr(0, q);
   if (ep.base.find('@') != std::string::npos)
@@ -140,7 +146,9 @@ Result<Endpoint> parse_endpoint(const std::string& url, const std::string& crede
       size_t eq = kv.find('=');
       std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : url_decode(kv.substr(eq + 1));
       if (key == "database") ep.database = value;
-      else if (!key.empty()) return make_error("unknown parameter '" + key + "' in " + url, "only database=NAME", 2);
+      else if (!key.empty())
+        return make_error("unknown parameter '" + key + "' in the ClickHouse URL",
+                          "only database=NAME; a user and password go in a credentials file", 2);
       if (amp == std::string::npos) break;
       pos = amp + 1;
     }
@@ -187,6 +195,11 @@ Result<std::string> ClickHouse::post(const std::string& url, const std::string& 
   c.easy_setopt(h.get(), CURLOPT_CONNECTTIMEOUT, 10L);
   c.easy_setopt(h.get(), CURLOPT_TIMEOUT, ep_.timeout_s);
   c.easy_setopt(h.get(), CURLOPT_PROTOCOLS_STR, "http,https");
+  if (ep_.cancel) {
+    c.easy_setopt(h.get(), CURLOPT_NOPROGRESS, 0L);
+    c.easy_setopt(h.get(), CURLOPT_XFERINFOFUNCTION, progress);
+    c.easy_setopt(h.get(), CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(ep_.cancel));
+  }
   if (!ep_.user.empty()) {
     c.easy_setopt(h.get(), CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
     c.easy_setopt(h.get(), CURLOPT_USERNAME, ep_.user.c_str());
@@ -232,7 +245,17 @@ std::vector<std::vector<std::string>> parse_tsv(const std::string& body) {
         field = "\\N";
         continue;
       }
-      field += e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == '0' ? '\0' : e;
+      switch (e) {
+        case 't': field += '\t'; break;
+        case 'n': field += '\n'; break;
+        case 'r': field += '\r'; break;
+        case '0': field += '\0'; break;
+        case 'b': field += '\b'; break;
+        case 'f': field += '\f'; break;
+        case 'a': field += '\a'; break;
+        case 'v': field += '\v'; break;
+        default: field += e;
+      }
     } else if (ch == '\t') {
       row.push_back(std::move(field));
       field.clear();

@@ -5,6 +5,7 @@
 // Kept to what ClickHouse 18.16 (Debian 12's) understands.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,10 @@ struct Endpoint {
   std::string base;  // scheme://host:port/ (path kept), no query
   std::string database = "gpuobs";
   std::string user, password;  // empty user: ClickHouse's default
-  long timeout_s = 120;
+  long timeout_s = 600;  // a fleet-wide report over 100 M rows takes seconds; a hung server, this
+  // Set: every request is abandoned soon after it becomes true (gpuobsd's
+  // shutdown must not wait for a server that does not answer).
+  const std::atomic<bool>* cancel = nullptr;
   std::string display() const;  // base and database, never the password
 };
 

@@ -1,19 +1,52 @@
 #include "fleet/fleet_reports.h"
 
 #include <cmath>
+#include <sqlite3.h>
+
 #include <cstdio>
+#include <variant>
 
 #include "fleet/fleet_schema.h"
 
 namespace gpuobs::fleet {
 namespace {
 
-// SQLite's round(x, n): half away from zero (ClickHouse's round is half to
-// even for floats).
-std::string round_sql(const std::string& x, int digits) {
-  std::string scale = digits == 1 ? "10" : "100";
-  return "(if((" + x + ") < 0, -floor(-(" + x + ") * " + scale + " + 0.5), floor((" + x + ") * " + scale +
-         " + 0.5)) / " + scale + ")";
+// Values the local reports round with SQLite's round(x, n) come back
+// unrounded and are rounded here by SQLite itself: its round works on the
+// decimal form (1.005 -> 1.01), which no ClickHouse function reproduces.
+std::string round_sql(const std::string& x, int) { return "toFloat64(" + x + ")"; }
+
+struct Rounded {
+  const char* column;
+  int digits;
+};
+constexpr Rounded kRounded[] = {{"grid_avg", 1}, {"block_avg", 1}, {"shared_mem_avg", 1}, {"avg_ns", 1},
+                                {"stddev_ns", 1}, {"time_pct", 2},  {"avg_host_ns", 1}};
+
+Status round_like_sqlite(QueryResult& r) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return make_error("cannot open an in-memory SQLite to round with");
+  }
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT round(?1, ?2)", -1, &st, nullptr);
+  for (size_t c = 0; c < r.columns.size(); ++c) {
+    int digits = -1;
+    for (const Rounded& k : kRounded)
+      if (r.columns[c] == k.column) digits = k.digits;
+    if (digits < 0) continue;
+    for (auto& row : r.rows) {
+      if (c >= row.size() || !std::holds_alternative<double>(row[c])) continue;
+      sqlite3_reset(st);
+      sqlite3_bind_double(st, 1, std::get<double>(row[c]));
+      sqlite3_bind_int(st, 2, digits);
+      if (sqlite3_step(st) == SQLITE_ROW) row[c] = sqlite3_column_double(st, 0);
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return {};
 }
 
 std::string quote(const std::string& s) {
@@ -116,7 +149,7 @@ std::string nccl_sum(const FleetFilter& f) {
          " SELECT comm_hash, op, arraySort(groupArrayIf(skew, seen > 1)) AS k FROM ("
          " SELECT comm_hash, op, seq, max(ts_ns) - min(ts_ns) AS skew, uniqExact(host_id, pid) AS seen"
          " FROM nccl_calls WHERE " + every + " AND seq > 0 AND comm_hash != 0"
-         " AND comm_hash IN (SELECT comm_hash FROM nccl_calls WHERE " + w + ")"
+         " AND comm_hash GLOBAL IN (SELECT comm_hash FROM nccl_calls WHERE " + w + ")"
          " GROUP BY comm_hash, op, seq) GROUP BY comm_hash, op)) USING (comm_hash, op)"
          " GROUP BY comm_hash, op ORDER BY host_ns DESC, calls DESC, comm, op";
 }
@@ -158,6 +191,7 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
     }
     r.rows.push_back(std::move(out));
   }
+  if (auto st = round_like_sqlite(r); !st) return st.error();
   return r;
 }
 

@@ -1,6 +1,12 @@
 #include "fleet/shipper.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <string>
@@ -22,6 +28,10 @@ uint64_t fnv(std::string_view s, uint64_t h = 0xcbf29ce484222325ull) {
   }
   return h & 0x7fffffffffffffffull;  // fits Int64 too, for users' SQL
 }
+
+// A chunk is sent when it holds this much text, whatever its row count (zlib
+// takes at most 4 GiB at once; long stacks make long rows).
+constexpr size_t kChunkBytes = size_t{64} << 20;
 
 // Frames per stack line: the call site and the frames that explain it; the
 // rest would only make every row longer.
@@ -45,7 +55,7 @@ const Source kSources[] = {
      " CASE WHEN coalesce(k.kernel_name, '') != '' THEN k.kernel_name"
      " ELSE printf('(unknown: handle 0x%x)', k.function) END, k.function, k.grid_x, k.grid_y, k.grid_z,"
      " k.block_x, k.block_y, k.block_z, k.shared_mem_bytes, coalesce(k.stream, 0), k.cooperative != 0, k.stack_id"
-     " FROM kernel_launches k LEFT JOIN processes p ON p.id = k.process_id"},
+     " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN processes p ON p.id = k.process_id"},
     {&kApiCallsTable,
      "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.comm, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
      " a.stack_id FROM api_calls_timed a LEFT JOIN processes p ON p.id = a.process_id"},
@@ -87,8 +97,9 @@ uint64_t count_of(const std::string& body) { return std::strtoull(body.c_str(), 
 // An ALTER TABLE ... DELETE is a mutation that runs in the background: wait
 // until none is left on the table, so the rows sent next are not counted
 // with the old ones.
-Status wait_for_mutations(const ClickHouse& ch, const std::string& table) {
+Status wait_for_mutations(const ClickHouse& ch, const std::string& table, const ShipOptions& opt) {
   for (int i = 0; i < 600; ++i) {
+    if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
     auto r = ch.query("SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = '" + table +
                       "' AND is_done = 0");
     if (!r) return r.error();
@@ -137,46 +148,73 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   if (!db) return db.error();
   auto stacks = stack_lines(*db);
   if (!stacks) return stacks.error();
+  // One shipper per segment at a time (gpuobsd's thread, gpuobs ship): an
+  // advisory lock on the capture file (SQLite's own locks are fcntl locks,
+  // which flock does not touch).
+  int lock_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (lock_fd < 0) return make_error("cannot open " + path + ": " + std::strerror(errno), {}, 2);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{lock_fd};
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
+    return make_error(path + " is being shipped by another process (gpuobsd or gpuobs ship)", "try again later");
   ShipStats stats;
   stats.segment = id->segment;
   stats.host = id->host;
   std::string tags;  // the first three fields of every row
   append_tsv_field(tags, id->host);
   tags += "\t" + std::to_string(id->host_id) + "\t" + std::to_string(id->segment);
-  const std::string where = " WHERE host_id = " + std::to_string(id->host_id) +
-                            " AND segment = " + std::to_string(id->segment);
+  // The segment's rows, found through the sort key's prefix (date, host): a
+  // day either side of the capture, so the lookup reads a few granules, not
+  // the fleet.
+  auto day = [](int64_t ns, int64_t shift) { return std::to_string(ns / 1000000000 + shift * 86400); };
+  std::string quoted_host = "'";
+  for (char c : id->host) {
+    if (c == '\'' || c == '\\') quoted_host += '\\';
+    quoted_host += c;
+  }
+  quoted_host += "'";
+  const std::string ledger_where = " WHERE host_id = " + std::to_string(id->host_id) +
+                                   " AND segment = " + std::to_string(id->segment);
+  const std::string where = ledger_where + " AND host = " + quoted_host + " AND date BETWEEN toDate(" +
+                            day(id->start_ns, -1) + ") AND toDate(" + day(id->end_ns, 1) + ")";
 
   for (const Source& src : kSources) {
     const std::string table = src.table->name;
-    auto ledger = ch.query("SELECT count() FROM segments" + where + " AND table_name = '" + table + "'");
+    auto ledger = ch.query("SELECT count() FROM segments" + ledger_where + " AND table_name = '" + table + "'");
     if (!ledger) return ledger.error();
     if (count_of(*ledger) > 0) {
       ++stats.tables_skipped;
       continue;
     }
-    // How many rows the capture has, against what ClickHouse holds.
-    Stmt count(db->get(), (std::string("SELECT count(*) FROM (") + src.sql + ")").c_str());
-    if (!count.valid()) return capture_error(*db, table);
-    count.bind(1, id->clock_offset_ns);
-    if (count.step() != SQLITE_ROW) return capture_error(*db, table);
-    const uint64_t rows = static_cast<uint64_t>(sqlite3_column_int64(count.get(), 0));
     auto there = ch.query("SELECT count() FROM " + table + where);
     if (!there) return there.error();
-    uint64_t existing = count_of(*there);
-    if (existing == rows && rows > 0) {
-      ++stats.tables_already_there;
-    } else {
-      if (existing > 0) {
-        // A partial shipment (a crash or timeout mid-insert): its rows go,
-        // then all of them again.
-        if (auto r = ch.query("ALTER TABLE " + table + " DELETE" + where); !r) return r.error();
-        if (auto w = wait_for_mutations(ch, table); !w) return w.error();
-        ++stats.tables_repaired;
+    const uint64_t existing = count_of(*there);
+    uint64_t rows = 0;
+    bool send = true;
+    if (existing > 0) {
+      // Rows from an earlier try (a crash or timeout): complete, or not.
+      // Only then is the capture counted (a second pass over the table).
+      Stmt count(db->get(), (std::string("SELECT count(*) FROM (") + src.sql + ")").c_str());
+      if (!count.valid()) return capture_error(*db, table);
+      count.bind(1, id->clock_offset_ns);
+      if (count.step() != SQLITE_ROW) return capture_error(*db, table);
+      rows = static_cast<uint64_t>(sqlite3_column_int64(count.get(), 0));
+      if (existing == rows) {
+        ++stats.tables_already_there;
+        send = false;
       } else {
-        ++stats.tables_sent;
+        if (auto r = ch.query("ALTER TABLE " + table + " DELETE" + ledger_where); !r) return r.error();
+        if (auto w = wait_for_mutations(ch, table, opt); !w) return w.error();
+        ++stats.tables_repaired;
       }
-      // The rows, one insert of rows_per_insert at a time: only one chunk
-      // is in memory (a segment can hold millions).
+    } else {
+      ++stats.tables_sent;
+    }
+    if (send) {
+      // The rows, one insert of rows_per_insert (or kChunkBytes) at a time:
+      // only one chunk is in memory (a segment can hold millions).
       Stmt st(db->get(), src.sql);
       if (!st.valid()) return capture_error(*db, table);
       st.bind(1, id->clock_offset_ns);
@@ -213,15 +251,19 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
         }
         chunk += '\n';
         ++sent;
-        if (++in_chunk == opt.rows_per_insert)
+        if (++in_chunk == opt.rows_per_insert || chunk.size() >= kChunkBytes)
           if (auto f = flush(); !f) return f.error();
       }
       if (rc != SQLITE_DONE) return capture_error(*db, table);
       if (auto f = flush(); !f) return f.error();
-      // The capture is read-only and complete: a difference is a bug.
-      if (sent != rows)
-        return make_error(table + ": " + std::to_string(sent) + " rows read, " + std::to_string(rows) + " counted");
+      rows = sent;
       stats.rows_sent += rows;
+      // What landed, before the ledger says so.
+      auto landed = ch.query("SELECT count() FROM " + table + where);
+      if (!landed) return landed.error();
+      if (count_of(*landed) != rows)
+        return make_error(table + ": ClickHouse holds " + std::to_string(count_of(*landed)) + " of the segment's " +
+                          std::to_string(rows) + " rows after the insert; the next try repairs it");
     }
     std::string led;
     append_tsv_field(led, id->host);

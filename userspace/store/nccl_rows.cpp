@@ -114,6 +114,7 @@ int NcclRowWriter::write_call(const ApiCallEvent& e, const ApiSpec& spec, int64_
   }
   const NcclComms::Comm* m = c.comm ? comms_.find(c.call.tgid, c.comm) : nullptr;
   std::optional<int64_t> nranks = m ? m->nranks : std::nullopt;
+  std::optional<int64_t> rank = m ? m->rank : std::nullopt;
   call_.bind(1, c.call.ts_ns).bind(2, c.call.duration_ns).bind(3, pid).bind(4, c.call.tgid).bind(5, c.call.tid);
   if (comm_id) call_.bind(6, comm_id);
   else call_.bind_null(6);
@@ -124,7 +125,7 @@ int NcclRowWriter::write_call(const ApiCallEvent& e, const ApiSpec& spec, int64_
   else call_.bind_null(11);
   if (c.redop) call_.bind(12, text(nccl_redop_name(*c.redop)));
   else call_.bind_null(12);
-  call_.bind(13, c.peer).bind(14, c.stream).bind(15, nccl_bytes(c, nranks)).bind(16, c.send_buf).bind(17, c.recv_buf);
+  call_.bind(13, c.peer).bind(14, c.stream).bind(15, nccl_bytes(c, nranks, rank)).bind(16, c.send_buf).bind(17, c.recv_buf);
   call_.bind(18, c.call.result);
   if (stack_id) call_.bind(19, stack_id);
   else call_.bind_null(19);

@@ -163,7 +163,9 @@ TEST(NcclRecord, GatherScatterAndRcclAllToAll) {
   EXPECT_EQ(g.peer, 1);
   EXPECT_EQ(g.comm, 0xc0u);
   EXPECT_EQ(g.stream, 0x5000u);
-  EXPECT_EQ(nccl_bytes(g, 4), 64u * 4 * 4);
+  EXPECT_EQ(nccl_bytes(g, 4), 64u * 4 * 4);     // rank unknown: the root's size
+  EXPECT_EQ(nccl_bytes(g, 4, 1), 64u * 4 * 4);  // the root (peer 1) receives every rank's part
+  EXPECT_EQ(nccl_bytes(g, 4, 2), 64u * 4);      // another rank sends its own
   EXPECT_FALSE(nccl_bytes(g, std::nullopt));
   EXPECT_TRUE(nccl_is_collective(NcclOp::gather));
   NcclCall s = decode(call("ncclScatter", {0x100, 0x200, 8, 2, 0, 0xc0, 0x5000}));
