@@ -250,6 +250,20 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   auto ch = client(server_);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 0);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 0);
+  // gpuobsd's current segment is being written: --segment all leaves it.
+  std::string sd = dir_.file("segments");
+  std::filesystem::create_directories(sd);
+  ASSERT_EQ(run("cp " + a_ + " " + sd + "/capture-20261127T000000-1.gpuobs && cp " + b_ + " " + sd +
+                "/capture-20261127T000001-2.gpuobs && ln -s capture-20261127T000001-2.gpuobs " + sd + "/current"),
+            0);
+  std::tie(rc, out) = gpuobs_cli("ship --format csv --to '" + server_.url() + "' --segment all --state-dir " + sd);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("capture-20261127T000001-2.gpuobs is gpuobsd's current segment"), std::string::npos) << out;
+  EXPECT_EQ(ch_scalar(ch, "SELECT uniqExact(host) FROM launches"), 1) << out;
+  ASSERT_TRUE(ch.query("ALTER TABLE launches DELETE WHERE 1").ok());
+  ASSERT_TRUE(ch.query("ALTER TABLE segments DELETE WHERE 1").ok());
+  for (int i = 0; i < 100 && ch_scalar(ch, "SELECT count() FROM system.mutations WHERE is_done = 0") > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   // Not a capture.
   std::string junk = dir_.file("junk.gpuobs");
   { std::ofstream(junk) << "not sqlite"; }
@@ -265,6 +279,9 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
 TEST_F(Fleet, GpuobsdShipsEverySegmentAndWaitsOutAnAbsentServer) {
   std::string state = dir_.file("state"), status = dir_.file("status.json"), log = dir_.file("gpuobsd.log");
   std::filesystem::create_directories(state);
+  // A segment a full disk cut short (not a capture): passed over, marked,
+  // and the others still ship.
+  { std::ofstream(state + "/capture-20200101T000000-1.gpuobs") << "cut short"; }
   auto args = base_args(dir_.file("gpuobsd.conf"), state, status);
   for (const std::string& a : std::vector<std::string>{"--ship-url", server_.url(), "--ship-interval", "1",
                                                        "--segment-max-age", "2", "--keep-segments", "1",
@@ -294,6 +311,9 @@ TEST_F(Fleet, GpuobsdShipsEverySegmentAndWaitsOutAnAbsentServer) {
   ASSERT_TRUE(wait_for([](const nlohmann::json& sh) { return sh["segments"].get<int>() >= 1; }, 20))
       << ship_state().dump() << read_file(log);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 2 * kLaunches);
+  EXPECT_EQ(ship_state()["unshippable"], 1) << ship_state().dump();
+  EXPECT_NE(read_file(log).find("capture-20200101T000000-1.gpuobs cannot be shipped"), std::string::npos)
+      << read_file(log);
 
   // ClickHouse away: run 2's segment waits, kept by retention.
   server_.stop();
