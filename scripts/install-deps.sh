@@ -31,3 +31,9 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The package starts a ClickHouse server as a service where systemd runs;
+# the tests start their own, on free ports, so a fresh install's is stopped
+# and disabled rather than left listening on 8123 and 9000.
+if [[ " ${missing[*]-} " == *" clickhouse-server "* ]]; then
+  systemctl disable --now clickhouse-server.service >/dev/null 2>&1 || true
+fi
