@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 
 #include <chrono>
 #include <string>
@@ -220,11 +221,20 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       st.bind(1, id->clock_offset_ns);
       std::string chunk;
       uint64_t in_chunk = 0, sent = 0;
+      // The previous chunk's insert (gzip, the request, the server's parse)
+      // runs while the next chunk is read and formatted: two chunks in memory
+      // at most. Its future is waited for before the next one starts, and by
+      // its destructor on an early return.
+      std::future<Status> pending;
+      auto wait_pending = [&]() -> Status { return pending.valid() ? pending.get() : Status{}; };
       auto flush = [&]() -> Status {
         if (chunk.empty()) return {};
         if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
-        if (auto s = ch.insert(table, src.table->columns, chunk); !s) return s.error();
+        if (auto w = wait_pending(); !w) return w.error();
         stats.bytes_sent += chunk.size();
+        pending = std::async(std::launch::async, [&ch, &table, columns = src.table->columns, body = std::move(chunk)] {
+          return ch.insert(table, columns, body);
+        });
         chunk.clear();
         in_chunk = 0;
         return {};
@@ -256,6 +266,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       }
       if (rc != SQLITE_DONE) return capture_error(*db, table);
       if (auto f = flush(); !f) return f.error();
+      if (auto w = wait_pending(); !w) return w.error();
       rows = sent;
       stats.rows_sent += rows;
       // What landed, before the ledger says so.
