@@ -16,6 +16,7 @@
 #include "export/chrome_writer.h"
 #include "export/html_writer.h"
 #include "export/perfetto_writer.h"
+#include "common/gzip.h"
 #include "export/pprof_writer.h"
 #include "export/timeline_source.h"
 #include "export/trace_layout.h"
@@ -95,7 +96,7 @@ int run_export_pprof(const StackArgs& a) {
     return exporter::pprof_profile(*db, *m, f);
   }();
   if (!profile) return fail(program, profile.error());
-  auto gz = exporter::gzip(*profile);
+  auto gz = gzip(*profile);  // pprof wants the file gzipped
   if (!gz) return fail(program, gz.error());
   return write_file(program, a.output, a.force, [&](std::ostream& out) -> Status {
     out.write(gz->data(), static_cast<std::streamsize>(gz->size()));

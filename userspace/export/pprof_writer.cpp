@@ -1,6 +1,5 @@
 #include "export/pprof_writer.h"
 
-#include <zlib.h>
 
 #include <array>
 #include <map>
@@ -156,23 +155,6 @@ Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& fi
   std::string bytes;
   if (!b.p.SerializeToString(&bytes)) return make_error("cannot encode the pprof profile");
   return bytes;
-}
-
-Result<std::string> gzip(const std::string& bytes) {
-  z_stream z{};
-  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return make_error("cannot start gzip compression");
-  std::string out(deflateBound(&z, bytes.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) return make_error("gzip compression failed");
-  return out;
 }
 
 }  // namespace gpuobs::exporter

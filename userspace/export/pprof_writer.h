@@ -19,7 +19,4 @@ namespace gpuobs::exporter {
 // The filter applies to every measure it fits (--kernel: launches only).
 Result<std::string> pprof_profile(Db& capture, StackMeasure by, const StackFilter& filter);
 
-// gzip (RFC 1952) of bytes, as pprof wants the file on disk.
-Result<std::string> gzip(const std::string& bytes);
-
 }  // namespace gpuobs::exporter

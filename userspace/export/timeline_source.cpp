@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "store/stack_text.h"
+
 namespace gpuobs::exporter {
 namespace {
 
@@ -88,26 +90,8 @@ Result<Timeline> load_timeline(Db& db) {
   }
   // Each stack as one line (Python frames with their file:line), for the
   // slices' "stack" argument.
-  std::unordered_map<int64_t, std::string> stack_lines;
-  {
-    Stmt st(db.get(),
-            "SELECT stack_id, coalesce(symbol, '?'), kind, file, line FROM stack_symbols"
-            " WHERE position < ? ORDER BY stack_id, position");
-    if (!st.valid()) return query_error(db, "stack_symbols");
-    sqlite3_bind_int(st.get(), 1, kStackArgFrames);
-    while (st.step() == SQLITE_ROW) {
-      sqlite3_stmt* s = st.get();
-      std::string& line = stack_lines[sqlite3_column_int64(s, 0)];
-      if (!line.empty()) line += " <- ";
-      line += reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
-      const unsigned char* kind = sqlite3_column_text(s, 2);
-      if (kind && std::string_view(reinterpret_cast<const char*>(kind)) == "python" &&
-          sqlite3_column_type(s, 3) != SQLITE_NULL) {
-        std::string file = reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
-        line += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(sqlite3_column_int64(s, 4)) + ")";
-      }
-    }
-  }
+  auto stack_lines = gpuobs::stack_lines(db, kStackArgFrames);
+  if (!stack_lines) return stack_lines.error();
   for (uint8_t table = 0; table < std::size(kHostTables); ++table) {
     Stmt st(db.get(), kCallSql[table]);
     if (!st.valid()) return query_error(db, kHostTables[table]);
@@ -125,7 +109,7 @@ Result<Timeline> load_timeline(Db& db) {
       if (sqlite3_column_type(s, 6) != SQLITE_NULL) c.result = sqlite3_column_int64(s, 6);
       c.detail = intern(sqlite3_column_text(s, 7));
       if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-        if (auto it = stack_lines.find(sqlite3_column_int64(s, 8)); it != stack_lines.end())
+        if (auto it = stack_lines->find(sqlite3_column_int64(s, 8)); it != stack_lines->end())
           c.stack = intern(reinterpret_cast<const unsigned char*>(it->second.c_str()));
       if (table == kNcclTable) {
         NcclCallInfo n;

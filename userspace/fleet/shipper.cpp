@@ -17,6 +17,7 @@
 
 #include "fleet/fleet_schema.h"
 #include "store/schema.h"
+#include "store/stack_text.h"
 #include "version.h"
 
 namespace gpuobs::fleet {
@@ -69,28 +70,6 @@ const Source kSources[] = {
 
 Error capture_error(Db& db, const std::string& what) {
   return make_error("cannot read " + what + " from the capture: " + sqlite3_errmsg(db.get()), {}, 2);
-}
-
-Result<std::unordered_map<int64_t, std::string>> stack_lines(Db& db) {
-  std::unordered_map<int64_t, std::string> lines;
-  Stmt st(db.get(),
-          "SELECT stack_id, coalesce(symbol, '?'), kind, file, line FROM stack_symbols WHERE position < ?"
-          " ORDER BY stack_id, position");
-  if (!st.valid()) return capture_error(db, "stack_symbols");
-  sqlite3_bind_int(st.get(), 1, kStackFrames);
-  while (st.step() == SQLITE_ROW) {
-    sqlite3_stmt* s = st.get();
-    std::string& line = lines[sqlite3_column_int64(s, 0)];
-    if (!line.empty()) line += " <- ";
-    line += reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
-    const unsigned char* kind = sqlite3_column_text(s, 2);
-    if (kind && std::string_view(reinterpret_cast<const char*>(kind)) == "python" &&
-        sqlite3_column_type(s, 3) != SQLITE_NULL) {
-      std::string file = reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
-      line += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(sqlite3_column_int64(s, 4)) + ")";
-    }
-  }
-  return lines;
 }
 
 uint64_t count_of(const std::string& body) { return std::strtoull(body.c_str(), nullptr, 10); }
@@ -147,7 +126,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   if (!id) return id.error();
   auto db = open_capture_readonly(path);
   if (!db) return db.error();
-  auto stacks = stack_lines(*db);
+  auto stacks = stack_lines(*db, kStackFrames);
   if (!stacks) return stacks.error();
   // One shipper per segment at a time (gpuobsd's thread, gpuobs ship): an
   // advisory lock on the capture file (SQLite's own locks are fcntl locks,

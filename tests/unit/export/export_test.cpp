@@ -17,6 +17,7 @@
 #include "catalogue/api_spec.h"
 #include "export/chrome_writer.h"
 #include "export/perfetto_writer.h"
+#include "common/gzip.h"
 #include "export/pprof_writer.h"
 #include "export/timeline_source.h"
 #include "export/trace_layout.h"
@@ -400,7 +401,7 @@ std::string gunzip(const std::string& gz) {
 TEST_F(Export, PprofSamplesPerStackAndLeaf) {
   auto bytes = exporter::pprof_profile(db_, StackMeasure::blocked, {});
   ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-  auto gz = exporter::gzip(*bytes);
+  auto gz = gzip(*bytes);
   ASSERT_TRUE(gz.ok());
   ASSERT_GE(gz->size(), 2u);
   EXPECT_EQ(static_cast<unsigned char>((*gz)[0]), 0x1f);  // gzip magic
