@@ -133,8 +133,16 @@ struct gpuobs_py_frame {
 struct gpuobs_py_trailer {
 	__u16 n;      /* frames in py[] */
 	__u16 status; /* GPUOBS_PY_S_* */
-	__u32 reserved;
+	__u32 thread; /* GPUOBS_PY_T_*: whose frames py[] holds (0 before this field) */
 };
+/* The calling thread's own frames. */
+#define GPUOBS_PY_T_CALLING 0
+/* The process's main thread's frames: the calling thread runs no Python
+ * (a C++ thread such as PyTorch's autograd worker, or one whose interpreter
+ * state has no frame), so the Python line that is waiting on it is the
+ * main thread's (loss.backward(), a blocking call into C++). Read from a
+ * thread that is not stopped: user space checks every code object. */
+#define GPUOBS_PY_T_MAIN 1
 #define GPUOBS_PY_S_DONE 0      /* walked to the thread's first frame (or it runs none) */
 #define GPUOBS_PY_S_FULL 1      /* stopped at the configured depth */
 #define GPUOBS_PY_S_FAULT 2     /* a frame could not be read: the frames before it stand */
@@ -376,7 +384,8 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_PY_NO_THREAD 17  /* Python process, calling thread without interpreter state */
 #define GPUOBS_CNT_PY_FAULT 18      /* Python frames cut short: a frame unreadable */
 #define GPUOBS_CNT_PY_FULL 19       /* Python frames cut at the depth limit */
-#define GPUOBS_CNT__COUNT 20
+#define GPUOBS_CNT_PY_MAIN_THREAD 20 /* Python frames taken from the main thread (GPUOBS_PY_T_MAIN) */
+#define GPUOBS_CNT__COUNT 21
 
 /*
  * Layout checks, compiled on both sides (BPF C and C++): a field moved,

@@ -5,10 +5,13 @@
  * the thread's PyThreadState, found in the interpreter's thread list by the
  * thread's fs base (what PyThreadState.thread_id holds: pthread_self()), so
  * a PyTorch launch whose native walk dies in libtorch (no frame pointers)
- * still names its Python caller. Only the calling thread's own frames are
- * read, and it is stopped in this probe: they cannot change under the walk;
- * an unreadable frame ends it (GPUOBS_PY_S_FAULT), a wrong pointer yields a
- * code address user space then refuses (it checks each object's type). */
+ * still names its Python caller. The calling thread is stopped in this
+ * probe: its frames cannot change under the walk. A thread that runs no
+ * Python (PyTorch's autograd worker) takes the main thread's frames instead
+ * (GPUOBS_PY_T_MAIN), which run on while they are read. Either way an
+ * unreadable frame ends the walk (GPUOBS_PY_S_FAULT), and a wrong pointer
+ * yields a code address user space then refuses (it checks each object's
+ * type). */
 #ifndef GPUOBS_PYTHON_BPF_H
 #define GPUOBS_PYTHON_BPF_H
 
@@ -31,6 +34,7 @@ struct {
  * thread's), so a freed and reused one costs a walk, never a wrong stack. */
 struct py_thread {
 	__u64 tstate;
+	__u64 main_tstate; /* the main thread's, for GPUOBS_PY_T_MAIN */
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -83,52 +87,62 @@ static __always_inline int py__has(__u16 off)
 	return off != GPUOBS_PY_NONE;
 }
 
-/* The current thread's current frame (0: it runs no Python now); *ts its
- * PyThreadState, 0 if it has none; *fault set when the thread state was
- * found but its frame pointer could not be read. buf: scratch for the
- * thread state's bytes. */
-static __always_inline __u64 py__current_frame(const struct gpuobs_py_proc *p, __u8 *buf, __u64 *ts, int *fault)
+/* Whether a thread with no Python frame of its own takes the main
+ * thread's (GPUOBS_PY_T_MAIN), set by the loader (--python-main-thread). */
+const volatile __u32 python_main_thread = 0;
+
+/* The innermost frame of the thread whose fs base is fsbase (0: it runs no
+ * Python now); *ts its PyThreadState, 0 if it has none; *fault set when the
+ * thread state was found but its frame pointer could not be read. *cache:
+ * the thread state found last for that thread (checked before use, updated
+ * after a search). buf: scratch for the thread state's bytes. */
+static __always_inline __u64 py__thread_frame(const struct gpuobs_py_proc *p, __u8 *buf, __u64 fsbase, __u64 *cache,
+					      __u64 *ts, int *fault)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
 	__u32 len = p->tstate_len;
 	if (len > GPUOBS_PY_READ_MAX)
 		len = GPUOBS_PY_READ_MAX;
 	if (len < 8)
 		len = 8;
 	__u16 id_at = p->tstate_thread_id - p->tstate_lo, frame_at = p->tstate_frame - p->tstate_lo;
-	*ts = 0;
-	struct py_thread *c = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (c && c->tstate && !bpf_probe_read_user(buf, len, (void *)(c->tstate + p->tstate_lo)) &&
-	    py__word(buf, id_at) == fsbase) {
-		*ts = c->tstate;
-		return py__word(buf, frame_at);
-	}
-	__u64 interp = 0, t = 0, id = 0;
-	if (bpf_probe_read_user(&interp, 8, (void *)(p->runtime + p->runtime_interp)) || !interp)
-		return 0;
-	if (bpf_probe_read_user(&t, 8, (void *)(interp + p->interp_threads)))
-		return 0;
-	int i;
-	gpuobs_for(i, 0, PY_THREADS_MAX)
-	{
-		if (!t)
-			break;
-		if (bpf_probe_read_user(&id, 8, (void *)(t + p->tstate_thread_id)))
-			return 0;
-		if (id == fsbase)
-			break;
-		if (bpf_probe_read_user(&t, 8, (void *)(t + p->tstate_next)))
-			return 0;
-	}
-	if (!t || id != fsbase)
-		return 0;
-	if (c)
-		c->tstate = t;
-	*ts = t;
 	__u64 frame = 0;
-	if (bpf_probe_read_user(&frame, 8, (void *)(t + p->tstate_frame)))
+	*ts = 0;
+	if (*cache && !bpf_probe_read_user(buf, len, (void *)(*cache + p->tstate_lo)) &&
+	    py__word(buf, id_at) == fsbase) {
+		*ts = *cache;
+		frame = py__word(buf, frame_at);
+	} else {
+		__u64 interp = 0, t = 0, id = 0;
+		if (bpf_probe_read_user(&interp, 8, (void *)(p->runtime + p->runtime_interp)) || !interp)
+			return 0;
+		if (bpf_probe_read_user(&t, 8, (void *)(interp + p->interp_threads)))
+			return 0;
+		int i;
+		gpuobs_for(i, 0, PY_THREADS_MAX)
+		{
+			if (!t)
+				break;
+			if (bpf_probe_read_user(&id, 8, (void *)(t + p->tstate_thread_id)))
+				return 0;
+			if (id == fsbase)
+				break;
+			if (bpf_probe_read_user(&t, 8, (void *)(t + p->tstate_next)))
+				return 0;
+		}
+		if (!t || id != fsbase)
+			return 0;
+		*cache = t;
+		*ts = t;
+		if (bpf_probe_read_user(&frame, 8, (void *)(t + p->tstate_frame))) {
+			*fault = 1;
+			return 0;
+		}
+	}
+	/* 3.11/3.12: the thread state points to a _PyCFrame, which holds it. */
+	if (frame && py__has(p->cframe_current) && bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
 		*fault = 1;
+		return 0;
+	}
 	return frame;
 }
 
@@ -152,18 +166,33 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	__u16 status = GPUOBS_PY_S_DONE;
 	__u64 ts = 0;
 	int fault = 0;
-	__u64 frame = py__current_frame(p, out->buf, &ts, &fault);
+	__u32 thread = GPUOBS_PY_T_CALLING;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct py_thread *c = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c) {
+		status = GPUOBS_PY_S_NO_THREAD;
+		counter__add(GPUOBS_CNT_PY_NO_THREAD);
+		goto done;
+	}
+	__u64 frame = py__thread_frame(p, out->buf, BPF_CORE_READ(task, thread.fsbase), &c->tstate, &ts, &fault);
+	/* A thread that runs no Python of its own (none, or no interpreter
+	 * state): the main thread's frames say which Python line waits on it. */
+	if (!frame && !fault && python_main_thread && (__u32)pid_tgid != tgid) {
+		__u64 main_fs = BPF_CORE_READ(task, group_leader, thread.fsbase);
+		__u64 main_ts = 0;
+		frame = py__thread_frame(p, out->buf, main_fs, &c->main_tstate, &main_ts, &fault);
+		if (main_ts) {
+			ts = main_ts;
+			thread = GPUOBS_PY_T_MAIN;
+			counter__add(GPUOBS_CNT_PY_MAIN_THREAD);
+		}
+	}
 	if (!ts) {
 		status = GPUOBS_PY_S_NO_THREAD;
 		counter__add(GPUOBS_CNT_PY_NO_THREAD);
 		goto done;
 	}
 	if (fault) {
-		status = GPUOBS_PY_S_FAULT;
-		counter__add(GPUOBS_CNT_PY_FAULT);
-		goto done;
-	}
-	if (frame && py__has(p->cframe_current) && bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
 		status = GPUOBS_PY_S_FAULT;
 		counter__add(GPUOBS_CNT_PY_FAULT);
 		goto done;
@@ -263,7 +292,7 @@ done:
 	struct gpuobs_py_trailer *t = (struct gpuobs_py_trailer *)&out->py[n];
 	t->n = (__u16)n;
 	t->status = status;
-	t->reserved = 0;
+	t->thread = thread;
 	return n * sizeof(struct gpuobs_py_frame) + sizeof(struct gpuobs_py_trailer);
 }
 

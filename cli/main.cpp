@@ -91,7 +91,7 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
                           &a.rec.session.gpu_devices, &a.ring_mb, &a.rec.session.stack_depth, &a.rec.session.unwind,
                           &a.rec.session.stack_copy_bytes, &a.rec.session.nccl_stall_s,
                           &a.rec.session.python_stacks, &a.rec.session.metrics_hz,
-                          &a.rec.session.detail_interval_ms},
+                          &a.rec.session.detail_interval_ms, &a.rec.session.python_main_thread},
       false);
   record->add_flag("--gpu-time", a.rec.gpu_time,
                    "also measure each kernel, copy and memset on the GPU: the command starts with CUPTI's activity "

@@ -55,14 +55,23 @@ std::string location(const StackFrame& f) {
   return s;
 }
 
+// The first of the main thread's Python frames in s (python_thread
+// "main"), or s.frames.size() when it has none.
+size_t main_thread_start(const StackInfo& s) {
+  if (s.python_thread != "main") return s.frames.size();
+  for (size_t i = 0; i < s.frames.size(); ++i)
+    if (s.frames[i].python) return i;
+  return s.frames.size();
+}
+
 // One row per frame of each ranked stack (innermost first, frame 0), the
 // stack's weight on every row, as perf script or a spreadsheet expects: the
 // same numbers as --format json, flat.
 QueryResult csv_rows(const Loaded& L, const std::vector<std::pair<int64_t, int64_t>>& ranked, int64_t total,
                      const char* unit) {
   QueryResult r;
-  r.columns = {"rank",   "stack_id", "weight",        "unit", "share", "end_reason", "frame",
-               "module", "symbol",   "symbol_offset", "file", "line",  "offset"};
+  r.columns = {"rank",          "stack_id", "weight", "unit",   "share", "end_reason", "frame", "module", "symbol",
+               "symbol_offset", "file",     "line",   "offset", "kind",  "python_thread"};
   int64_t rank = 0;
   for (auto& [w, id] : ranked) {
     ++rank;
@@ -73,7 +82,7 @@ QueryResult csv_rows(const Loaded& L, const std::vector<std::pair<int64_t, int64
       auto text_or_null = [](const std::string& t) { return t.empty() ? Cell{} : Cell{t}; };
       r.rows.push_back({rank, id, w, std::string(unit), share, s.end_reason, static_cast<int64_t>(i), f.module,
                         text_or_null(f.symbol), f.symbol_offset, text_or_null(f.file), f.line ? Cell{f.line} : Cell{},
-                        f.offset});
+                        f.offset, std::string(f.python ? "python" : "native"), text_or_null(s.python_thread)});
     }
   }
   return r;
@@ -122,7 +131,8 @@ int run_stacks(const StackArgs& a) {
                           {"symbol_offset", f.symbol_offset},
                           {"file", f.file.empty() ? nlohmann::json() : nlohmann::json(f.file)},
                           {"line", f.line ? nlohmann::json(f.line) : nlohmann::json()},
-                          {"offset", f.offset}});
+                          {"offset", f.offset},
+                          {"kind", f.python ? "python" : "native"}});
       auto ls = leaves_of[id];
       std::sort(ls.rbegin(), ls.rend());
       for (auto& [lw, name] : ls) leaves.push_back({{"name", name}, {"weight", lw}});
@@ -131,6 +141,7 @@ int run_stacks(const StackArgs& a) {
                      {"unit", unit},
                      {"share", total ? double(w) / double(total) : 0.0},
                      {"end_reason", s.end_reason},
+                     {"python_thread", s.python_thread.empty() ? nlohmann::json() : nlohmann::json(s.python_thread)},
                      {"leaves", leaves},
                      {"frames", frames}});
     }
@@ -150,9 +161,12 @@ int run_stacks(const StackArgs& a) {
     for (size_t i = 0; i < ls.size() && i < 3; ++i)
       std::cout << "    " << (i == 0 ? "-> " : "   ") << terminal_safe(ls[i].second) << "  (" << ls[i].first << ")\n";
     if (ls.size() > 3) std::cout << "       ... " << ls.size() - 3 << " more\n";
-    for (size_t i = 0; i < s.frames.size(); ++i)
+    const size_t borrowed = main_thread_start(s);
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      if (i == borrowed) std::cout << "    -- the main thread's Python (this thread ran none) --\n";
       std::cout << "    #" << i << "  " << terminal_safe(frame_label(s.frames[i])) << "  ["
                 << terminal_safe(location(s.frames[i])) << "]\n";
+    }
   }
   return 0;
 }
@@ -183,7 +197,13 @@ int run_export_folded(const StackArgs& a) {
       // --by-process: two root frames, the command then its pid, so one
       // program's processes sit side by side and never merge with another's.
       std::string line = a.by_process ? clean(l.comm) + ";pid " + std::to_string(l.pid) + ";" : "";
-      for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) line += clean(frame_label(*it)) + ";";
+      // The main thread's Python frames (a thread that ran none) sit below
+      // a marker frame, so the worker's work reads as called from there.
+      const size_t borrowed = main_thread_start(s);
+      for (size_t i = s.frames.size(); i-- > 0;) {
+        line += clean(frame_label(s.frames[i])) + ";";
+        if (i == borrowed) line += "[other thread];";
+      }
       out << line << clean("[" + l.leaf + "]") << " " << l.weight << "\n";
     }
     if (!out) return make_error("cannot write " + (a.output.empty() ? std::string("the output") : a.output));

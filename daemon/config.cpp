@@ -110,6 +110,7 @@ std::string config_text(const Config& c) {
   line("stack_copy", std::to_string(c.stack_copy));
   line("nccl_stall", std::to_string(c.nccl_stall_s));
   line("python_stacks", quoted(c.python_stacks ? "on" : "off"));
+  line("python_main_thread", quoted(c.python_main_thread ? "on" : "off"));
   line("metrics_hz", std::to_string(c.metrics_hz));
   line("detail_interval_ms", std::to_string(c.detail_interval_ms));
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
@@ -142,6 +143,7 @@ SessionOptions Config::session_options() const {
   o.stack_copy_bytes = stack_copy;
   o.nccl_stall_s = nccl_stall_s;
   o.python_stacks = python_stacks;
+  o.python_main_thread = python_main_thread;
   o.metrics_hz = metrics_hz;
   o.detail_interval_ms = detail_interval_ms;
   o.output = db;
@@ -180,7 +182,8 @@ Parsed parse_config(int argc, char** argv) {
   add_capture_options(app,
                       CaptureOptionFields{&c.libcuda, &c.libhip, &c.watch_dev, &c.gpu_devices, &c.ring_mb,
                                           &c.stack_depth, &c.unwind, &c.stack_copy, &c.nccl_stall_s,
-                                          &c.python_stacks, &c.metrics_hz, &c.detail_interval_ms},
+                                          &c.python_stacks, &c.metrics_hz, &c.detail_interval_ms,
+                                          &c.python_main_thread},
                       true);
   app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,
@@ -295,6 +298,7 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.stack_copy != b.stack_copy, "stack_copy", false);
   note(a.nccl_stall_s != b.nccl_stall_s, "nccl_stall", false);
   note(a.python_stacks != b.python_stacks, "python_stacks", false);
+  note(a.python_main_thread != b.python_main_thread, "python_main_thread", false);
   note(a.metrics_hz != b.metrics_hz, "metrics_hz", false);
   note(a.detail_interval_ms != b.detail_interval_ms, "detail_interval_ms", false);
   note(a.metrics_listen != b.metrics_listen, "metrics_listen", false);

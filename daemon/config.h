@@ -31,6 +31,7 @@ struct Config {
   uint32_t ring_mb = kRingMbDefault;
   uint32_t nccl_stall_s = kNcclStallDefaultS;
   bool python_stacks = true;
+  bool python_main_thread = true;
   uint32_t metrics_hz = kMetricsHzDefault;  // GPU metrics sampled per second (0: off)
   uint32_t detail_interval_ms = kDetailIntervalMsDefault;  // GPM averaged over this long
   uint32_t stack_depth = kStackDepthDefault;

@@ -38,6 +38,20 @@ main = [r for r in rows if r[1] == info["main_tid"]]
 main_script = sum(1 for _, _, s in main if s in stack_info and stack_info[s]["script_line"] is not None)
 ends = collections.Counter(stack_info[s]["end"] if s in stack_info else None for _, _, s in rows)
 threads = collections.Counter(t for _, t, _ in rows)
+# Launches of the other threads (PyTorch's autograd worker): whose frames
+# they carry (stacks.python_thread, schema 22) and the script lines named.
+try:
+    pthread = dict(db.execute("SELECT id, python_thread FROM stacks").fetchall())
+except sqlite3.OperationalError:
+    pthread = {}
+others = [r for r in rows if r[1] != info["main_tid"]]
+others_script = collections.Counter(stack_info.get(s, {}).get("script_line") for _, _, s in others)
+print(json.dumps({"other_thread_launches": len(others),
+                  "other_thread_with_script_frame_pct": round(
+                      100.0 * sum(v for k, v in others_script.items() if k is not None) / max(len(others), 1), 2),
+                  "other_thread_python_thread": {str(k): v for k, v in collections.Counter(
+                      pthread.get(s) for _, _, s in others).most_common()},
+                  "other_thread_script_lines": {str(k): v for k, v in others_script.most_common(5)}}))
 print(json.dumps({"mode": info["mode"], "launches": n, "with_python_frame": with_py,
                   "with_python_frame_pct": round(100.0 * with_py / max(n, 1), 2),
                   "with_script_frame_pct": round(100.0 * with_script / max(n, 1), 2),

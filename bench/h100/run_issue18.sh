@@ -41,5 +41,5 @@ if [ "$PART" = all ] || [ "$PART" = bpfcost ]; then
 fi
 if [ "$PART" = all ] || [ "$PART" = cost ]; then
   echo "=== cost: tiny-op loop (${ITERS:-100000} ops), ${ROUNDS:-5} rounds"
-  MODES="none nopy gpuobs" B=$B PATH=$(dirname "$PY"):$PATH bash bench/h100/torch_overhead.sh "${ITERS:-100000}" "${ROUNDS:-5}"
+  MODES="${MODES:-none nopy gpuobs}" B=$B PATH=$(dirname "$PY"):$PATH bash bench/h100/torch_overhead.sh "${ITERS:-100000}" "${ROUNDS:-5}"
 fi

@@ -6,7 +6,8 @@
 #   PART=ddp     2+ GPUs, gpuobsd running first: torchrun DDP (plain, one rank
 #                late every 10th step, one rank SIGSTOPped), then the reports.
 #   PART=overhead 2+ GPUs: DDP step time, ROUNDS rounds of no gpuobs, the
-#                empty-uprobe floor and gpuobs record.
+#                empty-uprobe floor and gpuobs record (HIDDEN/BATCH: the model
+#                and batch of bench/h100/torch_ddp.py; STEPS steps per run).
 # NVLink multicast stays off (KINDS.md): NCCL_NVLS_ENABLE=0 and friends.
 set -uo pipefail
 B=${B:-.device-build}
@@ -101,17 +102,41 @@ if [ "$PART" = ddp ]; then
     "$B/gpuobs" report nccl_ranks "$f" | head -12
     "$B/gpuobs" report nccl_stalls "$f" | head -12
     q "SELECT tgid, rank, state, last_seq, last_api FROM nccl_stall_ranks" "$f"
+    # Whose Python frames the collectives' stacks carry (DDP calls NCCL
+    # from the autograd thread: the main thread's, stacks.python_thread).
+    q "SELECT n.tid = n.tgid AS main_thread, s.python_thread, s.python_end, count(*) AS calls
+       FROM nccl_calls n LEFT JOIN stacks s ON s.id = n.stack_id GROUP BY 1, 2, 3" "$f"
+    echo "--- communicator tracks of the Chrome export"
+    "$B/gpuobs" export chrome -f -o /tmp/seg.json "$f" && "$PY" - <<'PYEOF'
+import collections, json
+ev = json.load(open("/tmp/seg.json"))["traceEvents"]
+comms = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"
+         and e["args"]["name"].startswith("NCCL comm")}
+ranks = sorted((e["pid"], e["tid"], e["args"]["name"]) for e in ev if e.get("ph") == "M"
+               and e.get("name") == "thread_name" and e["pid"] in comms)
+on = collections.Counter((e["pid"], e["tid"], e["name"]) for e in ev if e.get("ph") == "X" and e.get("pid") in comms)
+flows = sum(1 for e in ev if e.get("ph") in ("s", "f") and e.get("pid") in comms)
+late = collections.Counter((e["pid"], e["tid"]) for e in ev if e.get("ph") == "X" and e.get("pid") in comms
+                           and e.get("args", {}).get("arrival") == 2 and e["args"].get("after_first_ns", 0) >= 1e6)
+print("communicators:", comms)
+print("rank tracks:", ranks)
+print("calls on rank tracks (pid, tid, op):", dict(on))
+print("flow events between rank tracks:", flows)
+print("arrived last, >= 1 ms after the first (pid, tid):", dict(late))
+PYEOF
   done
 fi
 
 if [ "$PART" = overhead ]; then
   ROUNDS=${ROUNDS:-5}
+  modes=(none floor gpuobs)
   for ((r = 0; r < ROUNDS; r++)); do
-    for m in none floor gpuobs; do
+    for k in 0 1 2; do  # the order rotates each round: drift spreads over every mode
+      m=${modes[$(((r + k) % 3))]}
       case $m in
-        none) out=$($TORCHRUN --nproc-per-node=$NGPU --master-port 2955$r bench/h100/torch_ddp.py 200 2>/dev/null | tail -1) ;;
-        floor) out=$("$B/gpuobs_bench" floor -- $TORCHRUN --nproc-per-node=$NGPU --master-port 2956$r bench/h100/torch_ddp.py 200 2>/dev/null | tail -1) ;;
-        gpuobs) out=$("$B/gpuobs" record -f -o /tmp/o.gpuobs -- $TORCHRUN --nproc-per-node=$NGPU --master-port 2957$r bench/h100/torch_ddp.py 200 2>/dev/null | tail -1) ;;
+        none) out=$($TORCHRUN --nproc-per-node=$NGPU --master-port 2955$r bench/h100/torch_ddp.py ${STEPS:-200} 2>/dev/null | tail -1) ;;
+        floor) out=$("$B/gpuobs_bench" floor -- $TORCHRUN --nproc-per-node=$NGPU --master-port 2956$r bench/h100/torch_ddp.py ${STEPS:-200} 2>/dev/null | tail -1) ;;
+        gpuobs) out=$("$B/gpuobs" record -f -o /tmp/o.gpuobs -- $TORCHRUN --nproc-per-node=$NGPU --master-port 2957$r bench/h100/torch_ddp.py ${STEPS:-200} 2>/dev/null | tail -1) ;;
       esac
       echo "$m $out"
     done

@@ -3,8 +3,10 @@
 gradients in buckets. Knobs (environment): LATE_RANK/LATE_EVERY/LATE_MS make
 one rank sleep before every LATE_EVERY-th step (a straggler); STOP_RANK/
 STOP_STEP make one rank SIGSTOP itself before that step (a hang: the others
-block in their next collective). Rank 0 prints JSON: steps, seconds, the
-mean step time and the libnccl files mapped."""
+block in their next collective). HIDDEN (4096) and BATCH (64) size the
+model and the batch: larger ones make a longer, GPU-bound step. Rank 0
+prints JSON: steps, seconds, the mean step time and the libnccl files
+mapped."""
 import json
 import os
 import signal
@@ -20,12 +22,14 @@ rank = dist.get_rank()
 dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
 torch.cuda.set_device(dev)
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096),
-                            torch.nn.ReLU(), torch.nn.Linear(4096, 1024)).to(dev)
+hidden = int(os.environ.get("HIDDEN", "4096"))
+batch = int(os.environ.get("BATCH", "64"))
+model = torch.nn.Sequential(torch.nn.Linear(1024, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden),
+                            torch.nn.ReLU(), torch.nn.Linear(hidden, 1024)).to(dev)
 ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index])
 opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
-x = torch.randn(64, 1024, device=dev)
-y = torch.randn(64, 1024, device=dev)
+x = torch.randn(batch, 1024, device=dev)
+y = torch.randn(batch, 1024, device=dev)
 late_rank = int(os.environ.get("LATE_RANK", "-1"))
 late_every = int(os.environ.get("LATE_EVERY", "10"))
 late_ms = float(os.environ.get("LATE_MS", "200"))
@@ -56,5 +60,5 @@ secs = time.time() - t0
 if rank == 0:
     maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libnccl" in l})
     print(json.dumps({"steps": steps, "seconds": round(secs, 3), "step_ms": round(1000 * secs / steps, 3),
-                      "world": dist.get_world_size(), "nccl": maps}), flush=True)
+                      "world": dist.get_world_size(), "hidden": hidden, "batch": batch, "nccl": maps}), flush=True)
 dist.destroy_process_group()

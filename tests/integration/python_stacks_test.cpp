@@ -249,3 +249,180 @@ TEST(PythonStacks, AnUnknownVersionIsCountedAndNamedNeverGuessed) {
   EXPECT_EQ(rc, 0);
   EXPECT_NE(report.find("python_unknown_version_3.14"), std::string::npos) << report;
 }
+
+namespace {
+
+const std::string kThreadScript = std::string(GPUOBS_SOURCE_DIR) + "/tests/workloads/python_native_threads.py";
+
+// "# wait:NAME" markers of python_native_threads.py: NAME -> "name@file:line".
+std::map<std::string, std::string> wait_frames() {
+  std::map<std::string, std::string> m;
+  std::ifstream in(kThreadScript);
+  std::string line;
+  std::string fn = "<module>";
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::smatch s;
+    if (std::regex_search(line, s, std::regex("^def (\\w+)"))) fn = s[1];
+    else if (!line.empty() && line[0] != ' ' && line[0] != '#') fn = "<module>";
+    if (std::regex_search(line, s, std::regex("# wait:(\\S+)")))
+      m[s[1]] = fn + "@" + kThreadScript + ":" + std::to_string(n);
+  }
+  return m;
+}
+
+int record_threads(const TempDir& dir, const std::string& opts, const std::string& python = "/usr/bin/python3.11") {
+  std::string cmd = std::string(GPUOBS_BIN) + " record --libcuda " + FAKE_LIBCUDA + " " + opts + " -o " +
+                    dir.file("c.gpuobs") + " -- " + python + " " + kThreadScript + " " + FAKE_LIBCUDA + " " +
+                    NATIVE_THREAD_LAUNCHER + " 0.3 > " + dir.file("out") + " 2> " + dir.file("log");
+  return run(cmd);
+}
+
+// Per launch in order: "grid_x main|other python_thread python_end" and
+// its Python frames.
+struct ThreadLaunch {
+  std::string what;
+  std::vector<std::string> python;
+  int64_t native = 0;  // native frames before the first Python one
+};
+std::vector<ThreadLaunch> thread_launches(Db& db) {
+  std::vector<ThreadLaunch> out;
+  auto rows = column(db,
+                     "SELECT k.stack_id || ' ' || k.grid_x || ' ' || CASE WHEN k.tid = k.tgid THEN 'main' ELSE"
+                     " 'other' END || ' ' || coalesce(s.python_thread, '-') || ' ' || coalesce(s.python_end, '-')"
+                     " FROM kernel_launches k JOIN stacks s ON s.id = k.stack_id ORDER BY k.ts_mono_ns, k.id");
+  for (const std::string& r : rows) {
+    std::string id = r.substr(0, r.find(' '));
+    ThreadLaunch l;
+    l.what = r.substr(r.find(' ') + 1);
+    l.python = column(db, "SELECT symbol || '@' || file || ':' || coalesce(line, -1) FROM stack_symbols WHERE"
+                          " kind = 'python' AND stack_id = " + id + " ORDER BY position");
+    l.native = scalar(db, "SELECT coalesce((SELECT min(position) FROM stack_symbols WHERE kind = 'python' AND"
+                          " stack_id = " + id + "), (SELECT count(*) FROM stack_symbols WHERE stack_id = " + id + "))");
+    out.push_back(l);
+  }
+  return out;
+}
+
+
+// A thread that runs no Python (no interpreter state, or PyTorch's kind: one
+// with no frame) carries the main thread's Python frames after its own
+// native ones: the line where the main thread waits on it. The main
+// thread's own launch keeps its own frames.
+void check_main_thread_frames(const std::string& python) {
+  TempDir dir;
+  ASSERT_EQ(record_threads(dir, "", python), 0) << read_file(dir.file("log"));
+  EXPECT_EQ(read_file(dir.file("out")), "own 1 plain 3 idle 2\n");
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  auto w = wait_frames();
+  auto got = thread_launches(*db);
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[0].what, "1 main calling root");
+  EXPECT_EQ(got[0].python, (std::vector<std::string>{w.at("own_launch"), w.at("step_own"), w.at("module")}));
+  for (size_t i = 1; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    bool plain = i < 4;
+    EXPECT_EQ(got[i].what, std::to_string(20 + (plain ? i - 1 : i - 4)) + " other main root");
+    EXPECT_EQ(got[i].python, (std::vector<std::string>{w.at(plain ? "wait_plain" : "wait_idle"),
+                                                       w.at(plain ? "step_plain" : "step_idle"), w.at("module")}));
+    // The launching thread's own native frames come first: the launcher's
+    // loop and its thread function.
+    EXPECT_GE(got[i].native, 2);
+  }
+  for (const char* fn : {"launch_n", "run"})
+    EXPECT_EQ(scalar(*db,
+                     "SELECT count(DISTINCT k.id) FROM kernel_launches k JOIN stack_symbols ss ON ss.stack_id ="
+                     " k.stack_id WHERE k.tid <> k.tgid AND ss.kind = 'native' AND ss.symbol = '" +
+                         std::string(fn) + "'"),
+              5)
+        << fn;
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_main_thread_stacks'"), 5);
+  // Shown as the main thread's: gpuobs stacks marks where they start, and
+  // the text of a stack (the exports' stack argument) too.
+  auto [rc, stacks] = run_output(std::string(GPUOBS_BIN) + " stacks " + dir.file("c.gpuobs") + " --top 5");
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(stacks.find("-- the main thread's Python (this thread ran none) --"), std::string::npos) << stacks;
+  auto [frc, folded] = run_output(std::string(GPUOBS_BIN) + " export folded " + dir.file("c.gpuobs"));
+  EXPECT_EQ(frc, 0);
+  EXPECT_NE(folded.find("wait_plain;[other thread];"), std::string::npos) << folded;
+}
+
+}  // namespace
+
+// Under every CPython found (3.10's frame objects, 3.11/3.12's cframe,
+// 3.13's current_frame: each version finds the main thread's frame apart).
+TEST(PythonStacks, ThreadsThatRunNoPythonCarryTheMainThreadsFrames) {
+  for (const auto& py : interpreters()) {
+    SCOPED_TRACE(py.path);
+    check_main_thread_frames(py.path);
+  }
+}
+
+// --python-main-thread off: such threads keep their own (no) Python frames.
+TEST(PythonStacks, MainThreadFramesOffLeavesOtherThreadsWithoutPython) {
+  TempDir dir;
+  ASSERT_EQ(record_threads(dir, "--python-main-thread off"), 0) << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  auto got = thread_launches(*db);
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[0].python.size(), 3u);
+  for (size_t i = 1; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    // No interpreter state: no_thread; an idle one: its walk ends at once.
+    EXPECT_EQ(got[i].what.substr(got[i].what.find(' ') + 1), i < 4 ? "other calling no_thread" : "other calling root");
+    EXPECT_TRUE(got[i].python.empty());
+  }
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_main_thread_stacks'"), 0);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_thread_without_state'"), 3);
+}
+
+// Issue 24's straggler with its Python call site, as DDP makes it: each of
+// 3 ranks runs the all-reduce on a thread that runs no Python while its main
+// thread waits at a known line; rank 2 sleeps 60 ms before every step.
+// nccl_ranks names rank 2 the straggler, its native call site (the thread
+// function that called NCCL) and its Python one (the main thread's line).
+TEST(PythonStacks, NcclStragglerNamedWithItsPythonCallSite) {
+  TempDir dir;
+  const std::string script = std::string(GPUOBS_SOURCE_DIR) + "/tests/workloads/python_nccl_ranks.py";
+  std::string sh;
+  for (int r = 0; r < 3; ++r)
+    sh += "/usr/bin/python3.11 " + script + " " + FAKE_LIBNCCL + " " + NATIVE_THREAD_LAUNCHER + " " +
+          std::to_string(r) + " 3 " + dir.file("id") + " 5 60 > " + dir.file("out." + std::to_string(r)) + " & ";
+  sh += "wait";
+  std::string lib = FAKE_LIBNCCL;
+  std::string cmd = "LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
+                    FAKE_LIBCUDA + " -o " + dir.file("c.gpuobs") + " -- sh -c '" + sh + "' 2> " + dir.file("log");
+  ASSERT_EQ(run(cmd), 0) << read_file(dir.file("log"));
+  for (int r = 0; r < 3; ++r) ASSERT_EQ(read_json(dir.file("out." + std::to_string(r)))["steps"], 5) << r;
+  auto db = open_capture_readonly(dir.file("c.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op = 'all_reduce' AND tid <> tgid"), 15);
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM nccl_calls n JOIN stacks s ON s.id = n.stack_id WHERE n.op = 'all_reduce'"
+                   " AND s.python_thread = 'main' AND s.python_end = 'root'"),
+            15);
+  // The script's lines, from its markers.
+  std::map<std::string, int> site;
+  {
+    std::ifstream in(script);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (std::smatch s; std::regex_search(line, s, std::regex("# site:(\\S+)"))) site[s[1]] = n;
+  }
+  auto [rc, out] = run_output(std::string(GPUOBS_BIN) + " report nccl_ranks --format json " + dir.file("c.gpuobs"));
+  ASSERT_EQ(rc, 0) << out;
+  auto rows = nlohmann::json::parse(out);
+  ASSERT_EQ(rows.size(), 3u) << out;
+  EXPECT_EQ(rows[0]["rank"], 2) << out;
+  EXPECT_EQ(rows[0]["late"], 5) << out;
+  EXPECT_EQ(rows[0]["call_site"], "run_allreduce") << out;
+  EXPECT_EQ(rows[0]["python_site"], "reduce_grads (python_nccl_ranks.py:" + std::to_string(site.at("reduce_grads")) + ")")
+      << out;
+  // The stack's Python frames below it: train_step, main, <module>.
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(DISTINCT n.id) FROM nccl_calls n JOIN stack_symbols ss ON ss.stack_id = n.stack_id"
+                   " WHERE n.op = 'all_reduce' AND ss.kind = 'python' AND ss.symbol = 'train_step' AND ss.line = " +
+                       std::to_string(site.at("train_step"))),
+            15);
+}

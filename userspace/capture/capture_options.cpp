@@ -78,6 +78,15 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
          "interpreter's native frames; off: native frames only")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str(*f.python_stacks ? "on" : "off");
+  if (f.python_main_thread)
+    app.add_option_function<std::string>(
+           names("--python-main-thread", config_spellings),
+           [m = f.python_main_thread](const std::string& w) { *m = w == "on"; },
+           "on: a thread that runs no Python (PyTorch's autograd worker, a C++ thread pool) carries its process's "
+           "main thread's Python frames after its own native ones, marked as such (the line that waits on it, "
+           "e.g. loss.backward()); off: the calling thread's own frames only")
+        ->check(CLI::IsMember({"on", "off"}))
+        ->default_str(*f.python_main_thread ? "on" : "off");
   if (f.metrics_hz)
     app.add_option(names("--metrics-hz", config_spellings), *f.metrics_hz,
                    "GPU metrics (utilization, memory, power, clocks, throttling; GPM where supported) sampled per "

@@ -50,7 +50,8 @@ inline constexpr uint32_t kRecordDetailIntervalMs = 1000;  // gpuobs record's de
 // "--nccl-stall 2" was refused).
 inline constexpr const char* kCaptureValueOptions[] = {"--libcuda",     "--libhip", "--watch-dev",  "--ring-mb",
                                                        "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall",
-                                                       "--python-stacks", "--metrics-hz", "--detail-interval-ms"};
+                                                       "--python-stacks", "--metrics-hz", "--detail-interval-ms",
+                                                       "--python-main-thread"};
 
 // Where the parsed values go.
 struct CaptureOptionFields {
@@ -66,10 +67,12 @@ struct CaptureOptionFields {
   bool* python_stacks = nullptr;
   uint32_t* metrics_hz = nullptr;
   uint32_t* detail_interval_ms = nullptr;
+  bool* python_main_thread = nullptr;
 };
 
 // Adds --libcuda, --libhip, --watch-dev, --no-gpu-devices, --ring-mb,
-// --stack-depth, --unwind, --stack-copy, --nccl-stall, --python-stacks and --metrics-hz, range-checked (out-of-range
+// --stack-depth, --unwind, --stack-copy, --nccl-stall, --python-stacks,
+// --python-main-thread and --metrics-hz, range-checked (out-of-range
 // values are refused, never clamped or wrapped). config_spellings: also
 // --ring_mb and the like, the keys of gpuobsd's config file.
 void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool config_spellings);

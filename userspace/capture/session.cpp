@@ -86,6 +86,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   eo.stack_copy_bytes = opts.unwind == UnwindMode::dwarf && opts.stack_depth > 0 ? opts.stack_copy_bytes : 0;
   eo.unwind_in_bpf = opts.unwind == UnwindMode::bpf;
   eo.python_stacks = opts.python_stacks && opts.stack_depth > 0;
+  eo.python_main_thread = opts.python_main_thread;
   eo.attach_lib_map = opts.watch_libraries || opts.mode == CaptureMode::daemon;
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());

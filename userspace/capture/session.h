@@ -61,6 +61,8 @@ struct SessionOptions {
   uint32_t nccl_stall_s = kNcclStallDefaultS;
   // CPython frames in the stacks of Python processes (issue 18).
   bool python_stacks = true;
+  // A thread that runs no Python carries the main thread's frames (22).
+  bool python_main_thread = true;
   // GPU metrics sampled per second (issue 19, gpu_metrics/); 0: none.
   uint32_t metrics_hz = kMetricsHzDefault;
   uint32_t detail_interval_ms = kDetailIntervalMsDefault;

@@ -60,6 +60,7 @@ std::optional<size_t> read_stack(const char* rec, size_t size, size_t body, RawS
     out->py.resize(pt.n);
     if (pt.n) std::memcpy(out->py.data(), rec + ips + size_t{t.cap} * 8, size_t{pt.n} * sizeof(gpuobs_py_frame));
     out->py_status = pt.status;
+    out->py_thread = pt.thread;
   }
   return start;
 }
@@ -78,6 +79,7 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
     stack->copy.clear();
     stack->py.clear();
     stack->py_status = 0;
+    stack->py_thread = GPUOBS_PY_T_CALLING;
     stack->flags = 0;
     stack->sp_word = 0;
     stack->present = stack->has_copy = false;

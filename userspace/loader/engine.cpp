@@ -109,6 +109,7 @@ constexpr CounterName kCounterNames[] = {
     {GPUOBS_CNT_STACK_FAULT, "stack_unreadable"},
     {GPUOBS_CNT_DROP_SCRATCH_BUSY, "dropped_scratch_slots_busy"},
     {GPUOBS_CNT_PY_NO_THREAD, "python_thread_without_state"},
+    {GPUOBS_CNT_PY_MAIN_THREAD, "python_main_thread_stacks"},
     {GPUOBS_CNT_PY_FAULT, "python_frames_unreadable"},
     {GPUOBS_CNT_PY_FULL, "python_frames_depth_reached"},
 };
@@ -175,6 +176,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   // GPUOBS_PY_FRAMES_MAX; none without stacks.
   uint32_t py_depth = opts.python_stacks ? std::min<uint32_t>(opts.stack_depth, GPUOBS_PY_FRAMES_MAX) : 0;
   e->skel_->rodata->python_depth = py_depth;
+  e->skel_->rodata->python_main_thread = py_depth && opts.python_main_thread ? 1 : 0;
   // bpf/python.bpf.h struct gpuobs_py_area: frames, a thread-state buffer, a frame block.
   uint64_t py_area = py_depth ? sizeof(gpuobs_py_frame) * (GPUOBS_PY_FRAMES_MAX + 1) + GPUOBS_PY_READ_MAX +
                                     GPUOBS_PY_BLOCK + GPUOBS_PY_READ_MAX + 32

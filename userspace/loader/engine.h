@@ -51,6 +51,9 @@ struct EngineOptions {
   // CPython frames in every stack of a process described with
   // set_python_proc (bpf/python.bpf.h); up to min(stack_depth, 64) frames.
   bool python_stacks = true;
+  // A thread that runs no Python takes its main thread's frames
+  // (GPUOBS_PY_T_MAIN).
+  bool python_main_thread = true;
 };
 
 // One planned probe: {library, symbol, program}; the result says why not.

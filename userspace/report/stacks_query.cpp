@@ -122,9 +122,9 @@ Result<std::vector<StackLeaf>> weigh_stacks(Db& db, StackMeasure m, const StackF
 
 Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>& ids) {
   std::map<int64_t, StackInfo> out;
-  Stmt head(db.get(), "SELECT end_reason FROM stacks WHERE id = ?");
+  Stmt head(db.get(), "SELECT end_reason, python_thread FROM stacks WHERE id = ?");
   Stmt frames(db.get(),
-              "SELECT module, symbol, symbol_offset, file, line, offset FROM stack_symbols"
+              "SELECT module, symbol, symbol_offset, file, line, offset, kind FROM stack_symbols"
               " WHERE stack_id = ? ORDER BY position");
   if (!head.valid() || !frames.valid()) return make_error("cannot read stacks: " + db.errmsg(), "", 2);
   auto text = [](Stmt& s, int i) {
@@ -134,13 +134,16 @@ Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>
   for (int64_t id : ids) {
     StackInfo info;
     head.bind(1, id);
-    if (head.step() == SQLITE_ROW) info.end_reason = text(head, 0);
+    if (head.step() == SQLITE_ROW) {
+      info.end_reason = text(head, 0);
+      info.python_thread = text(head, 1);
+    }
     head.reset();
     frames.bind(1, id);
     while (frames.step() == SQLITE_ROW)
       info.frames.push_back(StackFrame{text(frames, 0), text(frames, 1), sqlite3_column_int64(frames.get(), 2),
                                        text(frames, 3), sqlite3_column_int64(frames.get(), 4),
-                                       sqlite3_column_int64(frames.get(), 5)});
+                                       sqlite3_column_int64(frames.get(), 5), text(frames, 6) == "python"});
     frames.reset();
     out.emplace(id, std::move(info));
   }

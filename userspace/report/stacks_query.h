@@ -46,9 +46,13 @@ struct StackFrame {
   std::string file;  // empty: no line information
   int64_t line = 0;
   int64_t offset = 0;  // file offset of the return address
+  bool python = false;  // a CPython frame (frames.kind 'python')
 };
 struct StackInfo {
   std::string end_reason;
+  // Whose Python frames follow the native ones: "calling", "main" (the
+  // thread ran no Python: the main thread's), empty: no Python walk.
+  std::string python_thread;
   std::vector<StackFrame> frames;  // innermost first
 };
 Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>& ids);

@@ -27,13 +27,14 @@ constexpr size_t kMaxCachePerProcess = 1 << 16;
 void cache_key(const RawStack& raw, std::string& k) {
   size_t native = sizeof(uint32_t) + sizeof(uint64_t) + raw.ips.size() * sizeof(uint64_t);
   size_t py = raw.py.size() * sizeof(gpuobs_py_frame);
-  k.resize(native + py + sizeof raw.py_status);
+  k.resize(native + py + sizeof raw.py_status + sizeof raw.py_thread);
   std::memcpy(k.data(), &raw.flags, sizeof raw.flags);
   std::memcpy(k.data() + sizeof raw.flags, &raw.sp_word, sizeof raw.sp_word);
   if (!raw.ips.empty())
     std::memcpy(k.data() + sizeof raw.flags + sizeof raw.sp_word, raw.ips.data(), raw.ips.size() * 8);
   if (py) std::memcpy(k.data() + native, raw.py.data(), py);
   std::memcpy(k.data() + native + py, &raw.py_status, sizeof raw.py_status);
+  std::memcpy(k.data() + native + py + sizeof raw.py_status, &raw.py_thread, sizeof raw.py_thread);
 }
 
 // 32-bit FNV-1a: a Python frame's key within its file (FrameDef).
@@ -300,7 +301,9 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
   // Python frames: each interpreter call's frames replace the native frame
   // of _PyEval_EvalFrameDefault that ran them; calls the native walk did not
   // reach (it broke in a library without frame pointers, or stopped at its
-  // depth) follow the native frames, in order.
+  // depth) follow the native frames, in order. The main thread's frames
+  // (GPUOBS_PY_T_MAIN: this thread runs no Python) all follow them: no
+  // native frame of this thread ran them.
   int py_status = -1;
   bool python = false;
   const size_t native_n = frames.size();  // the walk's limits below are about the native frames
@@ -314,14 +317,14 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
       merged.reserve(frames.size() + raw.py.size());
       size_t g = 0;
       for (size_t i = 0; i < frames.size(); ++i) {
-        if (g < groups.size() && p.py && p.py->in_eval(frame_ips[i])) {
+        if (g < groups.size() && raw.py_thread == GPUOBS_PY_T_CALLING && p.py && p.py->in_eval(frame_ips[i])) {
           merged.insert(merged.end(), groups[g].begin(), groups[g].end());
           ++g;
         } else {
           merged.push_back(frames[i]);
         }
       }
-      if (g < groups.size()) ++stats_.py_placed_outer;
+      if (g < groups.size() && raw.py_thread == GPUOBS_PY_T_CALLING) ++stats_.py_placed_outer;
       for (; g < groups.size(); ++g) merged.insert(merged.end(), groups[g].begin(), groups[g].end());
       frames = std::move(merged);
     }
@@ -335,10 +338,11 @@ int64_t StackResolver::resolve(uint32_t tgid, const RawStack& raw, uint64_t ts_n
     if (copy_end) flags |= kStackCopyEnd;
     else if (native_n == chain.size() && dwarf_deeper) flags |= GPUOBS_STACK_F_FULL;
   }
-  auto [it, fresh] = stacks_.try_emplace({flags, py_status, frames}, 0);
+  uint32_t py_thread = py_status == -1 ? GPUOBS_PY_T_CALLING : raw.py_thread;
+  auto [it, fresh] = stacks_.try_emplace({flags, py_status, py_thread, frames}, 0);
   if (fresh) {
     it->second = static_cast<int64_t>(stack_defs_.size()) + 1;
-    stack_defs_.push_back(StackDef{it->second, flags, std::move(frames), py_status});
+    stack_defs_.push_back(StackDef{it->second, flags, std::move(frames), py_status, py_thread});
     ++stats_.stacks;
     sink_.stack(stack_defs_.back());
   }

@@ -155,7 +155,7 @@ class StackResolver {
   std::vector<const ModuleDef*> modules_;  // by id - 1
   std::map<std::pair<int64_t, uint64_t>, int64_t> frames_;
   std::vector<FrameDef> frame_defs_;
-  std::map<std::tuple<uint32_t, int, std::vector<int64_t>>, int64_t> stacks_;
+  std::map<std::tuple<uint32_t, int, uint32_t, std::vector<int64_t>>, int64_t> stacks_;
   std::vector<StackDef> stack_defs_;
   std::string key_;  // resolve()'s cache key, reused from record to record
 };

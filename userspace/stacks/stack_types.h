@@ -54,6 +54,7 @@ struct RawStack {
   // and how their walk ended (GPUOBS_PY_S_*).
   std::vector<gpuobs_py_frame> py;
   uint16_t py_status = 0;
+  uint32_t py_thread = GPUOBS_PY_T_CALLING;  // whose frames py holds (GPUOBS_PY_T_*)
 };
 
 // One code file (or pseudo-module: "[vdso]", "[anon]" for JIT code).
@@ -85,6 +86,8 @@ struct StackDef {
   // How its Python walk ended: GPUOBS_PY_S_*, kPyStatusTorn (a frame that
   // was not a readable code object ended it), or -1: no Python walk.
   int py_status = -1;
+  // Whose Python frames it holds (GPUOBS_PY_T_*; with py_status -1: none).
+  uint32_t py_thread = GPUOBS_PY_T_CALLING;
 };
 
 }  // namespace gpuobs

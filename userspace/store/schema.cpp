@@ -236,10 +236,11 @@ Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max)
 
 namespace {
 
-// A capture of schema 10 to 20 read by this build: no NCCL tables (17): empty
+// A capture of schema 10 to 21 read by this build: no NCCL tables (17): empty
 // views stand in for them; no Python frames (18): frames.kind reads 'native'
 // and stacks.python_end NULL; no GPU metrics (19), GPU times (20) or replay
-// idle-time tables (21): empty views; the columns later migrations
+// idle-time tables (21): empty views; stacks.python_thread (22) reads
+// 'calling' where a Python walk was stored; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -274,7 +275,7 @@ void present_as_current(Db& db, int64_t version) {
     // Python walk (frames.kind, stacks.python_end, stack_symbols.kind).
     const char* views[] = {
         "CREATE TEMP VIEW frames AS SELECT *, 'native' AS kind FROM main.frames",
-        "CREATE TEMP VIEW stacks AS SELECT *, NULL AS python_end FROM main.stacks",
+        "CREATE TEMP VIEW stacks AS SELECT *, NULL AS python_end, NULL AS python_thread FROM main.stacks",
         ("CREATE TEMP VIEW stack_symbols AS SELECT sf.stack_id, sf.position, f.id AS frame_id, m.path AS module,"
          " s.name AS symbol, f.symbol_offset, f.file, f.line, f.offset, f.kind FROM stack_frames sf"
          " JOIN frames f ON f.id = sf.frame_id JOIN modules m ON m.id = f.module_id"
@@ -339,6 +340,15 @@ void present_as_current(Db& db, int64_t version) {
       if (auto s = db.exec(sql); !s)
         spdlog::warn("cannot present the schema-{} capture's idle-time tables: {}", version, s.error().message);
   }
+  if (version >= 18 && version < 22) {
+    // Whose Python frames (22): before it, always the calling thread's.
+    const char* sql =
+        "CREATE TEMP VIEW stacks AS SELECT *, CASE WHEN python_end IS NOT NULL THEN 'calling' END AS python_thread"
+        " FROM main.stacks";
+    if (auto s = db.exec(sql); !s)
+      spdlog::warn("cannot present the schema-{} capture's stacks as schema {}: {}", version, schema_version(),
+                   s.error().message);
+  }
   if (version >= 18) {
     (void)db.exec("PRAGMA query_only = 1");
     return;
@@ -400,7 +410,7 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
     return make_error(path + " is damaged: " + ok.error().message, "", 2);
   }
   if (std::string why = newer_than_build(*db); !why.empty()) warn_newer_once(path, why);
-  if (*ver < 21) present_as_current(*db, *ver);
+  if (*ver < schema_version()) present_as_current(*db, *ver);
   return std::move(db.value());
 }
 

@@ -41,7 +41,8 @@ Status StackRowWriter::prepare(sqlite3* db) {
   py_frame_ = Stmt(db,
                    "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, file, line, kind)"
                    " SELECT ?1, ?2, ?3, nullif(?4, 0), path, ?5, 'python' FROM modules WHERE id = ?2");
-  stack_ = Stmt(db, "INSERT OR IGNORE INTO stacks (id, depth, end_reason, python_end) VALUES (?,?,?,?)");
+  stack_ = Stmt(db,
+                "INSERT OR IGNORE INTO stacks (id, depth, end_reason, python_end, python_thread) VALUES (?,?,?,?,?)");
   stack_frame_ = Stmt(db, "INSERT OR IGNORE INTO stack_frames (stack_id, position, frame_id) VALUES (?,?,?)");
   for (auto* s : {&module_, &symbol_, &symbol_id_, &frame_, &py_frame_, &stack_, &stack_frame_})
     if (!s->valid()) return make_error(std::string("cannot prepare stack statements: ") + sqlite3_errmsg(db));
@@ -154,8 +155,12 @@ int StackRowWriter::write_stack(const StackDef& s) {
   else if (depth == s.frames.size() && std::string_view(end) != "root" && (s.flags & GPUOBS_STACK_F_FULL))
     end = "depth";
   stack_.bind(1, s.id).bind(2, static_cast<int64_t>(depth)).bind(3, std::string_view(end));
-  if (const char* py = python_end(s.py_status)) stack_.bind(4, std::string_view(py));
-  else stack_.bind_null(4);
+  if (const char* py = python_end(s.py_status)) {
+    stack_.bind(4, std::string_view(py));
+    stack_.bind(5, std::string_view(s.py_thread == GPUOBS_PY_T_MAIN ? "main" : "calling"));
+  } else {
+    stack_.bind_null(4).bind_null(5);
+  }
   int rc = stack_.exec();
   if (rc != SQLITE_DONE) return rc;
   for (size_t i = 0; i < depth; ++i) {
