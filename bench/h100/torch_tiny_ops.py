@@ -14,6 +14,8 @@ import torch
 p = argparse.ArgumentParser()
 p.add_argument("--iters", type=int, default=20000)
 p.add_argument("--warmup", type=int, default=200)
+p.add_argument("--linger", type=float, default=0,
+               help="seconds to stay after printing (bench/python/bpf_cost.sh reads the probes' run times then)")
 a = p.parse_args()
 
 x = torch.zeros(1, device="cuda")
@@ -28,3 +30,4 @@ dt = time.perf_counter() - t0
 print(json.dumps({"pid": os.getpid(), "iters": a.iters, "warmup": a.warmup,
                   "us_per_op": dt / a.iters * 1e6, "value": x.item(),
                   "value_ok": x.item() == a.iters + a.warmup}), flush=True)
+time.sleep(a.linger)

@@ -3,7 +3,10 @@
 # from the kernel's BPF statistics (kernel.bpf_stats_enabled: run_time_ns /
 # run_cnt per program), so the uprobe trap's noise is not in the figure:
 # bench/python/launch_cost.py DEPTH frames deep under gpuobs record, the
-# probe's mean ns per run read while the process lingers. As root.
+# probe's mean ns per run read while the process lingers. A depth of
+# "torch" runs PyTorch's tiny-op loop instead (bench/h100/torch_tiny_ops.py,
+# one x.add_ per launch, through the real libcuda: issue 18's target bench).
+# As root.
 # usage: [ROUNDS=N] bench/python/bpf_cost.sh [PYTHON] [ITERS] [DEPTHS...]  (medians over ROUNDS)
 set -euo pipefail
 B=${B:-build}
@@ -46,12 +49,19 @@ for r in $(seq 1 "$ROUNDS"); do
     # Off and on in alternating order from round to round.
     if (( r % 2 )); then order=(off on); else order=(on off); fi
     for mode in "${order[@]}"; do
-      "$GPUOBS" record -f --libcuda "$LIB" --python-stacks "$mode" -o "$T/c.gpuobs" -- \
-        "$PY" bench/python/launch_cost.py "$LIB" --iters "$ITERS" --depth "$depth" --linger 3 > "$T/out" 2>&1 &
+      if [ "$depth" = torch ]; then
+        "$GPUOBS" record -f --python-stacks "$mode" -o "$T/c.gpuobs" -- \
+          "$PY" bench/h100/torch_tiny_ops.py --iters "$ITERS" --warmup 1000 --linger 3 > "$T/out" 2>&1 &
+        done_word=us_per_op
+      else
+        "$GPUOBS" record -f --libcuda "$LIB" --python-stacks "$mode" -o "$T/c.gpuobs" -- \
+          "$PY" bench/python/launch_cost.py "$LIB" --iters "$ITERS" --depth "$depth" --linger 3 > "$T/out" 2>&1 &
+        done_word=ns_per_launch
+      fi
       pid=$!
-      for _ in $(seq 1 600); do grep -q ns_per_launch "$T/out" 2>/dev/null && break; sleep 0.1; done
+      for _ in $(seq 1 600); do grep -q $done_word "$T/out" 2>/dev/null && break; sleep 0.1; done
       sleep 0.5
-      line=$(probe_ns "$(pgrep -n -f "gpuobs record -f --libcuda $LIB --python-stacks $mode")" $((ITERS + 1000)))
+      line=$(probe_ns "$(pgrep -n -f "gpuobs record -f .*--python-stacks $mode")" $((ITERS + 1000)))
       echo "  depth $depth  python $mode: $line"
       echo "$depth $mode $line" >> "$T/runs"
       wait $pid
@@ -65,9 +75,10 @@ v = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) >= 3 and f[2] != "no":
-        v[(int(f[0]), f[1])].append(float(f[2]))
-for d in sorted({d for d, _ in v}):
+        v[(f[0], f[1])].append(float(f[2]))
+for d in sorted({d for d, _ in v}, key=lambda d: (not d.isdigit(), int(d) if d.isdigit() else 0)):
     off, on = statistics.median(v[(d, "off")]), statistics.median(v[(d, "on")])
-    print(f"median, {d} Python frames deep (+3 of the harness): off {off:.1f} ns, on {on:.1f} ns, "
+    what = "PyTorch tiny-op loop" if d == "torch" else f"{d} Python frames deep (+3 of the harness)"
+    print(f"median, {what}: off {off:.1f} ns, on {on:.1f} ns, "
           f"Python frames add {on - off:.1f} ns/launch ({len(v[(d, 'on')])} runs each)")
 PYX
