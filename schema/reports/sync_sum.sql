@@ -19,4 +19,4 @@ WHERE (:pid IS NULL OR s.tgid = :pid) AND (:process IS NULL OR p.comm = :process
   AND (:since_s IS NULL OR s.ts_mono_ns >= c.t0 + :since_s * 1e9)
   AND (:until_s IS NULL OR s.ts_mono_ns <= c.t0 + :until_s * 1e9)
 GROUP BY s.process_id, s.api, s.target, handle
-ORDER BY blocked_ns DESC, pid, api;
+ORDER BY blocked_ns DESC, pid, api, target, handle;

@@ -110,6 +110,25 @@ class Fleet : public ::testing::Test {
     EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(bytes), 0) FROM nccl_calls" + h),
               scalar(*db, "SELECT coalesce(sum(bytes), 0) FROM nccl_calls"));
     EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM processes" + h), scalar(*db, "SELECT count(*) FROM processes"));
+    // Copies and memsets with their bytes; syncs with their blocked time.
+    for (const char* kind : {"copy", "memset"}) {
+      std::string k = std::string(" AND kind = '") + kind + "'";
+      EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM copies" + h + k),
+                scalar(*db, std::string("SELECT count(*) FROM copies WHERE kind = '") + kind + "'"))
+          << kind;
+      EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(bytes), 0) FROM copies" + h + k),
+                scalar(*db, std::string("SELECT coalesce(sum(bytes), 0) FROM copies WHERE kind = '") + kind + "'"))
+          << kind;
+      if (with_calls) {
+        EXPECT_GT(ch_scalar(ch, "SELECT count() FROM copies" + h + k), 0) << kind;
+      }
+    }
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM syncs" + h), scalar(*db, "SELECT count(*) FROM syncs"));
+    EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(blocked_ns), 0) FROM syncs" + h),
+              scalar(*db, "SELECT coalesce(sum(blocked_ns), 0) FROM syncs"));
+    if (with_calls) {
+      EXPECT_GT(ch_scalar(ch, "SELECT count() FROM syncs" + h), 0);
+    }
   }
 
   TempDir dir_;
@@ -121,7 +140,7 @@ class Fleet : public ::testing::Test {
 
 TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   std::string out = ship(a_ + " " + b_);
-  EXPECT_NE(out.find(",4,0,0\n"), std::string::npos) << out;  // each: 4 tables sent, none there, none repaired
+  EXPECT_NE(out.find(",6,0,0\n"), std::string::npos) << out;  // each: 6 tables sent, none there, none repaired
   auto db = open_capture_readonly(a_);
   ASSERT_TRUE(db.ok());
   std::string host_a = text(*db, "SELECT host FROM capture");
@@ -129,10 +148,10 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   expect_same_rows("host-b", b_);
   auto ch = client(server_);
   EXPECT_EQ(ch_scalar(ch, "SELECT uniqExact(host_id) FROM launches"), 2);
-  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 8);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 12);
   // Each report on ClickHouse for one host is the local report, column for
   // column; over both hosts the counts double.
-  for (const char* r : {"kern_sum", "api_sum", "nccl_sum"}) {
+  for (const char* r : {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum"}) {
     auto [lrc, local] = gpuobs_cli(std::string("report --format csv ") + r + " " + a_);
     auto [crc, remote] =
         gpuobs_cli(std::string("report --format csv --clickhouse '") + server_.url() + "' --host " + host_a + " " + r);
@@ -163,7 +182,7 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   EXPECT_TRUE(all_reduce) << nccl;
   // Shipped again: nothing sent, nothing doubled.
   out = ship(a_ + " " + b_);
-  EXPECT_NE(out.find(",0,0,0,4,0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(",0,0,0,6,0\n"), std::string::npos) << out;
   expect_same_rows(host_a, a_);
   expect_same_rows("host-b", b_);
 }
@@ -186,9 +205,9 @@ TEST_F(Fleet, ACrashesLeftoversAreRepairedWithoutLossOrDuplicates) {
   ASSERT_TRUE(st.ok()) << st.error().message;
   EXPECT_EQ(st->tables_repaired, 1u);       // launches
   EXPECT_EQ(st->tables_already_there, 1u);  // api_calls
-  EXPECT_EQ(st->tables_skipped, 2u);        // processes, nccl_calls
+  EXPECT_EQ(st->tables_skipped, 4u);        // processes, nccl_calls, copies, syncs
   expect_same_rows(id->host, a_);
-  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 4);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 6);
 }
 
 // kill -9 of gpuobs ship at some point of its work, wherever that falls:
@@ -250,6 +269,26 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   auto ch = client(server_);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 0);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 0);
+  // A database of schema 1 (before copies and syncs): refused with what to
+  // do; gpuobs clickhouse init adds the tables, and shipping works.
+  std::tie(rc, out) = gpuobs_cli("clickhouse init '" + server_.url("old") + "'");
+  ASSERT_EQ(rc, 0) << out;
+  auto old = client(server_, "old");
+  for (const char* sql : {"DROP TABLE copies", "DROP TABLE syncs", "DROP TABLE schema_version",
+                          "CREATE TABLE schema_version (version UInt32, applied DateTime DEFAULT now()) ENGINE = TinyLog",
+                          "INSERT INTO schema_version (version) VALUES (1)"})
+    ASSERT_TRUE(old.query(sql).ok()) << sql;
+  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url("old") + "' " + a_);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("schema version 1, older than this build's 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("run gpuobs clickhouse init"), std::string::npos) << out;
+  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM launches"), 0);
+  std::tie(rc, out) = gpuobs_cli("clickhouse init '" + server_.url("old") + "'");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url("old") + "' " + a_);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(ch_scalar(old, "SELECT max(version) FROM schema_version"), 2);
+  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 6);
   // gpuobsd's current segment is being written: --segment all leaves it.
   std::string sd = dir_.file("segments");
   std::filesystem::create_directories(sd);

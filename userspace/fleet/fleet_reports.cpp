@@ -20,8 +20,8 @@ struct Rounded {
   const char* column;
   int digits;
 };
-constexpr Rounded kRounded[] = {{"grid_avg", 1}, {"block_avg", 1}, {"shared_mem_avg", 1}, {"avg_ns", 1},
-                                {"stddev_ns", 1}, {"time_pct", 2},  {"avg_host_ns", 1}};
+constexpr Rounded kRounded[] = {{"grid_avg", 1},  {"block_avg", 1},   {"shared_mem_avg", 1}, {"avg_ns", 1},
+                                {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1}};
 
 Status round_like_sqlite(QueryResult& r) {
   sqlite3* db = nullptr;
@@ -154,9 +154,70 @@ std::string nccl_sum(const FleetFilter& f) {
          " GROUP BY comm_hash, op ORDER BY host_ns DESC, calls DESC, comm, op";
 }
 
+// copy_sum.sql and memset_sum.sql: successful calls only (a NULL result is
+// a call seen at entry only: counted as successful, as there). `ok` and the
+// NULL-skipping averages spelled out: 18.16's NULL logic and its avg of no
+// rows (nan) differ from SQLite's. GPU times are not shipped: gpu_* 0/NULL,
+// as a capture without --gpu-time has them. An alias in ClickHouse names
+// the expression everywhere in the query, so the aggregates are computed
+// under other names (x_*) and renamed outside: `sum(...) AS bytes` would
+// otherwise turn the column bytes inside the other aggregates into itself.
+const std::string kOk = "(ifNull(result, 0) = 0)";
+const std::string kSized = "(" + kOk + " AND isNotNull(bytes))";
+
+// The inner columns x_n (successful calls), x_bytes, x_avg, x_host_ns, x_failed.
+std::string copy_aggregates() {
+  const std::string n = "countIf(" + kSized + ")";
+  // A failed call adds 0, as in the local report: bytes is NULL only when
+  // every call succeeded without a size.
+  return "toInt64(countIf(" + kOk + ")) AS x_n, sum(if(" + kOk + ", bytes, 0)) AS x_bytes, if(" + n +
+         " = 0, CAST(NULL AS Nullable(Float64)), toNullable(" +
+         round_sql("sumIf(ifNull(bytes, 0), " + kSized + ") / " + n, 1) + ")) AS x_avg, if(" + n +
+         " = 0, CAST(NULL AS Nullable(Int64)), toNullable(minIf(assumeNotNull(bytes), " + kSized + "))) AS x_min, if(" +
+         n + " = 0, CAST(NULL AS Nullable(Int64)), toNullable(maxIf(assumeNotNull(bytes), " + kSized +
+         "))) AS x_max, toInt64(sumIf(ifNull(duration_ns, 0), " + kOk + ")) AS x_host_ns, toInt64(countIf(NOT " + kOk +
+         ")) AS x_failed";
+}
+
+std::string copy_sum(const FleetFilter& f) {
+  return "SELECT direction, mode, x_n AS copies, x_bytes AS bytes, x_avg AS avg_bytes, x_min AS min_bytes,"
+         " x_max AS max_bytes, x_host_ns AS host_ns, x_failed AS failed, toInt64(0) AS gpu_copies,"
+         " CAST(NULL AS Nullable(Int64)) AS gpu_ns, CAST(NULL AS Nullable(Float64)) AS gpu_avg_ns,"
+         " CAST(NULL AS Nullable(Float64)) AS gpu_gbps FROM (SELECT direction, if(async = 1, 'async', 'sync') AS mode, " +
+         copy_aggregates() + " FROM copies WHERE kind = 'copy' AND " + where(f) +
+         " GROUP BY direction, mode) ORDER BY bytes DESC NULLS LAST, direction, mode";
+}
+
+std::string memset_sum(const FleetFilter& f) {
+  return "SELECT api, mode, x_n AS memsets, x_bytes AS bytes, x_avg AS avg_bytes, x_host_ns AS host_ns,"
+         " x_failed AS failed, toInt64(0) AS gpu_memsets, CAST(NULL AS Nullable(Int64)) AS gpu_ns"
+         " FROM (SELECT api, if(async = 1, 'async', 'sync') AS mode, " +
+         copy_aggregates() + " FROM copies WHERE kind = 'memset' AND " + where(f) +
+         " GROUP BY api, mode) ORDER BY bytes DESC NULLS LAST, api, mode";
+}
+
+// sync_sum.sql: one row per process, API, target and handle; a process is
+// (host_id, segment, process_id).
+std::string sync_sum(const FleetFilter& f) {
+  return "SELECT x_pid AS pid, x_process AS process, api, target, handle, x_syncs AS syncs, x_blocked AS blocked_ns,"
+         " x_avg AS avg_ns, x_max AS max_ns, x_failed AS failed FROM (SELECT host_id, any(pid) AS x_pid,"
+         " any(process) AS x_process, api, target, handle, toInt64(count()) AS x_syncs,"
+         " toInt64(ifNull(sum(blocked_ns), 0)) AS x_blocked,"
+         " if(count(blocked_ns) = 0, CAST(NULL AS Nullable(Float64)), toNullable(" +
+         round_sql("sum(blocked_ns) / count(blocked_ns)", 1) +
+         ")) AS x_avg, max(blocked_ns) AS x_max, toInt64(countIf(NOT " + kOk +
+         ")) AS x_failed FROM (SELECT *, multiIf(target = 'stream', stream, target = 'event', event,"
+         " CAST(NULL AS Nullable(UInt64))) AS handle FROM syncs WHERE " +
+         where(f) +
+         ") GROUP BY host_id, segment, process_id, api, target, handle)"
+         " ORDER BY blocked_ns DESC, pid, api, target, handle, host_id";
+}
+
 }  // namespace
 
-std::vector<std::string> fleet_report_names() { return {"kern_sum", "api_sum", "nccl_sum"}; }
+std::vector<std::string> fleet_report_names() {
+  return {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum"};
+}
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
   if (auto v = check_schema(ch); !v) return v.error();
@@ -164,9 +225,14 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   if (name == "kern_sum") sql = kern_sum(f);
   else if (name == "api_sum") sql = api_sum(f);
   else if (name == "nccl_sum") sql = nccl_sum(f);
-  else
-    return make_error("no report '" + name + "' on ClickHouse",
-                      "these run there: kern_sum, api_sum, nccl_sum", 2);
+  else if (name == "copy_sum") sql = copy_sum(f);
+  else if (name == "memset_sum") sql = memset_sum(f);
+  else if (name == "sync_sum") sql = sync_sum(f);
+  else {
+    std::string names;
+    for (const auto& n : fleet_report_names()) names += (names.empty() ? "" : ", ") + n;
+    return make_error("no report '" + name + "' on ClickHouse", "these run there: " + names, 2);
+  }
   auto body = ch.query(sql + " FORMAT TabSeparatedWithNamesAndTypes");
   if (!body) return body.error();
   auto rows = parse_tsv(*body);

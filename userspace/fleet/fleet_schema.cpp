@@ -32,6 +32,17 @@ const char* const kTables[] = {
      " count Nullable(UInt64), datatype String, redop String, peer Nullable(Int64), stream Nullable(UInt64),"
      " bytes Nullable(Int64), result Nullable(Int64), stack String)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, comm_hash, seq, host, ts_ns)"),
+    // Version 2.
+    ("CREATE TABLE IF NOT EXISTS copies (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
+     " process String, tid UInt32, api String, kind String, direction String, bytes Nullable(Int64), async UInt8,"
+     " stream Nullable(UInt64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, kind, direction, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS syncs (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
+     " process String, tid UInt32, api String, target String, stream Nullable(UInt64), event Nullable(UInt64),"
+     " blocked_ns Nullable(Int64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
 };
 
 }  // namespace
@@ -49,6 +60,12 @@ Result<uint32_t> check_schema(const ClickHouse& ch) {
   if (v == 0)
     return make_error("database " + ch.endpoint().database + " has no schema version",
                       "run gpuobs clickhouse init " + ch.endpoint().display());
+  if (v < kFleetSchemaVersion)
+    return make_error("database " + ch.endpoint().database + " has gpuobs schema version " + std::to_string(v) +
+                          ", older than this build's " + std::to_string(kFleetSchemaVersion) +
+                          " (it lacks the tables for copies and syncs)",
+                      "run gpuobs clickhouse init " + ch.endpoint().display() +
+                          " (it adds the missing tables; the rows there stay)");
   if (v > kFleetSchemaVersion)
     return make_error("database " + ch.endpoint().database + " has gpuobs schema version " + std::to_string(v) +
                           ", newer than this build's " + std::to_string(kFleetSchemaVersion),
@@ -60,7 +77,7 @@ Status init_schema(const ClickHouse& ch) {
   if (auto r = ch.query("CREATE DATABASE IF NOT EXISTS " + ch.endpoint().database, false); !r) return r.error();
   auto have = ch.query("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'schema_version'");
   if (!have) return have.error();
-  if (std::strtoul(have->c_str(), nullptr, 10) > 0) {
+  if (std::strtoul(have->c_str(), nullptr, 10) > 0) {  // an older one is brought up to date
     auto v = check_schema(ch);
     if (!v && v.error().message.find("newer") != std::string::npos) return v.error();
   }

@@ -15,13 +15,17 @@
 
 namespace gpuobs::fleet {
 
-inline constexpr uint32_t kFleetSchemaVersion = 1;
+// 1: processes, launches, api_calls, nccl_calls; 2: copies (memcpy and
+// memset calls with their bytes and direction) and syncs (what each
+// synchronization waited on and for how long).
+inline constexpr uint32_t kFleetSchemaVersion = 2;
 
 // Creates the database and the tables (IF NOT EXISTS) and records the
 // version; an existing database of a newer version is refused.
 Status init_schema(const ClickHouse& ch);
-// The database's version; an error when it was never initialized ("run
-// gpuobs clickhouse init") or is newer than this build.
+// The database's version; an error when it was never initialized or is
+// older than this build ("run gpuobs clickhouse init", which adds what is
+// missing), or is newer than this build.
 Result<uint32_t> check_schema(const ClickHouse& ch);
 
 // The shipped tables and their columns, in insert order (the shipper's
@@ -42,5 +46,13 @@ inline constexpr FleetTable kNcclCallsTable{
     "nccl_calls",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, count, "
     "datatype, redop, peer, stream, bytes, result, stack"};
+inline constexpr FleetTable kCopiesTable{
+    "copies",
+    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, kind, direction, bytes, async, "
+    "stream, result, stack"};
+inline constexpr FleetTable kSyncsTable{
+    "syncs",
+    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, target, stream, event, blocked_ns, "
+    "result, stack"};
 
 }  // namespace gpuobs::fleet

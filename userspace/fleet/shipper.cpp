@@ -66,6 +66,14 @@ const Source kSources[] = {
      " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
      " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, n.stack_id"
      " FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"},
+    {&kCopiesTable,
+     "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.comm, ''), x.tid, x.api,"
+     " coalesce(x.kind, ''), coalesce(x.direction, ''), x.bytes, coalesce(x.async, 0) != 0, x.stream, x.result,"
+     " x.stack_id FROM copies x LEFT JOIN processes p ON p.id = x.process_id"},
+    {&kSyncsTable,
+     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.comm, ''), s.tid, s.api,"
+     " coalesce(s.target, ''), s.stream, s.event, s.blocked_ns, s.result, s.stack_id"
+     " FROM syncs s LEFT JOIN processes p ON p.id = s.process_id"},
 };
 
 Error capture_error(Db& db, const std::string& what) {
