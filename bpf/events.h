@@ -140,8 +140,9 @@ struct gpuobs_py_trailer {
 /* The process's main thread's frames: the calling thread runs no Python
  * (a C++ thread such as PyTorch's autograd worker, or one whose interpreter
  * state has no frame), so the Python line that is waiting on it is the
- * main thread's (loss.backward(), a blocking call into C++). Read from a
- * thread that is not stopped: user space checks every code object. */
+ * main thread's (loss.backward(), a blocking call into C++). Taken only
+ * while the main thread is off the CPU (blocked), and only when it has a
+ * frame; user space checks every code object. */
 #define GPUOBS_PY_T_MAIN 1
 #define GPUOBS_PY_S_DONE 0      /* walked to the thread's first frame (or it runs none) */
 #define GPUOBS_PY_S_FULL 1      /* stopped at the configured depth */
@@ -385,7 +386,8 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_PY_FAULT 18      /* Python frames cut short: a frame unreadable */
 #define GPUOBS_CNT_PY_FULL 19       /* Python frames cut at the depth limit */
 #define GPUOBS_CNT_PY_MAIN_THREAD 20 /* Python frames taken from the main thread (GPUOBS_PY_T_MAIN) */
-#define GPUOBS_CNT__COUNT 21
+#define GPUOBS_CNT_PY_MAIN_RUNNING 21 /* ... not taken: the main thread was running, not waiting */
+#define GPUOBS_CNT__COUNT 22
 
 /*
  * Layout checks, compiled on both sides (BPF C and C++): a field moved,

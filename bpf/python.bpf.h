@@ -168,23 +168,36 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 	int fault = 0;
 	__u32 thread = GPUOBS_PY_T_CALLING;
 	struct task_struct *task = bpf_get_current_task_btf();
+	/* Task storage can be unavailable (nested programs on this CPU, no
+	 * memory): the walk then searches without a cache. */
+	__u64 no_cache[2] = {0, 0};
 	struct py_thread *c = bpf_task_storage_get(&py_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!c) {
-		status = GPUOBS_PY_S_NO_THREAD;
-		counter__add(GPUOBS_CNT_PY_NO_THREAD);
-		goto done;
-	}
-	__u64 frame = py__thread_frame(p, out->buf, BPF_CORE_READ(task, thread.fsbase), &c->tstate, &ts, &fault);
+	__u64 *own_cache = c ? &c->tstate : &no_cache[0];
+	__u64 *main_cache = c ? &c->main_tstate : &no_cache[1];
+	__u64 frame = py__thread_frame(p, out->buf, BPF_CORE_READ(task, thread.fsbase), own_cache, &ts, &fault);
 	/* A thread that runs no Python of its own (none, or no interpreter
-	 * state): the main thread's frames say which Python line waits on it. */
+	 * state): the main thread's frames say which Python line waits on it,
+	 * but only while the main thread is off the CPU (blocked: in
+	 * loss.backward(), a join, a sync). A main thread that runs is not
+	 * waiting on this thread, and its frames would change under the walk. */
 	if (!frame && !fault && python_main_thread && (__u32)pid_tgid != tgid) {
-		__u64 main_fs = BPF_CORE_READ(task, group_leader, thread.fsbase);
-		__u64 main_ts = 0;
-		frame = py__thread_frame(p, out->buf, main_fs, &c->main_tstate, &main_ts, &fault);
-		if (main_ts) {
-			ts = main_ts;
-			thread = GPUOBS_PY_T_MAIN;
-			counter__add(GPUOBS_CNT_PY_MAIN_THREAD);
+		struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+		if (BPF_CORE_READ(leader, __state) == 0 /* TASK_RUNNING */) {
+			counter__add(GPUOBS_CNT_PY_MAIN_RUNNING);
+		} else {
+			__u64 main_ts = 0;
+			int main_fault = 0;
+			__u64 main_frame = py__thread_frame(p, out->buf, BPF_CORE_READ(leader, thread.fsbase), main_cache,
+							    &main_ts, &main_fault);
+			/* Taken only when it has frames: else the thread's own
+			 * result (no state, or none running) stands. */
+			if (main_ts && (main_frame || main_fault)) {
+				ts = main_ts;
+				frame = main_frame;
+				fault = main_fault;
+				thread = GPUOBS_PY_T_MAIN;
+				counter__add(GPUOBS_CNT_PY_MAIN_THREAD);
+			}
 		}
 	}
 	if (!ts) {

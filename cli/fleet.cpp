@@ -99,6 +99,13 @@ int run_ship(const FleetArgs& args) {
       rc = st.error().exit_code == 2 ? 2 : 1;
       continue;
     }
+    if (!st->tables_missing.empty()) {
+      std::string names;
+      for (const auto& t : st->tables_missing) names += (names.empty() ? "" : ", ") + t;
+      std::fprintf(stderr,
+                   "gpuobs ship: %s: not sent: %s (the database has no such table; gpuobs clickhouse init adds it)\n",
+                   f.c_str(), names.c_str());
+    }
     r.rows.push_back({f, st->host, static_cast<int64_t>(st->segment), static_cast<int64_t>(st->rows_sent),
                       static_cast<int64_t>(st->bytes_sent), static_cast<int64_t>(st->tables_sent),
                       static_cast<int64_t>(st->tables_already_there + st->tables_skipped),

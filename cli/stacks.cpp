@@ -55,15 +55,6 @@ std::string location(const StackFrame& f) {
   return s;
 }
 
-// The first of the main thread's Python frames in s (python_thread
-// "main"), or s.frames.size() when it has none.
-size_t main_thread_start(const StackInfo& s) {
-  if (s.python_thread != "main") return s.frames.size();
-  for (size_t i = 0; i < s.frames.size(); ++i)
-    if (s.frames[i].python) return i;
-  return s.frames.size();
-}
-
 // One row per frame of each ranked stack (innermost first, frame 0), the
 // stack's weight on every row, as perf script or a spreadsheet expects: the
 // same numbers as --format json, flat.
@@ -161,7 +152,7 @@ int run_stacks(const StackArgs& a) {
     for (size_t i = 0; i < ls.size() && i < 3; ++i)
       std::cout << "    " << (i == 0 ? "-> " : "   ") << terminal_safe(ls[i].second) << "  (" << ls[i].first << ")\n";
     if (ls.size() > 3) std::cout << "       ... " << ls.size() - 3 << " more\n";
-    const size_t borrowed = main_thread_start(s);
+    const size_t borrowed = main_thread_python_start(s);
     for (size_t i = 0; i < s.frames.size(); ++i) {
       if (i == borrowed) std::cout << "    -- the main thread's Python (this thread ran none) --\n";
       std::cout << "    #" << i << "  " << terminal_safe(frame_label(s.frames[i])) << "  ["
@@ -199,7 +190,7 @@ int run_export_folded(const StackArgs& a) {
       std::string line = a.by_process ? clean(l.comm) + ";pid " + std::to_string(l.pid) + ";" : "";
       // The main thread's Python frames (a thread that ran none) sit below
       // a marker frame, so the worker's work reads as called from there.
-      const size_t borrowed = main_thread_start(s);
+      const size_t borrowed = main_thread_python_start(s);
       for (size_t i = s.frames.size(); i-- > 0;) {
         line += clean(frame_label(s.frames[i])) + ";";
         if (i == borrowed) line += "[other thread];";

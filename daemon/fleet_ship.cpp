@@ -137,6 +137,12 @@ bool FleetShip::ship_once() {
     }
     write_marker(s.path, state_.url);
     spdlog::info("segment {} shipped to {}: {} rows", s.path, state_.url, st->rows_sent);
+    if (!st->tables_missing.empty()) {
+      std::string names;
+      for (const auto& t : st->tables_missing) names += (names.empty() ? "" : ", ") + t;
+      spdlog::warn("segment {}: {} not shipped: the database at {} has no such table (gpuobs clickhouse init adds it)",
+                   s.path, names, state_.url);
+    }
     std::lock_guard<std::mutex> lk(mu_);
     ++state_.shipped_segments;
     state_.shipped_rows += st->rows_sent;

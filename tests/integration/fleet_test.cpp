@@ -269,26 +269,30 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   auto ch = client(server_);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 0);
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 0);
-  // A database of schema 1 (before copies and syncs): refused with what to
-  // do; gpuobs clickhouse init adds the tables, and shipping works.
+  // A database made by a gpuobs that did not ship copies and syncs: the
+  // tables it has are shipped, the others named; their reports say how to
+  // add them; gpuobs clickhouse init adds them, and the next ship sends
+  // only those.
   std::tie(rc, out) = gpuobs_cli("clickhouse init '" + server_.url("old") + "'");
   ASSERT_EQ(rc, 0) << out;
   auto old = client(server_, "old");
-  for (const char* sql : {"DROP TABLE copies", "DROP TABLE syncs", "DROP TABLE schema_version",
-                          "CREATE TABLE schema_version (version UInt32, applied DateTime DEFAULT now()) ENGINE = TinyLog",
-                          "INSERT INTO schema_version (version) VALUES (1)"})
-    ASSERT_TRUE(old.query(sql).ok()) << sql;
-  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url("old") + "' " + a_);
+  for (const char* sql : {"DROP TABLE copies", "DROP TABLE syncs"}) ASSERT_TRUE(old.query(sql).ok()) << sql;
+  std::tie(rc, out) = gpuobs_cli("ship --format csv --to '" + server_.url("old") + "' " + a_);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("not sent: copies, syncs (the database has no such table"), std::string::npos) << out;
+  EXPECT_NE(out.find(",4,0,0\n"), std::string::npos) << out;
+  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 4);
+  std::tie(rc, out) = gpuobs_cli("report --clickhouse '" + server_.url("old") + "' sync_sum");
   EXPECT_EQ(rc, 1) << out;
-  EXPECT_NE(out.find("schema version 1, older than this build's 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("has no table syncs"), std::string::npos) << out;
   EXPECT_NE(out.find("run gpuobs clickhouse init"), std::string::npos) << out;
-  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM launches"), 0);
   std::tie(rc, out) = gpuobs_cli("clickhouse init '" + server_.url("old") + "'");
   ASSERT_EQ(rc, 0) << out;
-  std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url("old") + "' " + a_);
+  std::tie(rc, out) = gpuobs_cli("ship --format csv --to '" + server_.url("old") + "' " + a_);
   EXPECT_EQ(rc, 0) << out;
-  EXPECT_EQ(ch_scalar(old, "SELECT max(version) FROM schema_version"), 2);
+  EXPECT_NE(out.find(",2,4,0\n"), std::string::npos) << out;  // copies and syncs sent, the 4 others in the ledger
   EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 6);
+  EXPECT_EQ(ch_scalar(old, "SELECT max(version) FROM schema_version"), 1);
   // gpuobsd's current segment is being written: --segment all leaves it.
   std::string sd = dir_.file("segments");
   std::filesystem::create_directories(sd);

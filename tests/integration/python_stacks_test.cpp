@@ -311,12 +311,12 @@ std::vector<ThreadLaunch> thread_launches(Db& db) {
 void check_main_thread_frames(const std::string& python) {
   TempDir dir;
   ASSERT_EQ(record_threads(dir, "", python), 0) << read_file(dir.file("log"));
-  EXPECT_EQ(read_file(dir.file("out")), "own 1 plain 3 idle 2\n");
+  EXPECT_EQ(read_file(dir.file("out")), "own 1 plain 3 idle 2 spin 2\n");
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   auto w = wait_frames();
   auto got = thread_launches(*db);
-  ASSERT_EQ(got.size(), 6u);
+  ASSERT_EQ(got.size(), 8u);
   EXPECT_EQ(got[0].what, "1 main calling root");
   EXPECT_EQ(got[0].python, (std::vector<std::string>{w.at("own_launch"), w.at("step_own"), w.at("module")}));
   for (size_t i = 1; i < 6; ++i) {
@@ -329,12 +329,31 @@ void check_main_thread_frames(const std::string& python) {
     // loop and its thread function.
     EXPECT_GE(got[i].native, 2);
   }
+  // While the main thread ran Python (a busy loop), it was not waiting on
+  // the launching thread: no frames taken, counted.
+  for (size_t i = 6; i < 8; ++i) {
+    EXPECT_EQ(got[i].what, std::to_string(30 + i - 6) + " other calling no_thread") << i;
+    EXPECT_TRUE(got[i].python.empty()) << i;
+  }
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_main_thread_running'"), 2);
+  EXPECT_EQ(scalar(*db, "SELECT python_main_thread FROM capture"), 1);
+  // The main thread's frames come after the thread's own, entry function
+  // included: no native frame follows a Python one, <module> is last.
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM stack_symbols n JOIN stacks s ON s.id = n.stack_id WHERE"
+                   " s.python_thread = 'main' AND n.kind = 'native' AND n.position > (SELECT min(position) FROM"
+                   " stack_symbols p WHERE p.stack_id = n.stack_id AND p.kind = 'python')"),
+            0);
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM stacks s WHERE s.python_thread = 'main' AND (SELECT symbol FROM stack_symbols"
+                   " o WHERE o.stack_id = s.id ORDER BY position DESC LIMIT 1) IS NOT '<module>'"),
+            0);
   for (const char* fn : {"launch_n", "run"})
     EXPECT_EQ(scalar(*db,
                      "SELECT count(DISTINCT k.id) FROM kernel_launches k JOIN stack_symbols ss ON ss.stack_id ="
                      " k.stack_id WHERE k.tid <> k.tgid AND ss.kind = 'native' AND ss.symbol = '" +
                          std::string(fn) + "'"),
-              5)
+              7)  // the 5 above and the 2 launched while the main thread ran
         << fn;
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_main_thread_stacks'"), 5);
   // Shown as the main thread's: gpuobs stacks marks where they start, and
@@ -345,6 +364,11 @@ void check_main_thread_frames(const std::string& python) {
   auto [frc, folded] = run_output(std::string(GPUOBS_BIN) + " export folded " + dir.file("c.gpuobs"));
   EXPECT_EQ(frc, 0);
   EXPECT_NE(folded.find("wait_plain;[other thread];"), std::string::npos) << folded;
+  // pprof: the same marker location between the two threads' frames.
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export pprof -o " + dir.file("p.pb.gz") + " " + dir.file("c.gpuobs")), 0);
+  auto [prc, marks] = run_output("gzip -dc " + dir.file("p.pb.gz") + " | grep -c -a 'other thread'");
+  EXPECT_EQ(prc, 0);
+  EXPECT_EQ(marks, "1\n");
 }
 
 }  // namespace
@@ -365,16 +389,18 @@ TEST(PythonStacks, MainThreadFramesOffLeavesOtherThreadsWithoutPython) {
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   auto got = thread_launches(*db);
-  ASSERT_EQ(got.size(), 6u);
+  ASSERT_EQ(got.size(), 8u);
   EXPECT_EQ(got[0].python.size(), 3u);
-  for (size_t i = 1; i < 6; ++i) {
+  for (size_t i = 1; i < 8; ++i) {
     SCOPED_TRACE(i);
     // No interpreter state: no_thread; an idle one: its walk ends at once.
-    EXPECT_EQ(got[i].what.substr(got[i].what.find(' ') + 1), i < 4 ? "other calling no_thread" : "other calling root");
+    EXPECT_EQ(got[i].what.substr(got[i].what.find(' ') + 1),
+              i < 4 || i >= 6 ? "other calling no_thread" : "other calling root");
     EXPECT_TRUE(got[i].python.empty());
   }
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_main_thread_stacks'"), 0);
-  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_thread_without_state'"), 3);
+  EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'python_thread_without_state'"), 5);
+  EXPECT_EQ(scalar(*db, "SELECT python_main_thread FROM capture"), 0);
 }
 
 // Issue 24's straggler with its Python call site, as DDP makes it: each of

@@ -8,6 +8,9 @@
  * thread pool's worker). launch_on_idle_python_thread: a pthread that gets
  * an interpreter state and releases the GIL before launching, as PyTorch's
  * autograd worker does (it holds a PyThreadState with no frame).
+ * start_plain_thread / join_plain_thread: the same thread started, launching
+ * after delay_ms, and joined later: the main thread runs Python meanwhile
+ * (it is not waiting on the thread).
  * allreduce_on_plain_thread: an ncclAllReduce on such a thread, as DDP's
  * reducer calls NCCL from the autograd worker while Python waits in
  * loss.backward().
@@ -18,6 +21,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
 			 void **, void **);
@@ -27,14 +32,18 @@ struct job {
 	int n;
 	int python; /* take an interpreter state first */
 	int done; /* launches made */
+	int delay_ms;
+	unsigned grid0; /* the first launch's grid x */
 };
 
 static void launch_n(struct job *j)
 {
 	/* The fake refuses a NULL function, as the real one would; the call
 	 * is what is observed. */
+	if (j->delay_ms)
+		usleep((useconds_t)j->delay_ms * 1000);
 	for (int i = 0; i < j->n; ++i, ++j->done)
-		(void)j->launch(0, 20 + (unsigned)i, 1, 1, 1, 1, 1, 0, 0, 0, 0);
+		(void)j->launch(0, j->grid0 + (unsigned)i, 1, 1, 1, 1, 1, 0, 0, 0, 0);
 }
 
 static void *run(void *arg)
@@ -60,7 +69,7 @@ static void *run(void *arg)
 
 static int on_thread(void *launch, int n, int python)
 {
-	struct job j = {(launch_fn)launch, n, python, 0};
+	struct job j = {(launch_fn)launch, n, python, 0, 0, 20};
 	pthread_t t;
 	if (pthread_create(&t, 0, run, &j))
 		return -1;
@@ -71,6 +80,35 @@ static int on_thread(void *launch, int n, int python)
 int launch_on_plain_thread(void *launch, int n) { return on_thread(launch, n, 0); }
 
 int launch_on_idle_python_thread(void *launch, int n) { return on_thread(launch, n, 1); }
+
+struct started {
+	pthread_t thread;
+	struct job job;
+};
+
+void *start_plain_thread(void *launch, int n, int delay_ms)
+{
+	struct started *s = calloc(1, sizeof *s);
+	if (!s)
+		return 0;
+	s->job = (struct job){(launch_fn)launch, n, 0, 0, delay_ms, 30};
+	if (pthread_create(&s->thread, 0, run, &s->job)) {
+		free(s);
+		return 0;
+	}
+	return s;
+}
+
+int join_plain_thread(void *handle)
+{
+	struct started *s = handle;
+	if (!s)
+		return -1;
+	pthread_join(s->thread, 0);
+	int done = s->job.done;
+	free(s);
+	return done;
+}
 
 typedef int (*allreduce_fn)(const void *, void *, size_t, int, int, void *, void *);
 

@@ -8,7 +8,10 @@ interpreter state (3 launches, grid 20..22), then one holding an idle
 interpreter state, as PyTorch's autograd worker does (2 launches, grid
 20..21). Those launches' stacks carry the main thread's Python frames,
 innermost at the "# wait:NAME" line. The main thread launches once itself
-(grid 1) so that the two kinds can be told apart.
+(grid 1) so that the two kinds can be told apart. Last, a thread with no
+interpreter state launches twice (grid 30..31) while the main thread runs
+Python (a busy loop): it is not waiting on that thread, so those launches
+carry no Python frames.
 Usage: python3 python_native_threads.py LIBCUDA LAUNCHER_LIB [LINGER_S]
 """
 import ctypes
@@ -19,6 +22,9 @@ cuda = ctypes.CDLL(sys.argv[1])
 cuda.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
 launcher = ctypes.CDLL(sys.argv[2])
 launch_fn = ctypes.cast(cuda.cuLaunchKernel, ctypes.c_void_p)
+launcher.start_plain_thread.restype = ctypes.c_void_p
+launcher.start_plain_thread.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+launcher.join_plain_thread.argtypes = [ctypes.c_void_p]
 
 
 def own_launch():
@@ -33,11 +39,20 @@ def wait_idle():
     return launcher.launch_on_idle_python_thread(launch_fn, 2)  # wait:wait_idle
 
 
+def spin_while_launching():
+    handle = launcher.start_plain_thread(launch_fn, 2, 50)
+    end = time.monotonic() + 0.4
+    while time.monotonic() < end:  # on the CPU the whole time the thread launches
+        pass
+    return launcher.join_plain_thread(ctypes.c_void_p(handle))
+
+
 def step():
     own_launch()  # wait:step_own
     plain = wait_plain()  # wait:step_plain
     idle = wait_idle()  # wait:step_idle
-    print(f"own 1 plain {plain} idle {idle}", flush=True)
+    spin = spin_while_launching()
+    print(f"own 1 plain {plain} idle {idle} spin {spin}", flush=True)
 
 
 if __name__ == "__main__":

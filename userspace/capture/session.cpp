@@ -106,6 +106,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   meta.unwind = opts.unwind;
   meta.stack_copy_bytes = eo.stack_copy_bytes;
   meta.python_stacks = eo.python_stacks;
+  meta.python_main_thread = eo.python_stacks && eo.python_main_thread;
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   if (opts.metrics_hz > 0) {

@@ -99,6 +99,7 @@ class FileReader {
   }
   struct StackNames {
     std::string signature, text;
+    bool python_seen = false;  // a Python frame was added (the main thread's marker goes before the first)
   };
   std::unordered_map<int64_t, StackNames> stacks_;
   std::unordered_map<int64_t, int64_t> launch_gpu_ns_, copy_gpu_ns_;  // row id -> measured GPU duration
@@ -167,6 +168,9 @@ class FileReader {
   Status read_stacks() {
     std::string sql = "SELECT stack_id, module, symbol, file, line, offset, ";
     sql += schema_ >= 18 ? "kind" : "'native'";
+    // The main thread's Python frames (22: this thread ran none) follow a
+    // "[main thread]" marker, so they never read as this thread's callers.
+    sql += schema_ >= 22 ? ", (SELECT python_thread FROM stacks WHERE id = stack_id) IS 'main'" : ", 0";
     sql += " FROM stack_symbols ORDER BY stack_id, position";
     return each_row("the stacks", sql, [&](sqlite3_stmt* s) {
       auto& n = stacks_[sqlite3_column_int64(s, 0)];
@@ -178,6 +182,11 @@ class FileReader {
       std::string text = symbol.empty() ? "?" : symbol;
       if (!file.empty() && sqlite3_column_type(s, 4) != SQLITE_NULL)
         text += " (" + (python ? file : basename_of(file)) + ":" + std::to_string(sqlite3_column_int64(s, 4)) + ")";
+      if (python && !n.python_seen && sqlite3_column_int(s, 7)) {
+        sig = "[main thread];" + sig;
+        text = "[main thread] <- " + text;
+      }
+      n.python_seen = n.python_seen || python;
       n.signature += (n.signature.empty() ? "" : ";") + sig;
       n.text += (n.text.empty() ? "" : " <- ") + text;
     });

@@ -77,11 +77,20 @@ Result<json> flame_graphs(Db& db, double min_share) {
       Node* n = &root.children[l.comm + " (pid " + std::to_string(l.pid) + ")"];
       n->value += l.weight;
       auto st = stacks->find(l.stack_id);
-      if (st != stacks->end())
-        for (auto it = st->second.frames.rbegin(); it != st->second.frames.rend(); ++it) {
-          n = &n->children[frame_label(*it)];
+      if (st != stacks->end()) {
+        // The main thread's Python frames (this thread ran none) sit above
+        // an "[other thread]" node, as in folded output.
+        const auto& frames = st->second.frames;
+        const size_t borrowed = main_thread_python_start(st->second);
+        for (size_t k = frames.size(); k-- > 0;) {
+          n = &n->children[frame_label(frames[k])];
           n->value += l.weight;
+          if (k == borrowed) {
+            n = &n->children["[other thread]"];
+            n->value += l.weight;
+          }
         }
+      }
       n = &n->children["[" + l.leaf + "]"];
       n->value += l.weight;
     }

@@ -124,8 +124,15 @@ Result<std::string> pprof_profile(Db& db, StackMeasure by, const StackFilter& fi
     auto* s = b.p.add_sample();
     s->add_location_id(b.leaf(leaf));  // leaf first
     auto st = stacks->find(stack_id);
-    if (st != stacks->end())
-      for (const StackFrame& f : st->second.frames) s->add_location_id(b.frame(f));  // innermost first
+    if (st != stacks->end()) {
+      // The main thread's Python frames (this thread ran none) follow an
+      // "[other thread]" location, as in folded output.
+      const size_t borrowed = main_thread_python_start(st->second);
+      for (size_t k = 0; k < st->second.frames.size(); ++k) {  // innermost first
+        if (k == borrowed) s->add_location_id(b.leaf("[other thread]"));
+        s->add_location_id(b.frame(st->second.frames[k]));
+      }
+    }
     if (filter.by_process) {  // the process as the two outermost frames: pid, then its command at the root
       s->add_location_id(b.leaf("pid " + std::to_string(pid)));
       s->add_location_id(b.leaf(comm));

@@ -180,20 +180,22 @@ std::string copy_aggregates() {
 }
 
 std::string copy_sum(const FleetFilter& f) {
-  return "SELECT direction, mode, x_n AS copies, x_bytes AS bytes, x_avg AS avg_bytes, x_min AS min_bytes,"
+  // Grouped by the async flag itself, as the local report is (NULL and 0
+  // are two 'sync' rows there); SQLite sorts NULL first.
+  return "SELECT direction, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS copies, x_bytes AS bytes, x_avg AS avg_bytes, x_min AS min_bytes,"
          " x_max AS max_bytes, x_host_ns AS host_ns, x_failed AS failed, toInt64(0) AS gpu_copies,"
          " CAST(NULL AS Nullable(Int64)) AS gpu_ns, CAST(NULL AS Nullable(Float64)) AS gpu_avg_ns,"
-         " CAST(NULL AS Nullable(Float64)) AS gpu_gbps FROM (SELECT direction, if(async = 1, 'async', 'sync') AS mode, " +
+         " CAST(NULL AS Nullable(Float64)) AS gpu_gbps FROM (SELECT direction, async, " +
          copy_aggregates() + " FROM copies WHERE kind = 'copy' AND " + where(f) +
-         " GROUP BY direction, mode) ORDER BY bytes DESC NULLS LAST, direction, mode";
+         " GROUP BY direction, async) ORDER BY bytes DESC NULLS LAST, direction NULLS FIRST, mode";
 }
 
 std::string memset_sum(const FleetFilter& f) {
-  return "SELECT api, mode, x_n AS memsets, x_bytes AS bytes, x_avg AS avg_bytes, x_host_ns AS host_ns,"
+  return "SELECT api, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS memsets, x_bytes AS bytes, x_avg AS avg_bytes, x_host_ns AS host_ns,"
          " x_failed AS failed, toInt64(0) AS gpu_memsets, CAST(NULL AS Nullable(Int64)) AS gpu_ns"
-         " FROM (SELECT api, if(async = 1, 'async', 'sync') AS mode, " +
+         " FROM (SELECT api, async, " +
          copy_aggregates() + " FROM copies WHERE kind = 'memset' AND " + where(f) +
-         " GROUP BY api, mode) ORDER BY bytes DESC NULLS LAST, api, mode";
+         " GROUP BY api, async) ORDER BY bytes DESC NULLS LAST, api, mode";
 }
 
 // sync_sum.sql: one row per process, API, target and handle; a process is
@@ -210,7 +212,7 @@ std::string sync_sum(const FleetFilter& f) {
          " CAST(NULL AS Nullable(UInt64))) AS handle FROM syncs WHERE " +
          where(f) +
          ") GROUP BY host_id, segment, process_id, api, target, handle)"
-         " ORDER BY blocked_ns DESC, pid, api, target, handle, host_id";
+         " ORDER BY blocked_ns DESC, pid, api, target NULLS FIRST, handle NULLS FIRST, host_id";
 }
 
 }  // namespace
@@ -221,6 +223,10 @@ std::vector<std::string> fleet_report_names() {
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
   if (auto v = check_schema(ch); !v) return v.error();
+  if (name == "copy_sum" || name == "memset_sum")
+    if (auto t = require_table(ch, "copies"); !t) return t.error();
+  if (name == "sync_sum")
+    if (auto t = require_table(ch, "syncs"); !t) return t.error();
   std::string sql;
   if (name == "kern_sum") sql = kern_sum(f);
   else if (name == "api_sum") sql = api_sum(f);

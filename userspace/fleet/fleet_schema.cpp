@@ -32,15 +32,15 @@ const char* const kTables[] = {
      " count Nullable(UInt64), datatype String, redop String, peer Nullable(Int64), stream Nullable(UInt64),"
      " bytes Nullable(Int64), result Nullable(Int64), stack String)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, comm_hash, seq, host, ts_ns)"),
-    // Version 2.
+    // Added since (the version stays: a build ships the tables there are).
     ("CREATE TABLE IF NOT EXISTS copies (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
-     " process String, tid UInt32, api String, kind String, direction String, bytes Nullable(Int64), async UInt8,"
-     " stream Nullable(UInt64), result Nullable(Int64), stack String)"
-     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, kind, direction, ts_ns)"),
+     " process String, tid UInt32, api String, kind Nullable(String), direction Nullable(String),"
+     " bytes Nullable(Int64), async Nullable(UInt8), stream Nullable(UInt64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
     ("CREATE TABLE IF NOT EXISTS syncs (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
-     " process String, tid UInt32, api String, target String, stream Nullable(UInt64), event Nullable(UInt64),"
+     " process String, tid UInt32, api String, target Nullable(String), stream Nullable(UInt64), event Nullable(UInt64),"
      " blocked_ns Nullable(Int64), result Nullable(Int64), stack String)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
 };
@@ -60,17 +60,30 @@ Result<uint32_t> check_schema(const ClickHouse& ch) {
   if (v == 0)
     return make_error("database " + ch.endpoint().database + " has no schema version",
                       "run gpuobs clickhouse init " + ch.endpoint().display());
-  if (v < kFleetSchemaVersion)
-    return make_error("database " + ch.endpoint().database + " has gpuobs schema version " + std::to_string(v) +
-                          ", older than this build's " + std::to_string(kFleetSchemaVersion) +
-                          " (it lacks the tables for copies and syncs)",
-                      "run gpuobs clickhouse init " + ch.endpoint().display() +
-                          " (it adds the missing tables; the rows there stay)");
   if (v > kFleetSchemaVersion)
     return make_error("database " + ch.endpoint().database + " has gpuobs schema version " + std::to_string(v) +
                           ", newer than this build's " + std::to_string(kFleetSchemaVersion),
                       "use a newer gpuobs");
   return v;
+}
+
+Result<std::set<std::string>> fleet_tables(const ClickHouse& ch) {
+  auto r = ch.query("SELECT name FROM system.tables WHERE database = currentDatabase()");
+  if (!r) return r.error();
+  std::set<std::string> out;
+  for (auto& row : parse_tsv(*r))
+    if (!row.empty()) out.insert(row[0]);
+  return out;
+}
+
+Status require_table(const ClickHouse& ch, const std::string& table) {
+  auto t = fleet_tables(ch);
+  if (!t) return t.error();
+  if (!t->count(table))
+    return make_error("database " + ch.endpoint().database + " has no table " + table +
+                          " (made by a gpuobs that did not ship it yet)",
+                      "run gpuobs clickhouse init " + ch.endpoint().display() + " to add it (the rows there stay)");
+  return {};
 }
 
 Status init_schema(const ClickHouse& ch) {

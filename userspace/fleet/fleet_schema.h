@@ -9,24 +9,34 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <string>
 
 #include "common/result.h"
 #include "fleet/clickhouse_client.h"
 
 namespace gpuobs::fleet {
 
-// 1: processes, launches, api_calls, nccl_calls; 2: copies (memcpy and
-// memset calls with their bytes and direction) and syncs (what each
-// synchronization waited on and for how long).
-inline constexpr uint32_t kFleetSchemaVersion = 2;
+// 1: processes, launches, api_calls, nccl_calls, and since (additions
+// that keep the version) copies (memcpy and memset calls with their bytes
+// and direction) and syncs (what each synchronization waited on). A build
+// ships the tables the database has and reports over those; adding a table
+// does not change the version, so a fleet whose hosts run different gpuobs
+// builds keeps shipping (a newer version is one an older build could not
+// ship into: a changed column).
+inline constexpr uint32_t kFleetSchemaVersion = 1;
 
 // Creates the database and the tables (IF NOT EXISTS) and records the
 // version; an existing database of a newer version is refused.
 Status init_schema(const ClickHouse& ch);
-// The database's version; an error when it was never initialized or is
-// older than this build ("run gpuobs clickhouse init", which adds what is
-// missing), or is newer than this build.
+// The database's version; an error when it was never initialized ("run
+// gpuobs clickhouse init") or is newer than this build.
 Result<uint32_t> check_schema(const ClickHouse& ch);
+// The tables of ch's database.
+Result<std::set<std::string>> fleet_tables(const ClickHouse& ch);
+// An error naming the fix when the database lacks table (made by a gpuobs
+// that did not know it: `gpuobs clickhouse init` adds it).
+Status require_table(const ClickHouse& ch, const std::string& table);
 
 // The shipped tables and their columns, in insert order (the shipper's
 // TabSeparated rows follow these lists).

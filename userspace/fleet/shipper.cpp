@@ -68,11 +68,11 @@ const Source kSources[] = {
      " FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"},
     {&kCopiesTable,
      "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.comm, ''), x.tid, x.api,"
-     " coalesce(x.kind, ''), coalesce(x.direction, ''), x.bytes, coalesce(x.async, 0) != 0, x.stream, x.result,"
+     " x.kind, x.direction, x.bytes, x.async, x.stream, x.result,"
      " x.stack_id FROM copies x LEFT JOIN processes p ON p.id = x.process_id"},
     {&kSyncsTable,
      "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.comm, ''), s.tid, s.api,"
-     " coalesce(s.target, ''), s.stream, s.event, s.blocked_ns, s.result, s.stack_id"
+     " s.target, s.stream, s.event, s.blocked_ns, s.result, s.stack_id"
      " FROM syncs s LEFT JOIN processes p ON p.id = s.process_id"},
 };
 
@@ -122,14 +122,20 @@ Result<CaptureIdentity> capture_identity(const std::string& path) {
 Result<bool> is_shipped(const ClickHouse& ch, const std::string& path) {
   auto id = capture_identity(path);
   if (!id) return id.error();
+  auto tables = fleet_tables(ch);
+  if (!tables) return tables.error();
+  size_t want = 0;  // the tables this database has
+  for (const Source& src : kSources) want += tables->count(src.table->name);
   auto r = ch.query("SELECT uniqExact(table_name) FROM segments WHERE host_id = " + std::to_string(id->host_id) +
                     " AND segment = " + std::to_string(id->segment));
   if (!r) return r.error();
-  return count_of(*r) >= std::size(kSources);
+  return count_of(*r) >= want;
 }
 
 Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, const ShipOptions& opt) {
   if (auto v = check_schema(ch); !v) return v.error();
+  auto tables = fleet_tables(ch);
+  if (!tables) return tables.error();
   auto id = capture_identity(path);
   if (!id) return id.error();
   auto db = open_capture_readonly(path);
@@ -170,6 +176,10 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
 
   for (const Source& src : kSources) {
     const std::string table = src.table->name;
+    if (!tables->count(table)) {  // a database made by an older gpuobs: its tables only
+      stats.tables_missing.push_back(table);
+      continue;
+    }
     auto ledger = ch.query("SELECT count() FROM segments" + ledger_where + " AND table_name = '" + table + "'");
     if (!ledger) return ledger.error();
     if (count_of(*ledger) > 0) {

@@ -1,5 +1,6 @@
 // Ships one capture file (a gpuobs record capture or a gpuobsd segment) into
-// ClickHouse: its processes, launches, API calls and NCCL calls, each row
+// ClickHouse: its processes, launches, API calls, NCCL calls, copies and
+// syncs (those of them the database has tables for), each row
 // tagged with the host, a host id and the segment's id. At least once and
 // never twice: a per-(segment, table) ledger row in `segments` is written
 // after each table's insert; a table found with the segment's rows already
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "fleet/clickhouse_client.h"
@@ -27,6 +29,9 @@ struct ShipStats {
   uint64_t tables_already_there = 0;  // complete from an earlier try, only the ledger written
   uint64_t tables_repaired = 0;       // partial from an earlier try: deleted, then sent
   uint64_t tables_skipped = 0;        // already in the ledger
+  // Tables this build ships that the database lacks (made by an older
+  // gpuobs; `gpuobs clickhouse init` adds them): not sent.
+  std::vector<std::string> tables_missing;
   bool already_shipped() const { return tables_sent == 0 && tables_repaired == 0 && tables_already_there == 0; }
 };
 

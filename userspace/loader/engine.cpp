@@ -110,6 +110,7 @@ constexpr CounterName kCounterNames[] = {
     {GPUOBS_CNT_DROP_SCRATCH_BUSY, "dropped_scratch_slots_busy"},
     {GPUOBS_CNT_PY_NO_THREAD, "python_thread_without_state"},
     {GPUOBS_CNT_PY_MAIN_THREAD, "python_main_thread_stacks"},
+    {GPUOBS_CNT_PY_MAIN_RUNNING, "python_main_thread_running"},
     {GPUOBS_CNT_PY_FAULT, "python_frames_unreadable"},
     {GPUOBS_CNT_PY_FULL, "python_frames_depth_reached"},
 };

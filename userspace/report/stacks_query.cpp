@@ -150,6 +150,13 @@ Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>
   return out;
 }
 
+size_t main_thread_python_start(const StackInfo& s) {
+  if (s.python_thread != "main") return s.frames.size();
+  for (size_t i = 0; i < s.frames.size(); ++i)
+    if (s.frames[i].python) return i;
+  return s.frames.size();
+}
+
 std::string frame_label(const StackFrame& f) {
   if (!f.symbol.empty()) return f.symbol;
   std::string base = f.module.substr(f.module.rfind('/') + 1);

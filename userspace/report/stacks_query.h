@@ -57,6 +57,11 @@ struct StackInfo {
 };
 Result<std::map<int64_t, StackInfo>> load_stacks(Db& db, const std::set<int64_t>& ids);
 
+// The first of the main thread's Python frames in s (python_thread "main":
+// the calling thread ran no Python), or s.frames.size() when it has none:
+// where the outputs mark that the frames are another thread's.
+size_t main_thread_python_start(const StackInfo& s);
+
 // "symbol", or "module+0xoffset" when the frame has no symbol.
 std::string frame_label(const StackFrame& f);
 

@@ -240,7 +240,8 @@ namespace {
 // views stand in for them; no Python frames (18): frames.kind reads 'native'
 // and stacks.python_end NULL; no GPU metrics (19), GPU times (20) or replay
 // idle-time tables (21): empty views; stacks.python_thread (22) reads
-// 'calling' where a Python walk was stored; the columns later migrations
+// 'calling' where a Python walk was stored, capture.python_main_thread
+// NULL; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -349,15 +350,12 @@ void present_as_current(Db& db, int64_t version) {
       spdlog::warn("cannot present the schema-{} capture's stacks as schema {}: {}", version, schema_version(),
                    s.error().message);
   }
-  if (version >= 18) {
-    (void)db.exec("PRAGMA query_only = 1");
-    return;
-  }
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";
   if (version < 11) extra += ", NULL AS state, NULL AS committed_mono_ns";
   if (version < 15) extra += ", NULL AS stack_depth, NULL AS unwind, NULL AS stack_copy_bytes";
-  extra += ", NULL AS python_stacks";  // 18
+  if (version < 18) extra += ", NULL AS python_stacks";
+  extra += ", NULL AS python_main_thread";  // 22
   (void)db.exec("PRAGMA query_only = 0");
   if (auto s = db.exec("CREATE TEMP VIEW capture AS SELECT *" + extra + " FROM main.capture"); !s)
     spdlog::warn("cannot present the schema-{} capture's metadata as schema {}: {}", version, schema_version(),

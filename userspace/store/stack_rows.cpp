@@ -139,12 +139,15 @@ int StackRowWriter::write_stack(const StackDef& s) {
     if (root_frames_.count(frames[i])) {
       // Python frames the resolver placed after the native walk (it did not
       // recognize the interpreter's frames on the way) belong above the
-      // thread's entry, not past it: moved there, not dropped.
+      // thread's entry, not past it: moved there, not dropped. The main
+      // thread's frames (this thread ran none) follow the thread's entry:
+      // they are another thread's, not this one's callers.
       std::vector<int64_t> py_after;
       for (size_t j = i + 1; j < frames.size(); ++j)
         if (python_frames_.count(frames[j])) py_after.push_back(frames[j]);
       frames.resize(i + 1);
-      frames.insert(frames.begin() + static_cast<std::ptrdiff_t>(i), py_after.begin(), py_after.end());
+      const size_t at = s.py_thread == GPUOBS_PY_T_MAIN ? frames.size() : i;
+      frames.insert(frames.begin() + static_cast<std::ptrdiff_t>(at), py_after.begin(), py_after.end());
       depth = frames.size();
       end = "root";
       break;

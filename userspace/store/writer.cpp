@@ -117,7 +117,7 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
   Stmt st(db_.get(),
           "INSERT OR REPLACE INTO capture (id, gpuobs_version, abi_version, mode, command, host, kernel,"
           " nvidia_driver, start_mono_ns, clock_offset_ns, ring_buffer_bytes, state, stack_depth, unwind,"
-          " stack_copy_bytes, python_stacks) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+          " stack_copy_bytes, python_stacks, python_main_thread) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, m.gpuobs_version).bind(2, int64_t{GPUOBS_ABI_VERSION}).bind(3, to_string(m.mode));
   if (m.command.empty()) st.bind_null(4);
   else st.bind(4, m.command);
@@ -128,6 +128,8 @@ Status CaptureWriter::write_meta(const CaptureMeta& m) {
   st.bind(11, std::string_view(kStateUnfinished));
   st.bind(12, m.stack_depth).bind(13, to_string(m.unwind)).bind(14, m.stack_copy_bytes);
   st.bind(15, int64_t{m.python_stacks ? 1 : 0});
+  if (m.python_stacks) st.bind(16, int64_t{m.python_main_thread ? 1 : 0});
+  else st.bind_null(16);
   launches_.set_capture_start(m.start_mono_ns);
   start_mono_ns_ = m.start_mono_ns;
   driver_.set_nvidia_version(parse_nvidia_version(m.nvidia_driver));

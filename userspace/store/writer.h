@@ -48,6 +48,7 @@ struct CaptureMeta {
   UnwindMode unwind = UnwindMode::fp;
   uint32_t stack_copy_bytes = 0;  // 0 unless --unwind dwarf
   bool python_stacks = false;     // --python-stacks (migration 018)
+  bool python_main_thread = false;  // --python-main-thread (migration 022)
 };
 
 struct ProbeRow {

@@ -439,7 +439,7 @@ TEST(ReplayIdle, Schema20CaptureReadsEmptyThenReplays) {
     auto db = Db::open(file, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(db->exec("DROP TABLE replay_idle_pieces; DROP TABLE replay_idle_gaps; DROP TABLE replay_idle_spans;"
-                         " ALTER TABLE stacks DROP COLUMN python_thread;"  // and 22's column
+                         " ALTER TABLE stacks DROP COLUMN python_thread; ALTER TABLE capture DROP COLUMN python_main_thread;"  // 22
                          " DELETE FROM schema_migrations WHERE version >= 21; PRAGMA user_version = 20;")
                     .ok())
         << db->errmsg();
