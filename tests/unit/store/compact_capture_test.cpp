@@ -560,3 +560,40 @@ TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
   EXPECT_EQ(krc, 0) << kout;
   EXPECT_EQ(kout, "n,named\n11,10\n");
 }
+
+// A capture of schema 18 to 21 has Python walks but no stacks.python_thread
+// (22): read as it is, a stack with a walk reads 'calling' (the only kind
+// then), one without NULL, capture.python_main_thread NULL; gpuobs upgrade
+// writes the same into the file.
+TEST(CompactCapture, ASchema21CapturesPythonStacksReadAsTheCallingThreads) {
+  gpuobs::testing::TempDir dir;
+  const std::string path = dir.file("v21.gpuobs");
+  {
+    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(migrate(*db, 21).ok());
+    ASSERT_TRUE(db->exec("INSERT INTO capture (id, gpuobs_version, abi_version, mode, host, kernel, start_mono_ns,"
+                         " end_mono_ns, clock_offset_ns, ring_buffer_bytes, python_stacks) VALUES (1, 'old', 7,"
+                         " 'record', 'h', 'k', 1000, 3000000000, 0, 4096, 1);"
+                         "INSERT INTO stacks (id, depth, end_reason, python_end) VALUES (1, 0, 'root', 'root'),"
+                         " (2, 0, 'cut', NULL), (3, 0, 'root', 'no_thread');")
+                    .ok())
+        << db->errmsg();
+  }
+  auto check = [&](const char* what) {
+    auto db = open_capture_readonly(path);
+    ASSERT_TRUE(db.ok()) << what;
+    EXPECT_EQ(gpuobs::testing::text(*db, "SELECT group_concat(coalesce(python_thread, '-'), ',') FROM"
+                                         " (SELECT python_thread FROM stacks ORDER BY id)"),
+              "calling,-,calling")
+        << what;
+    EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT python_main_thread IS NULL FROM capture"), 1) << what;
+  };
+  check("read as schema 21");
+  auto [rc, out] = gpuobs_cli("upgrade " + path);
+  ASSERT_EQ(rc, 0) << out;
+  check("upgraded");
+  auto db = open_capture_readonly(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(gpuobs::testing::scalar(*db, "PRAGMA user_version"), schema_version());
+}
