@@ -8,7 +8,8 @@
  * still names its Python caller. The calling thread is stopped in this
  * probe: its frames cannot change under the walk. A thread that runs no
  * Python (PyTorch's autograd worker) takes the main thread's frames instead
- * (GPUOBS_PY_T_MAIN), which run on while they are read. Either way an
+ * (GPUOBS_PY_T_MAIN), only while the main thread is off the CPU: waiting,
+ * so they hold still while they are read. Either way an
  * unreadable frame ends the walk (GPUOBS_PY_S_FAULT), and a wrong pointer
  * yields a code address user space then refuses (it checks each object's
  * type). */

@@ -61,8 +61,8 @@ std::string location(const StackFrame& f) {
 QueryResult csv_rows(const Loaded& L, const std::vector<std::pair<int64_t, int64_t>>& ranked, int64_t total,
                      const char* unit) {
   QueryResult r;
-  r.columns = {"rank",          "stack_id", "weight", "unit",   "share", "end_reason", "frame", "module", "symbol",
-               "symbol_offset", "file",     "line",   "offset", "kind",  "python_thread"};
+  r.columns = {"rank",   "stack_id",      "weight", "unit", "share",  "end_reason", "frame",        "module",
+               "symbol", "symbol_offset", "file",   "line", "offset", "kind",       "python_thread"};
   int64_t rank = 0;
   for (auto& [w, id] : ranked) {
     ++rank;

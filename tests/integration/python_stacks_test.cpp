@@ -294,15 +294,18 @@ std::vector<ThreadLaunch> thread_launches(Db& db) {
     std::string id = r.substr(0, r.find(' '));
     ThreadLaunch l;
     l.what = r.substr(r.find(' ') + 1);
-    l.python = column(db, "SELECT symbol || '@' || file || ':' || coalesce(line, -1) FROM stack_symbols WHERE"
-                          " kind = 'python' AND stack_id = " + id + " ORDER BY position");
-    l.native = scalar(db, "SELECT coalesce((SELECT min(position) FROM stack_symbols WHERE kind = 'python' AND"
-                          " stack_id = " + id + "), (SELECT count(*) FROM stack_symbols WHERE stack_id = " + id + "))");
+    l.python = column(db,
+                      "SELECT symbol || '@' || file || ':' || coalesce(line, -1) FROM stack_symbols WHERE"
+                      " kind = 'python' AND stack_id = " +
+                          id + " ORDER BY position");
+    l.native = scalar(db,
+                      "SELECT coalesce((SELECT min(position) FROM stack_symbols WHERE kind = 'python' AND"
+                      " stack_id = " +
+                          id + "), (SELECT count(*) FROM stack_symbols WHERE stack_id = " + id + "))");
     out.push_back(l);
   }
   return out;
 }
-
 
 // A thread that runs no Python (no interpreter state, or PyTorch's kind: one
 // with no frame) carries the main thread's Python frames after its own
@@ -443,7 +446,8 @@ TEST(PythonStacks, NcclStragglerNamedWithItsPythonCallSite) {
   EXPECT_EQ(rows[0]["rank"], 2) << out;
   EXPECT_EQ(rows[0]["late"], 5) << out;
   EXPECT_EQ(rows[0]["call_site"], "run_allreduce") << out;
-  EXPECT_EQ(rows[0]["python_site"], "reduce_grads (python_nccl_ranks.py:" + std::to_string(site.at("reduce_grads")) + ")")
+  EXPECT_EQ(rows[0]["python_site"],
+            "reduce_grads (python_nccl_ranks.py:" + std::to_string(site.at("reduce_grads")) + ")")
       << out;
   // The stack's Python frames below it: train_step, main, <module>.
   EXPECT_EQ(scalar(*db,
