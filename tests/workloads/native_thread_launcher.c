@@ -21,7 +21,9 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
@@ -36,12 +38,43 @@ struct job {
 	unsigned grid0; /* the first launch's grid x */
 };
 
+/* Waits (up to 5 s) until the process's main thread sleeps in a futex wait
+ * (state S, system call 202 on x86-64): it is then in pthread_join, waiting
+ * on this thread. gpuobs takes the main thread's frames only while it
+ * waits, and right after pthread_create it may still be on its way there. */
+static void wait_main_joined(void)
+{
+	char stat_path[64], call_path[64], buf[512];
+	snprintf(stat_path, sizeof stat_path, "/proc/self/task/%d/stat", (int)getpid());
+	snprintf(call_path, sizeof call_path, "/proc/self/task/%d/syscall", (int)getpid());
+	for (int i = 0; i < 5000; ++i, usleep(1000)) {
+		FILE *f = fopen(stat_path, "r");
+		if (!f)
+			return;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		const char *state = strrchr(buf, ')');
+		if (!state || state[1] != ' ' || state[2] != 'S')
+			continue;
+		if (!(f = fopen(call_path, "r")))
+			return;
+		n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		if (strncmp(buf, "202 ", 4) == 0)
+			return;
+	}
+}
+
 static void launch_n(struct job *j)
 {
 	/* The fake refuses a NULL function, as the real one would; the call
 	 * is what is observed. */
 	if (j->delay_ms)
 		usleep((useconds_t)j->delay_ms * 1000);
+	else
+		wait_main_joined();
 	for (int i = 0; i < j->n; ++i, ++j->done)
 		(void)j->launch(0, j->grid0 + (unsigned)i, 1, 1, 1, 1, 1, 0, 0, 0, 0);
 }
@@ -122,6 +155,7 @@ struct reduce_job {
 static void *run_allreduce(void *arg)
 {
 	struct reduce_job *j = arg;
+	wait_main_joined();
 	j->result = j->fn(0, 0, j->count, 7 /* ncclFloat32 */, 0 /* ncclSum */, j->comm, j->stream);
 	return 0;
 }
