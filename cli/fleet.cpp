@@ -116,6 +116,13 @@ int run_ship(const FleetArgs& args) {
 }
 
 int run_fleet_report(const ReportArgs& args) {
+  // A pid names a process on one host only: across a fleet it would match
+  // whichever processes had that number on every host.
+  if (args.pid > 0 && args.host.empty()) {
+    print_error("gpuobs report", make_error("--pid with --clickhouse needs --host: a pid names a process on one host",
+                                            "add --host HOST (the host name the captures carry)", 2));
+    return 2;
+  }
   auto ch = connect(args.clickhouse, args.credentials);
   if (!ch) {
     print_error("gpuobs report", ch.error());

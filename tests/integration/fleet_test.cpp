@@ -259,6 +259,10 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   std::tie(rc, out) = gpuobs_cli("ship --to '" + server_.url() + "' --credentials " + cred + " " + a_);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("can be read by others"), std::string::npos) << out;
+  // --pid alone across the fleet: refused, a pid is per host.
+  std::tie(rc, out) = gpuobs_cli("report --clickhouse '" + server_.url() + "' --pid 42 kern_sum");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--pid with --clickhouse needs --host"), std::string::npos) << out;
   // A password in the URL is refused (it would show in ps and logs).
   std::tie(rc, out) = gpuobs_cli("ship --to 'http://gpuobs:pw@127.0.0.1:1/' " + a_);
   EXPECT_EQ(rc, 2) << out;
