@@ -372,6 +372,12 @@ void check_main_thread_frames(const std::string& python) {
   auto [prc, marks] = run_output("gzip -dc " + dir.file("p.pb.gz") + " | grep -c -a 'other thread'");
   EXPECT_EQ(prc, 0);
   EXPECT_EQ(marks, "1\n");
+  // The exports' stack text (Chrome JSON's `stack` arg) and the HTML flame
+  // graph mark them too.
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export chrome -o " + dir.file("t.json") + " " + dir.file("c.gpuobs")), 0);
+  EXPECT_NE(read_file(dir.file("t.json")).find("[main thread] <- wait_plain ("), std::string::npos);
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export html -o " + dir.file("t.html") + " " + dir.file("c.gpuobs")), 0);
+  EXPECT_NE(read_file(dir.file("t.html")).find("[other thread]"), std::string::npos);
 }
 
 }  // namespace

@@ -565,7 +565,7 @@ TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
 // (22): read as it is, a stack with a walk reads 'calling' (the only kind
 // then), one without NULL, capture.python_main_thread NULL; gpuobs upgrade
 // writes the same into the file.
-TEST(CompactCapture, ASchema21CapturesPythonStacksReadAsTheCallingThreads) {
+TEST(OlderCapture, Schema21ReadsItsPythonStacksAsTheCallingThreads) {
   gpuobs::testing::TempDir dir;
   const std::string path = dir.file("v21.gpuobs");
   {
