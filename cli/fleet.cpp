@@ -106,6 +106,14 @@ int run_ship(const FleetArgs& args) {
                    "gpuobs ship: %s: not sent: %s (the database has no such table; gpuobs clickhouse init adds it)\n",
                    f.c_str(), names.c_str());
     }
+    if (!st->columns_missing.empty()) {
+      std::string names;
+      for (const auto& c : st->columns_missing) names += (names.empty() ? "" : ", ") + c;
+      std::fprintf(stderr,
+                   "gpuobs ship: %s: columns not sent: %s (the database's tables lack them; gpuobs clickhouse init "
+                   "adds them)\n",
+                   f.c_str(), names.c_str());
+    }
     r.rows.push_back({f, st->host, static_cast<int64_t>(st->segment), static_cast<int64_t>(st->rows_sent),
                       static_cast<int64_t>(st->bytes_sent), static_cast<int64_t>(st->tables_sent),
                       static_cast<int64_t>(st->tables_already_there + st->tables_skipped),

@@ -143,6 +143,12 @@ bool FleetShip::ship_once() {
       spdlog::warn("segment {}: {} not shipped: the database at {} has no such table (gpuobs clickhouse init adds it)",
                    s.path, names, state_.url);
     }
+    if (!st->columns_missing.empty()) {
+      std::string names;
+      for (const auto& c : st->columns_missing) names += (names.empty() ? "" : ", ") + c;
+      spdlog::warn("segment {}: columns {} not shipped: the database at {} lacks them (gpuobs clickhouse init adds them)",
+                   s.path, names, state_.url);
+    }
     std::lock_guard<std::mutex> lk(mu_);
     ++state_.shipped_segments;
     state_.shipped_rows += st->rows_sent;

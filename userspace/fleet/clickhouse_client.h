@@ -1,7 +1,8 @@
 // A ClickHouse server reached over its HTTP interface (port 8123), the one
 // interface every version has: statements are POSTed as the request body,
 // inserts name the statement in the URL's `query` parameter and send their
-// rows gzip-compressed (Content-Encoding: gzip) in TabSeparated format.
+// rows gzip-compressed (Content-Encoding: gzip) in TabSeparated or RowBinary
+// format.
 // Kept to what ClickHouse 18.16 (Debian 12's) understands.
 #pragma once
 
@@ -41,8 +42,10 @@ class ClickHouse {
   // create it) and returns the response body; a server error's text is the
   // error message (ClickHouse answers 4xx/5xx with "Code: N, e.displayText() = ...").
   Result<std::string> query(const std::string& sql, bool in_database = true) const;
-  // INSERT INTO table (columns) FORMAT TabSeparated, the rows gzip-compressed.
-  Status insert(const std::string& table, const std::string& columns, const std::string& tsv) const;
+  // INSERT INTO table (columns) FORMAT format (TabSeparated, RowBinary),
+  // the rows gzip-compressed.
+  Status insert(const std::string& table, const std::string& columns, const std::string& rows,
+                const char* format = "TabSeparated") const;
 
  private:
   Result<std::string> post(const std::string& url, const std::string& body, bool gzip) const;

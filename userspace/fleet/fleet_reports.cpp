@@ -21,7 +21,8 @@ struct Rounded {
   int digits;
 };
 constexpr Rounded kRounded[] = {{"grid_avg", 1},  {"block_avg", 1},   {"shared_mem_avg", 1}, {"avg_ns", 1},
-                                {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1}};
+                                {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1},
+                                {"gpu_avg_ns", 1}, {"gpu_stddev_ns", 1}, {"time_s", 6}};
 
 Status round_like_sqlite(QueryResult& r) {
   sqlite3* db = nullptr;
@@ -76,21 +77,47 @@ std::string where(const FleetFilter& f) {
   return w;
 }
 
-// kern_sum.sql: one row per kernel name; GPU times are not shipped (NULL).
-std::string kern_sum(const FleetFilter& f) {
+// kern_sum.sql: one row per kernel name, with the GPU times CUPTI measured
+// (gpu_times, per launch; a database without that table gives NULL, as a
+// capture recorded without --gpu-time does).
+std::string kern_sum(const FleetFilter& f, bool gpu_times) {
   const std::string grid = "toUInt64(grid_x) * grid_y * grid_z", block = "toUInt64(block_x) * block_y * block_z";
-  return "SELECT kernel, toInt64(count()) AS launches, toInt64(uniqExact(host_id, segment, process_id)) AS processes,"
-         " toInt64(uniqExact(host_id, segment, process_id, stream)) AS streams,"
-         " toInt64(min(" + grid + ")) AS grid_min, toInt64(max(" + grid + ")) AS grid_max, " +
-         round_sql("sum(" + grid + ") / count()", 1) + " AS grid_avg, toInt64(min(" + block +
-         ")) AS block_min, toInt64(max(" + block + ")) AS block_max, " + round_sql("sum(" + block + ") / count()", 1) +
-         " AS block_avg, " + round_sql("sum(shared_mem) / count()", 1) +
-         " AS shared_mem_avg, toInt64(sum(cooperative)) AS cooperative,"
-         " CAST(NULL AS Nullable(Int64)) AS gpu_launches, CAST(NULL AS Nullable(Int64)) AS gpu_total_ns,"
-         " CAST(NULL AS Nullable(Float64)) AS gpu_avg_ns, CAST(NULL AS Nullable(Float64)) AS gpu_med_ns,"
-         " CAST(NULL AS Nullable(Int64)) AS gpu_min_ns, CAST(NULL AS Nullable(Int64)) AS gpu_max_ns,"
-         " CAST(NULL AS Nullable(Float64)) AS gpu_stddev_ns"
-         " FROM launches WHERE " + where(f) + " GROUP BY kernel ORDER BY launches DESC, kernel";
+  const std::string k =
+      "SELECT kernel, toInt64(count()) AS launches, toInt64(uniqExact(host_id, segment, process_id)) AS processes,"
+      " toInt64(uniqExact(host_id, segment, process_id, stream)) AS streams,"
+      " toInt64(min(" + grid + ")) AS grid_min, toInt64(max(" + grid + ")) AS grid_max, " +
+      round_sql("sum(" + grid + ") / count()", 1) + " AS grid_avg, toInt64(min(" + block +
+      ")) AS block_min, toInt64(max(" + block + ")) AS block_max, " + round_sql("sum(" + block + ") / count()", 1) +
+      " AS block_avg, " + round_sql("sum(shared_mem) / count()", 1) +
+      " AS shared_mem_avg, toInt64(sum(cooperative)) AS cooperative FROM launches WHERE " + where(f) +
+      " GROUP BY kernel";
+  const std::string columns =
+      "kernel, launches, processes, streams, grid_min, grid_max, grid_avg, block_min, block_max, block_avg,"
+      " shared_mem_avg, cooperative";
+  if (!gpu_times)
+    return "SELECT " + columns +
+           ", CAST(NULL AS Nullable(Int64)) AS gpu_launches, CAST(NULL AS Nullable(Int64)) AS gpu_total_ns,"
+           " CAST(NULL AS Nullable(Float64)) AS gpu_avg_ns, CAST(NULL AS Nullable(Float64)) AS gpu_med_ns,"
+           " CAST(NULL AS Nullable(Int64)) AS gpu_min_ns, CAST(NULL AS Nullable(Int64)) AS gpu_max_ns,"
+           " CAST(NULL AS Nullable(Float64)) AS gpu_stddev_ns FROM (" + k + ") ORDER BY launches DESC, kernel";
+  // Per kernel: the sorted durations (the median is the mean of the middle
+  // two) and the population standard deviation as the local report
+  // computes it, sqrt(max(E[d^2] - E[d]^2, 0)).
+  const std::string gs =
+      "SELECT ifNull(kernel, '') AS kernel, arraySort(groupArray(duration_ns)) AS g_d, toFloat64(avg(duration_ns)) AS"
+      " g_mean, sqrt(greatest(avg(toFloat64(duration_ns) * duration_ns) - g_mean * g_mean, 0.)) AS g_sd"
+      " FROM gpu_times WHERE call_table = 'kernel_launches' AND " + where(f) + " GROUP BY kernel";
+  auto nullable = [](const std::string& type, const std::string& v) {
+    return "if(length(g_d) = 0, CAST(NULL AS Nullable(" + type + ")), toNullable(" + v + "))";
+  };
+  return "SELECT " + columns + ", " + nullable("Int64", "toInt64(length(g_d))") + " AS gpu_launches, " +
+         nullable("Int64", "toInt64(arraySum(g_d))") + " AS gpu_total_ns, " +
+         nullable("Float64", round_sql("g_mean", 1)) + " AS gpu_avg_ns, " +
+         nullable("Float64", "(g_d[intDiv(length(g_d) + 1, 2)] + g_d[intDiv(length(g_d) + 2, 2)]) / 2") +
+         " AS gpu_med_ns, " + nullable("Int64", "toInt64(g_d[1])") + " AS gpu_min_ns, " +
+         nullable("Int64", "toInt64(g_d[length(g_d)])") + " AS gpu_max_ns, " +
+         nullable("Float64", round_sql("g_sd", 1)) + " AS gpu_stddev_ns FROM (" + k + ") ANY LEFT JOIN (" + gs +
+         ") USING (kernel) ORDER BY ifNull(gpu_total_ns, 0) DESC, launches DESC, kernel";
 }
 
 // api_sum.sql: timed calls with their statistics, then the launch APIs
@@ -215,10 +242,71 @@ std::string sync_sum(const FleetFilter& f) {
          " ORDER BY blocked_ns DESC, pid, api, target NULLS FIRST, handle NULLS FIRST, host_id";
 }
 
+// ioctl_sum.sql: per driver and request; a request no decoder named shows
+// as its number, printf('0x%08x') as SQLite writes it.
+std::string ioctl_sum(const FleetFilter& f) {
+  return "SELECT x_driver AS driver, x_request AS request, x_calls AS calls, x_total AS total_ns, x_avg AS avg_ns,"
+         " x_max AS max_ns, x_failed AS failed FROM (SELECT ifNull(driver, 'other') AS x_driver,"
+         " ifNull(request, concat('0x', lower(concat(substring('00000000', 1, 8 - length(hex(cmd))), hex(cmd)))))"
+         " AS x_request, toInt64(count()) AS x_calls, toInt64(sum(latency_ns)) AS x_total, " +
+         round_sql("avg(latency_ns)", 1) + " AS x_avg, toInt64(max(latency_ns)) AS x_max,"
+         " toInt64(sum(ifNull(failed, toUInt8(ret < 0)))) AS x_failed FROM ioctls WHERE " + where(f) +
+         " GROUP BY x_driver, x_request) ORDER BY calls DESC, driver, request";
+}
+
+// The successful allocations of memory_ops never freed in their segment
+// (no row of the segment names them in alloc_id), as the leaks view.
+const std::string kOkAlloc = "op IN ('alloc', 'create') AND (isNull(result) OR result = 0)";
+std::string leak_rows(const FleetFilter& f) {
+  return "SELECT * FROM memory_ops WHERE " + kOkAlloc + " AND " + where(f) +
+         " AND (host_id, segment, op_id) GLOBAL NOT IN (SELECT host_id, segment, assumeNotNull(alloc_id)"
+         " FROM memory_ops WHERE isNotNull(alloc_id))";
+}
+
+// mem.sql: per process (host, segment, process_id) and kind, from the
+// successful allocations and frees with a size in time order: live bytes
+// as their running sum (arrayCumSum over the sorted (time, row id) pairs),
+// its peak and its last value; the leaks joined per process and kind. As
+// there, the time filters do not apply (live bytes need the whole history).
+std::string mem(const FleetFilter& f) {
+  FleetFilter who = f;
+  who.since_s.reset();
+  who.until_s.reset();
+  const std::string alloc = "op IN ('alloc', 'create')", free = "op IN ('free', 'release')";
+  return "SELECT x_pid AS pid, x_process AS process, kind, x_allocs AS allocs, x_alloc_bytes AS alloc_bytes,"
+         " x_frees AS frees, x_freed AS freed_bytes, x_peak AS peak_live_bytes, x_end AS end_live_bytes,"
+         " toInt64(ifNull(l_n, 0)) AS leaks, toInt64(ifNull(l_bytes, 0)) AS leaked_bytes FROM ("
+         " SELECT host_id, segment, process_id, kind, any(pid) AS x_pid, any(process) AS x_process,"
+         " toInt64(countIf(" + alloc + ")) AS x_allocs,"
+         " if(x_allocs = 0, CAST(NULL AS Nullable(Int64)), toNullable(toInt64(sumIf(bytes, " + alloc +
+         ")))) AS x_alloc_bytes, toInt64(countIf(" + free + ")) AS x_frees, toInt64(sumIf(bytes, " + free +
+         ")) AS x_freed, arrayCumSum(arrayMap(t -> t.3, arraySort(groupArray((ts_ns, op_id, toInt64(multiIf(" + alloc +
+         ", assumeNotNull(bytes), " + free + ", -assumeNotNull(bytes), 0))))))) AS x_live,"
+         " arrayReduce('max', x_live) AS x_peak, x_live[length(x_live)] AS x_end"
+         " FROM memory_ops WHERE (isNull(result) OR result = 0) AND op IN ('alloc', 'free', 'create', 'release')"
+         " AND isNotNull(bytes) AND " + where(who) + " GROUP BY host_id, segment, process_id, kind)"
+         " ANY LEFT JOIN (SELECT host_id, segment, process_id, kind, count() AS l_n, sum(ifNull(bytes, 0)) AS l_bytes"
+         " FROM (" + leak_rows(who) + ") GROUP BY host_id, segment, process_id, kind)"
+         " USING (host_id, segment, process_id, kind) ORDER BY pid, kind, host_id, segment";
+}
+
+// leaks.sql: time_s after the start of the allocation's segment (the
+// ledger's start_ns); a shipped stack has no id (stack_id NULL) and the
+// stack is its innermost four frames.
+std::string leaks(const FleetFilter& f) {
+  return "SELECT x_time AS time_s, x_pid AS pid, process, api, kind, address, bytes, x_stack_id AS stack_id,"
+         " x_stack AS stack FROM (SELECT toFloat64(ts_ns - s_start) / 1e9 AS x_time, toInt64(pid) AS x_pid, process,"
+         " api, kind, address, bytes, CAST(NULL AS Nullable(Int64)) AS x_stack_id,"
+         " arrayStringConcat(arraySlice(splitByString(' <- ', stack), 1, 4), ' <- ') AS x_stack, ts_ns, host_id"
+         " FROM (" + leak_rows(f) + ") ANY LEFT JOIN (SELECT host_id, segment, min(start_ns) AS s_start"
+         " FROM segments GROUP BY host_id, segment) USING (host_id, segment))"
+         " ORDER BY bytes DESC, ts_ns, host_id";
+}
+
 }  // namespace
 
 std::vector<std::string> fleet_report_names() {
-  return {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum"};
+  return {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum", "ioctl_sum", "mem", "leaks"};
 }
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
@@ -227,8 +315,17 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
     if (auto t = require_table(ch, "copies"); !t) return t.error();
   if (name == "sync_sum")
     if (auto t = require_table(ch, "syncs"); !t) return t.error();
+  if (name == "ioctl_sum")
+    if (auto t = require_table(ch, "ioctls"); !t) return t.error();
+  if (name == "mem" || name == "leaks")
+    if (auto t = require_table(ch, "memory_ops"); !t) return t.error();
+  auto tables = fleet_tables(ch);
+  if (!tables) return tables.error();
   std::string sql;
-  if (name == "kern_sum") sql = kern_sum(f);
+  if (name == "kern_sum") sql = kern_sum(f, tables->count("gpu_times") > 0);
+  else if (name == "ioctl_sum") sql = ioctl_sum(f);
+  else if (name == "mem") sql = mem(f);
+  else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);
   else if (name == "nccl_sum") sql = nccl_sum(f);
   else if (name == "copy_sum") sql = copy_sum(f);

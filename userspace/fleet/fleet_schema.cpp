@@ -43,6 +43,76 @@ const char* const kTables[] = {
      " process String, tid UInt32, api String, target Nullable(String), stream Nullable(UInt64), event Nullable(UInt64),"
      " blocked_ns Nullable(Int64), result Nullable(Int64), stack String)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
+    // Allocations and frees (op_id: the row's id in its segment, which a
+    // free's alloc_id names), stream and event operations.
+    ("CREATE TABLE IF NOT EXISTS memory_ops (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
+     " process String, tid UInt32, api String, op String, kind Nullable(String), address Nullable(Int64),"
+     " bytes Nullable(Int64), stream Nullable(UInt64), handle Nullable(Int64), flags Nullable(Int64), op_id Int64,"
+     " alloc_id Nullable(Int64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS stream_ops (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
+     " process String, tid UInt32, api String, op String, stream Nullable(UInt64), event Nullable(UInt64),"
+     " handle Nullable(Int64), flags Nullable(Int64), priority Nullable(Int64), result Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
+    // The drivers' ioctls, decoded (args: the decoder's JSON), and the
+    // objects they made and ended (object_id: the row's id, alloc_id of a
+    // free names it).
+    ("CREATE TABLE IF NOT EXISTS ioctls (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, latency_ns Int64, process_id Int64, pid UInt32, process String,"
+     " tid UInt32, fd Int32, dev_major UInt32, dev_minor UInt32, cmd UInt32, driver Nullable(String),"
+     " request Nullable(String), ret Int64, status Nullable(Int64), status_name Nullable(String),"
+     " failed Nullable(UInt8), class_name Nullable(String), control_name Nullable(String), args Nullable(String),"
+     " stack String) ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS driver_objects (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, process_id Int64, pid UInt32, process String, tid UInt32,"
+     " driver String, op String, kind String, client Nullable(Int64), parent Nullable(Int64), handle Int64,"
+     " class_name Nullable(String), bytes Nullable(Int64), flags Nullable(Int64), address Nullable(Int64),"
+     " object_id Int64, alloc_id Nullable(Int64), stack String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, kind, ts_ns)"),
+    // What the GPUs reported (a value holds from ts_ns until until_ns), per
+    // process, and their Xid and ECC events; gpu is the GPU's UUID (gpu_id
+    // is its number in the segment).
+    ("CREATE TABLE IF NOT EXISTS gpu_metrics (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, until_ns Int64, gpu_id UInt32, gpu String, gpu_name String,"
+     " metric String, unit String, value Float64)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, gpu, metric, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS gpu_process_metrics (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)),"
+     " host String, host_id UInt64, segment UInt64, ts_ns Int64, until_ns Int64, gpu_id UInt32, gpu String,"
+     " pid UInt32, process_id Nullable(Int64), process String, sm_util_pct Nullable(Int64),"
+     " mem_util_pct Nullable(Int64), memory_bytes Nullable(Int64), gone UInt8)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, gpu, pid, ts_ns)"),
+    ("CREATE TABLE IF NOT EXISTS gpu_events (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, gpu_id UInt32, gpu String, kind String, code Nullable(Int64))"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, ts_ns)"),
+    // CUPTI's GPU time of each call it measured (record --gpu-time):
+    // call_table and row_id name the call in its segment; kernel as
+    // kern_sum names it.
+    ("CREATE TABLE IF NOT EXISTS gpu_times (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, end_ns Int64, duration_ns Int64, process_id Int64, pid UInt32,"
+     " process String, call_table String, row_id Int64, kernel Nullable(String), device Nullable(Int64),"
+     " stream_id Nullable(Int64), correlation_id Nullable(Int64), activities Int64, joined_by String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, call_table, ts_ns)"),
+    // Every counter of a segment as it ended (drops, failures to attach or
+    // to symbolize): ts_ns is the segment's end.
+    ("CREATE TABLE IF NOT EXISTS counters (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, name String, value Int64, source String)"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, name, segment)"),
+};
+
+// Columns added to a table after it was first shipped: init adds those an
+// older database lacks (18.16 has no ADD COLUMN IF NOT EXISTS), and the
+// shipper sends only the columns a database has.
+struct AddedColumn {
+  const char* table;
+  const char* column;
+  const char* type;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"processes", "ppid", "Nullable(Int64)"},      {"processes", "exe", "Nullable(String)"},
+    {"processes", "exit_code", "Nullable(Int64)"}, {"processes", "cgroup", "Nullable(String)"},
+    {"processes", "container_id", "Nullable(String)"},
 };
 
 }  // namespace
@@ -76,6 +146,24 @@ Result<std::set<std::string>> fleet_tables(const ClickHouse& ch) {
   return out;
 }
 
+Result<std::map<std::string, std::string>> column_types(const ClickHouse& ch, const std::string& table) {
+  auto r = ch.query("SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = '" + table +
+                    "'");
+  if (!r) return r.error();
+  std::map<std::string, std::string> out;
+  for (auto& row : parse_tsv(*r))
+    if (row.size() >= 2) out[row[0]] = row[1];
+  return out;
+}
+
+Result<std::set<std::string>> table_columns(const ClickHouse& ch, const std::string& table) {
+  auto types = column_types(ch, table);
+  if (!types) return types.error();
+  std::set<std::string> out;
+  for (const auto& [name, type] : *types) out.insert(name);
+  return out;
+}
+
 Status require_table(const ClickHouse& ch, const std::string& table) {
   auto t = fleet_tables(ch);
   if (!t) return t.error();
@@ -96,6 +184,13 @@ Status init_schema(const ClickHouse& ch) {
   }
   for (const char* sql : kTables)
     if (auto r = ch.query(sql); !r) return r.error();
+  for (const AddedColumn& a : kAddedColumns) {
+    auto cols = table_columns(ch, a.table);
+    if (!cols) return cols.error();
+    if (!cols->count(a.column))
+      if (auto r = ch.query(std::string("ALTER TABLE ") + a.table + " ADD COLUMN " + a.column + " " + a.type); !r)
+        return r.error();
+  }
   auto v = ch.query("SELECT count() FROM schema_version WHERE version = " + std::to_string(kFleetSchemaVersion));
   if (!v) return v.error();
   if (std::strtoul(v->c_str(), nullptr, 10) == 0)

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 
@@ -18,12 +19,15 @@
 namespace gpuobs::fleet {
 
 // 1: processes, launches, api_calls, nccl_calls, and since (additions
-// that keep the version) copies (memcpy and memset calls with their bytes
-// and direction) and syncs (what each synchronization waited on). A build
-// ships the tables the database has and reports over those; adding a table
-// does not change the version, so a fleet whose hosts run different gpuobs
-// builds keeps shipping (a newer version is one an older build could not
-// ship into: a changed column).
+// that keep the version): copies (memcpy and memset calls with their bytes
+// and direction), syncs (what each synchronization waited on), memory_ops,
+// stream_ops, ioctls, driver_objects, gpu_metrics, gpu_process_metrics,
+// gpu_events, gpu_times and counters, and processes' ppid, exe, exit_code,
+// cgroup and container_id. A build ships the tables and columns the
+// database has and reports over those; adding a table or a column does not
+// change the version, so a fleet whose hosts run different gpuobs builds
+// keeps shipping (a newer version is one an older build could not ship
+// into: a changed column).
 inline constexpr uint32_t kFleetSchemaVersion = 1;
 
 // Creates the database and the tables (IF NOT EXISTS) and records the
@@ -34,6 +38,10 @@ Status init_schema(const ClickHouse& ch);
 Result<uint32_t> check_schema(const ClickHouse& ch);
 // The tables of ch's database.
 Result<std::set<std::string>> fleet_tables(const ClickHouse& ch);
+// The columns of one table of ch's database (empty: no such table), and
+// with their types.
+Result<std::set<std::string>> table_columns(const ClickHouse& ch, const std::string& table);
+Result<std::map<std::string, std::string>> column_types(const ClickHouse& ch, const std::string& table);
 // An error naming the fix when the database lacks table (made by a gpuobs
 // that did not know it: `gpuobs clickhouse init` adds it).
 Status require_table(const ClickHouse& ch, const std::string& table);
@@ -45,7 +53,8 @@ struct FleetTable {
   const char* columns;  // "host, host_id, segment, ..." without `date`
 };
 inline constexpr FleetTable kProcessesTable{
-    "processes", "host, host_id, segment, process_id, pid, comm, first_ns, last_ns"};
+    "processes",
+    "host, host_id, segment, process_id, pid, comm, first_ns, last_ns, ppid, exe, exit_code, cgroup, container_id"};
 inline constexpr FleetTable kLaunchesTable{
     "launches",
     "host, host_id, segment, ts_ns, process_id, pid, process, tid, api, kernel, function, grid_x, grid_y, grid_z, block_x, "
@@ -64,5 +73,33 @@ inline constexpr FleetTable kSyncsTable{
     "syncs",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, target, stream, event, blocked_ns, "
     "result, stack"};
+inline constexpr FleetTable kMemoryOpsTable{
+    "memory_ops",
+    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, kind, address, bytes, stream, "
+    "handle, flags, op_id, alloc_id, result, stack"};
+inline constexpr FleetTable kStreamOpsTable{
+    "stream_ops",
+    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, stream, event, handle, flags, "
+    "priority, result, stack"};
+inline constexpr FleetTable kIoctlsTable{
+    "ioctls",
+    "host, host_id, segment, ts_ns, latency_ns, process_id, pid, process, tid, fd, dev_major, dev_minor, cmd, driver, "
+    "request, ret, status, status_name, failed, class_name, control_name, args, stack"};
+inline constexpr FleetTable kDriverObjectsTable{
+    "driver_objects",
+    "host, host_id, segment, ts_ns, process_id, pid, process, tid, driver, op, kind, client, parent, handle, class_name, "
+    "bytes, flags, address, object_id, alloc_id, stack"};
+inline constexpr FleetTable kGpuMetricsTable{
+    "gpu_metrics", "host, host_id, segment, ts_ns, until_ns, gpu_id, gpu, gpu_name, metric, unit, value"};
+inline constexpr FleetTable kGpuProcessMetricsTable{
+    "gpu_process_metrics",
+    "host, host_id, segment, ts_ns, until_ns, gpu_id, gpu, pid, process_id, process, sm_util_pct, mem_util_pct, "
+    "memory_bytes, gone"};
+inline constexpr FleetTable kGpuEventsTable{"gpu_events", "host, host_id, segment, ts_ns, gpu_id, gpu, kind, code"};
+inline constexpr FleetTable kGpuTimesTable{
+    "gpu_times",
+    "host, host_id, segment, ts_ns, end_ns, duration_ns, process_id, pid, process, call_table, row_id, kernel, device, "
+    "stream_id, correlation_id, activities, joined_by"};
+inline constexpr FleetTable kCountersTable{"counters", "host, host_id, segment, ts_ns, name, value, source"};
 
 }  // namespace gpuobs::fleet

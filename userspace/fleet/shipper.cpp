@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <optional>
 
 #include <chrono>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "fleet/fleet_schema.h"
+#include "fleet/row_binary.h"
 #include "store/schema.h"
 #include "store/stack_text.h"
 #include "version.h"
@@ -31,7 +33,7 @@ uint64_t fnv(std::string_view s, uint64_t h = 0xcbf29ce484222325ull) {
   return h & 0x7fffffffffffffffull;  // fits Int64 too, for users' SQL
 }
 
-// A chunk is sent when it holds this much text, whatever its row count (zlib
+// A chunk is sent when it holds this many bytes, whatever its row count (zlib
 // takes at most 4 GiB at once; long stacks make long rows).
 constexpr size_t kChunkBytes = size_t{64} << 20;
 
@@ -40,41 +42,108 @@ constexpr size_t kChunkBytes = size_t{64} << 20;
 constexpr int kStackFrames = 32;
 
 // Each table's rows as the capture gives them, in the FleetTable's column
-// order after (host, host_id, segment), the last column a stack id that
-// becomes the stack's text. ?1 is the capture's CLOCK_MONOTONIC -> wall
-// clock offset.
+// order after (host, host_id, segment); where stack is true the last column
+// is a stack id that becomes the stack's text. ?1 is the capture's
+// CLOCK_MONOTONIC -> wall clock offset. Row ids (op_id, object_id, row_id)
+// are the capture's: with (host_id, segment) they name one row, and a
+// free's alloc_id or a GPU time's row_id points at them.
 struct Source {
   const FleetTable* table;
   const char* sql;
+  bool stack;
 };
 const Source kSources[] = {
     {&kProcessesTable,
      "SELECT p.id, p.tgid, coalesce(p.comm, ''), coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns) + ?1,"
-     " coalesce(p.exit_mono_ns, c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, NULL"
-     " FROM processes p, capture c ORDER BY p.id"},
+     " coalesce(p.exit_mono_ns, c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, p.ppid, p.exe,"
+     " p.exit_code, p.cgroup, p.container_id FROM processes p, capture c ORDER BY p.id",
+     false},
     {&kLaunchesTable,
      "SELECT k.ts_mono_ns + ?1, k.process_id, k.tgid, coalesce(p.comm, ''), k.tid, k.api,"
      " CASE WHEN coalesce(k.kernel_name, '') != '' THEN k.kernel_name"
      " ELSE printf('(unknown: handle 0x%x)', k.function) END, k.function, k.grid_x, k.grid_y, k.grid_z,"
      " k.block_x, k.block_y, k.block_z, k.shared_mem_bytes, coalesce(k.stream, 0), k.cooperative != 0, k.stack_id"
-     " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN processes p ON p.id = k.process_id"},
+     " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN processes p ON p.id = k.process_id",
+     true},
     {&kApiCallsTable,
      "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.comm, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
-     " a.stack_id FROM api_calls_timed a LEFT JOIN processes p ON p.id = a.process_id"},
+     " a.stack_id FROM api_calls_timed a LEFT JOIN processes p ON p.id = a.process_id",
+     true},
     {&kNcclCallsTable,
      "SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.comm, ''), n.tid, n.api, n.op,"
      " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
      " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, n.stack_id"
-     " FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"},
+     " FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id",
+     true},
     {&kCopiesTable,
      "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.comm, ''), x.tid, x.api,"
      " x.kind, x.direction, x.bytes, x.async, x.stream, x.result,"
-     " x.stack_id FROM copies x LEFT JOIN processes p ON p.id = x.process_id"},
+     " x.stack_id FROM copies x LEFT JOIN processes p ON p.id = x.process_id",
+     true},
     {&kSyncsTable,
      "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.comm, ''), s.tid, s.api,"
      " s.target, s.stream, s.event, s.blocked_ns, s.result, s.stack_id"
-     " FROM syncs s LEFT JOIN processes p ON p.id = s.process_id"},
+     " FROM syncs s LEFT JOIN processes p ON p.id = s.process_id",
+     true},
+    {&kMemoryOpsTable,
+     "SELECT m.ts_mono_ns + ?1, m.duration_ns, m.process_id, m.tgid, coalesce(p.comm, ''), m.tid, m.api, m.op,"
+     " m.kind, m.address, m.bytes, m.stream, m.handle, m.flags, m.id, m.alloc_id, m.result, m.stack_id"
+     " FROM memory_ops m LEFT JOIN processes p ON p.id = m.process_id",
+     true},
+    {&kStreamOpsTable,
+     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.comm, ''), s.tid, s.api, s.op,"
+     " s.stream, s.event, s.handle, s.flags, s.priority, s.result, s.stack_id"
+     " FROM stream_ops s LEFT JOIN processes p ON p.id = s.process_id",
+     true},
+    {&kIoctlsTable,
+     "SELECT i.ts_mono_ns + ?1, i.latency_ns, i.process_id, i.tgid, coalesce(p.comm, ''), i.tid, i.fd, i.dev_major,"
+     " i.dev_minor, i.cmd, i.driver, i.request, i.ret, i.status, i.status_name, i.failed, i.class_name,"
+     " i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN processes p ON p.id = i.process_id",
+     true},
+    {&kDriverObjectsTable,
+     "SELECT d.ts_mono_ns + ?1, d.process_id, d.tgid, coalesce(p.comm, ''), d.tid, d.driver, d.op, d.kind, d.client,"
+     " d.parent, d.handle, d.class_name, d.bytes, d.flags, d.address, d.id, d.alloc_id, d.stack_id"
+     " FROM driver_objects d LEFT JOIN processes p ON p.id = d.process_id",
+     true},
+    {&kGpuMetricsTable,
+     "SELECT m.ts_mono_ns + ?1, m.until_mono_ns + ?1, m.gpu_id, coalesce(m.gpu_uuid, ''), coalesce(g.name, ''),"
+     " m.metric, coalesce(m.unit, ''), m.value FROM gpu_metrics m LEFT JOIN gpus g ON g.id = m.gpu_id",
+     false},
+    {&kGpuProcessMetricsTable,
+     "SELECT m.ts_mono_ns + ?1, m.until_mono_ns + ?1, m.gpu_id, coalesce(m.gpu_uuid, ''), m.pid, m.process_id,"
+     " coalesce(p.comm, ''), m.sm_util_pct, m.mem_util_pct, m.memory_bytes, m.gone"
+     " FROM gpu_process_metrics m LEFT JOIN processes p ON p.id = m.process_id",
+     false},
+    {&kGpuEventsTable,
+     "SELECT e.ts_mono_ns + ?1, e.gpu_id, coalesce(g.uuid, ''), e.kind, e.code"
+     " FROM gpu_events e LEFT JOIN gpus g ON g.id = e.gpu_id",
+     false},
+    {&kGpuTimesTable,
+     "SELECT t.start_mono_ns + ?1, t.end_mono_ns + ?1, t.duration_ns, t.process_id, coalesce(p.tgid, 0),"
+     " coalesce(p.comm, ''), t.call_table, t.row_id, t.kernel, t.device, t.stream_id, t.correlation_id,"
+     " t.activities, t.joined_by FROM gpu_times t LEFT JOIN processes p ON p.id = t.process_id",
+     false},
+    {&kCountersTable,
+     "SELECT coalesce(c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, k.name, k.value,"
+     " coalesce(k.source, '') FROM counters k, capture c ORDER BY k.name",
+     false},
 };
+
+// "a, b, c" -> {"a", "b", "c"}
+std::vector<std::string> split_columns(const char* list) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = list;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      out.push_back(cur);
+      cur.clear();
+      if (*c == '\0') break;
+    } else if (*c != ' ') {
+      cur += *c;
+    }
+  }
+  return out;
+}
 
 Error capture_error(Db& db, const std::string& what) {
   return make_error("cannot read " + what + " from the capture: " + sqlite3_errmsg(db.get()), {}, 2);
@@ -156,9 +225,6 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   ShipStats stats;
   stats.segment = id->segment;
   stats.host = id->host;
-  std::string tags;  // the first three fields of every row
-  append_tsv_field(tags, id->host);
-  tags += "\t" + std::to_string(id->host_id) + "\t" + std::to_string(id->segment);
   // The segment's rows, found through the sort key's prefix (date, host): a
   // day either side of the capture, so the lookup reads a few granules, not
   // the fleet.
@@ -179,6 +245,37 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
     if (!tables->count(table)) {  // a database made by an older gpuobs: its tables only
       stats.tables_missing.push_back(table);
       continue;
+    }
+    // The columns this database has (one made by an older gpuobs lacks the
+    // newer ones until `gpuobs clickhouse init`): the others are not sent.
+    // Each is sent in RowBinary at the width of the database's type.
+    auto have = column_types(ch, table);
+    if (!have) return have.error();
+    const std::vector<std::string> names = split_columns(src.table->columns);
+    std::vector<std::optional<BinaryType>> types(names.size());
+    std::string columns;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = have->find(names[i]);
+      if (it == have->end()) {
+        if (i < 3) return make_error("table " + table + " has no column " + names[i] + ": not a gpuobs table");
+        stats.columns_missing.push_back(table + "." + names[i]);
+        continue;
+      }
+      auto type = parse_binary_type(it->second);
+      if (!type) return make_error(table + "." + names[i] + ": " + type.error().message);
+      types[i] = *type;
+      columns += (columns.empty() ? "" : ", ") + names[i];
+    }
+    // The first three fields of every row.
+    std::string tags;
+    append_binary_string(tags, id->host.data(), id->host.size(), *types[0]);
+    {
+      Stmt ids(db->get(), "SELECT ?1, ?2");
+      ids.bind(1, static_cast<int64_t>(id->host_id));
+      ids.bind(2, static_cast<int64_t>(id->segment));
+      if (ids.step() != SQLITE_ROW) return capture_error(*db, "the segment's ids");
+      append_binary(tags, ids.get(), 0, *types[1]);
+      append_binary(tags, ids.get(), 1, *types[2]);
     }
     auto ledger = ch.query("SELECT count() FROM segments" + ledger_where + " AND table_name = '" + table + "'");
     if (!ledger) return ledger.error();
@@ -229,8 +326,8 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
         if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
         if (auto w = wait_pending(); !w) return w.error();
         stats.bytes_sent += chunk.size();
-        pending = std::async(std::launch::async, [&ch, &table, columns = src.table->columns, body = std::move(chunk)] {
-          return ch.insert(table, columns, body);
+        pending = std::async(std::launch::async, [&ch, &table, &columns, body = std::move(chunk)] {
+          return ch.insert(table, columns, body, "RowBinary");
         });
         chunk.clear();
         in_chunk = 0;
@@ -240,23 +337,16 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       while ((rc = st.step()) == SQLITE_ROW) {
         sqlite3_stmt* s = st.get();
         chunk += tags;
-        int n = sqlite3_column_count(s);
-        for (int i = 0; i < n - 1; ++i) {
-          chunk += '\t';
-          switch (sqlite3_column_type(s, i)) {
-            case SQLITE_NULL: chunk += "\\N"; break;
-            case SQLITE_INTEGER: chunk += std::to_string(sqlite3_column_int64(s, i)); break;
-            case SQLITE_FLOAT: chunk += std::to_string(sqlite3_column_double(s, i)); break;
-            default: append_tsv_field(chunk, reinterpret_cast<const char*>(sqlite3_column_text(s, i)));
+        const int n = sqlite3_column_count(s) - (src.stack ? 1 : 0);
+        for (int i = 0; i < n; ++i)
+          if (const auto& t = types[static_cast<size_t>(i) + 3]) append_binary(chunk, s, i, *t);
+        if (src.stack)
+          if (const auto& t = types.back()) {
+            const std::string* line = nullptr;
+            if (sqlite3_column_type(s, n) != SQLITE_NULL)
+              if (auto it = stacks->find(sqlite3_column_int64(s, n)); it != stacks->end()) line = &it->second;
+            append_binary_string(chunk, line ? line->data() : "", line ? line->size() : 0, *t);
           }
-        }
-        if (table != "processes") {
-          chunk += '\t';
-          if (sqlite3_column_type(s, n - 1) != SQLITE_NULL)
-            if (auto it = stacks->find(sqlite3_column_int64(s, n - 1)); it != stacks->end())
-              append_tsv_field(chunk, it->second);
-        }
-        chunk += '\n';
         ++sent;
         if (++in_chunk == opt.rows_per_insert || chunk.size() >= kChunkBytes)
           if (auto f = flush(); !f) return f.error();

@@ -1,6 +1,6 @@
 // Ships one capture file (a gpuobs record capture or a gpuobsd segment) into
-// ClickHouse: its processes, launches, API calls, NCCL calls, copies and
-// syncs (those of them the database has tables for), each row
+// ClickHouse: every table of fleet_schema.h (those of them, and of their
+// columns, the database has), each row
 // tagged with the host, a host id and the segment's id. At least once and
 // never twice: a per-(segment, table) ledger row in `segments` is written
 // after each table's insert; a table found with the segment's rows already
@@ -24,7 +24,7 @@ namespace gpuobs::fleet {
 struct ShipStats {
   uint64_t segment = 0;  // the segment's id in ClickHouse
   std::string host;
-  uint64_t rows_sent = 0, bytes_sent = 0;  // bytes: TabSeparated before compression
+  uint64_t rows_sent = 0, bytes_sent = 0;  // bytes: RowBinary before compression
   uint64_t tables_sent = 0;
   uint64_t tables_already_there = 0;  // complete from an earlier try, only the ledger written
   uint64_t tables_repaired = 0;       // partial from an earlier try: deleted, then sent
@@ -32,13 +32,16 @@ struct ShipStats {
   // Tables this build ships that the database lacks (made by an older
   // gpuobs; `gpuobs clickhouse init` adds them): not sent.
   std::vector<std::string> tables_missing;
+  // Columns (table.column) this build ships that the database's tables
+  // lack (added since; `gpuobs clickhouse init` adds them): not sent.
+  std::vector<std::string> columns_missing;
   bool already_shipped() const { return tables_sent == 0 && tables_repaired == 0 && tables_already_there == 0; }
 };
 
 struct ShipOptions {
   // Rows per INSERT: one insert of up to 1,048,576 rows is one block, so
   // either all of it lands or none (ClickHouse's max_insert_block_size).
-  // One chunk of TabSeparated text is the shipper's memory: about 40 MB at
+  // One chunk of RowBinary rows is the shipper's memory: about 40 MB at
   // 200,000 launches.
   size_t rows_per_insert = 200000;
   // Called between inserts; returning false stops the shipment (an error

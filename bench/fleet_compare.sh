@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Ships captures into a throwaway clickhouse-server (bench/lib_clickhouse.sh)
+# and runs every report gpuobs runs on ClickHouse, once per capture (its
+# host) and locally on the capture, then compares them column for column:
+# for captures made elsewhere, e.g. on a GPU host by bench/h100/run_issue23.sh
+# (real NVML metrics, CUPTI GPU times, driver ioctls), which the tests on
+# this GPU-less machine cannot make. Each capture must name its own host
+# (`capture.host`); a copy can be renamed with
+#   sqlite3 COPY "UPDATE capture SET host = 'other'".
+# Prints per report and capture "same (N rows)" or the differing lines;
+# leaks is compared without stack_id and stack (shipped stacks are text).
+# Exits 1 when any differs.
+# usage: bench/fleet_compare.sh [BUILD_DIR] CAPTURE...   (from the repo root)
+set -euo pipefail
+B=build
+if [ $# -gt 0 ] && [ -d "$1" ]; then B=$1; shift; fi
+B=$(cd "$B" && pwd)
+GPUOBS=$B/cli/gpuobs
+[ $# -gt 0 ] || { echo "usage: $0 [BUILD_DIR] CAPTURE..." >&2; exit 2; }
+T=$(mktemp -d /tmp/fleet-compare.XXXXXX)
+CH_PID=''
+cleanup() {
+  if [ -n "$CH_PID" ]; then
+    kill "$CH_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$CH_PID" 2>/dev/null || true
+    wait "$CH_PID" 2>/dev/null || true
+  fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP PIPE
+# shellcheck source=bench/lib_clickhouse.sh
+. "$(dirname "$0")/lib_clickhouse.sh"
+URL="$CH/?database=gpuobs"
+"$GPUOBS" clickhouse init "$URL" >/dev/null
+echo "clickhouse-server $(chq 'SELECT version()') on $CH"
+t0=$(date +%s.%N)
+"$GPUOBS" ship --to "$URL" "$@"
+t1=$(date +%s.%N)
+echo "shipped in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}') s"
+for t in launches api_calls copies syncs memory_ops stream_ops ioctls driver_objects gpu_metrics \
+         gpu_process_metrics gpu_events gpu_times counters nccl_calls processes; do
+  printf '  %-20s %s rows\n' "$t" "$(chq "SELECT count() FROM $t" gpuobs)"
+done
+REPORTS="kern_sum api_sum nccl_sum copy_sum memset_sum sync_sum ioctl_sum mem leaks"
+fail=0
+for cap in "$@"; do
+  host=$(sqlite3 "$cap" 'SELECT host FROM capture')
+  echo "=== $cap (host $host)"
+  for r in $REPORTS; do
+    "$GPUOBS" report --format json "$r" "$cap" >"$T/local.json"
+    "$GPUOBS" report --format json --clickhouse "$URL" --host "$host" "$r" >"$T/remote.json"
+    if python3 - "$r" "$T/local.json" "$T/remote.json" <<'PY'
+import json, sys
+name, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+if name == "leaks":
+    for rows in (a, b):
+        for row in rows:
+            row.pop("stack_id", None); row.pop("stack", None)
+if a == b:
+    print(f"  {name:10s} same ({len(a)} rows)")
+    sys.exit(0)
+print(f"  {name:10s} DIFFERENT: {len(a)} local rows, {len(b)} on ClickHouse")
+for i, (x, y) in enumerate(zip(a, b)):
+    if x != y:
+        print("    local:", json.dumps(x)[:400]); print("    fleet:", json.dumps(y)[:400])
+        break
+sys.exit(1)
+PY
+    then :; else fail=1; fi
+  done
+done
+exit $fail
