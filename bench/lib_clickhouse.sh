@@ -2,7 +2,9 @@
 # config and data under $T/ch (T: the caller's temp dir), free ports on
 # 127.0.0.1, a `default` user without a password; CH_PID set for the
 # caller's cleanup to stop, CH the base URL, chq SQL [DATABASE] to query.
-# Needs: T, and the caller's EXIT trap to kill $CH_PID.
+# Needs: T, and the caller's EXIT trap to kill $CH_PID. CLICKHOUSE_SERVER:
+# the server binary (default /usr/sbin/clickhouse-server).
+CHS=${CLICKHOUSE_SERVER:-/usr/sbin/clickhouse-server}
 free_port() {  # the first port from $1 up that nothing answers on
   local p=$1
   while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done

@@ -63,17 +63,21 @@ void record_capture(const TempDir& dir, const std::string& out) {
       << read_file(dir.file("record.log"));
 }
 
-// GPU times for every third launch with a kernel name, as `record
-// --gpu-time` stores CUPTI's (this machine has no GPU: the H100 run ships a
-// real one): durations of 1000-1996 ns, so kern_sum's GPU columns have
-// something to agree on.
+// GPU times for every third launch with a kernel name and every other copy
+// or memset, as `record --gpu-time` stores CUPTI's (this machine has no
+// GPU: bench/h100/run_issue23.sh ships real ones), so the GPU columns of
+// kern_sum, copy_sum and memset_sum have something to agree on.
 void add_gpu_times(const std::string& capture) {
   ASSERT_EQ(run("sqlite3 " + capture +
                 " \"INSERT INTO gpu_time_rows (call_table, row_id, process_id, name_id, start_ns, duration_ns, device,"
                 " stream_id, correlation_id, activities, by_order) SELECT 0, k.id, k.process_id,"
                 " (SELECT id FROM strings WHERE text = k.kernel_name), k.ts_mono_ns - c.start_mono_ns + 5000,"
                 " 1000 + k.id % 997, 0, 7, k.id, 1, k.id % 2 FROM kernel_launches k, capture c"
-                " WHERE k.kernel_name IS NOT NULL AND k.id % 3 = 0\""),
+                " WHERE k.kernel_name IS NOT NULL AND k.id % 3 = 0;"
+                " INSERT INTO gpu_time_rows (call_table, row_id, process_id, name_id, start_ns, duration_ns, device,"
+                " stream_id, correlation_id, activities, by_order) SELECT 1, x.id, x.process_id, NULL,"
+                " x.ts_mono_ns - c.start_mono_ns + 3000, 700 + x.id % 13, 0, 7, x.id, 1, 0 FROM copies x, capture c"
+                " WHERE x.id % 2 = 0\""),
             0);
 }
 
@@ -256,15 +260,25 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
       EXPECT_EQ(row["matched"], 3) << row.dump();  // the workload's 3 iterations
     }
   EXPECT_TRUE(all_reduce) << nccl;
-  // kern_sum's GPU columns came from the shipped GPU times.
+  // kern_sum's GPU columns came from the shipped GPU times,
   {
     auto [rc2, local] = gpuobs_cli("report --format json kern_sum " + a_);
     ASSERT_EQ(rc2, 0) << local;
     int64_t gpu_launches = 0;
     for (auto& row : nlohmann::json::parse(local))
       if (!row["gpu_launches"].is_null()) gpu_launches += row["gpu_launches"].get<int64_t>();
-    EXPECT_EQ(gpu_launches, scalar(*db, "SELECT count(*) FROM gpu_times")) << local;
+    EXPECT_EQ(gpu_launches, scalar(*db, "SELECT count(*) FROM gpu_times WHERE call_table = 'kernel_launches'"))
+        << local;
     EXPECT_GT(gpu_launches, 0);
+    // and copy_sum's through copies.copy_id (compared column for column above).
+    std::tie(rc2, local) = gpuobs_cli("report --format json copy_sum " + a_);
+    ASSERT_EQ(rc2, 0) << local;
+    int64_t gpu_copies = 0;
+    for (auto& row : nlohmann::json::parse(local)) gpu_copies += row["gpu_copies"].get<int64_t>();
+    EXPECT_EQ(gpu_copies, scalar(*db, "SELECT count(*) FROM gpu_times g JOIN copies x ON x.id = g.row_id"
+                                      " WHERE g.call_table = 'copies' AND x.kind = 'copy'"))
+        << local;
+    EXPECT_GT(gpu_copies, 0);
   }
   // leaks: the same allocations, sizes, times and APIs; the stack is the
   // shipped text's first four frames (the local one names symbols only),

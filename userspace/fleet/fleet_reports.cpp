@@ -22,7 +22,8 @@ struct Rounded {
 };
 constexpr Rounded kRounded[] = {{"grid_avg", 1},  {"block_avg", 1},   {"shared_mem_avg", 1}, {"avg_ns", 1},
                                 {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1},
-                                {"gpu_avg_ns", 1}, {"gpu_stddev_ns", 1}, {"time_s", 6}};
+                                {"gpu_avg_ns", 1}, {"gpu_stddev_ns", 1}, {"time_s", 6},
+                                {"gpu_gbps", 3}};
 
 Status round_like_sqlite(QueryResult& r) {
   sqlite3* db = nullptr;
@@ -184,15 +185,19 @@ std::string nccl_sum(const FleetFilter& f) {
 // copy_sum.sql and memset_sum.sql: successful calls only (a NULL result is
 // a call seen at entry only: counted as successful, as there). `ok` and the
 // NULL-skipping averages spelled out: 18.16's NULL logic and its avg of no
-// rows (nan) differ from SQLite's. GPU times are not shipped: gpu_* 0/NULL,
-// as a capture without --gpu-time has them. An alias in ClickHouse names
-// the expression everywhere in the query, so the aggregates are computed
-// under other names (x_*) and renamed outside: `sum(...) AS bytes` would
-// otherwise turn the column bytes inside the other aggregates into itself.
+// rows (nan) differ from SQLite's. GPU times: each call's gpu_times row
+// (call_table 'copies', row_id = the call's copy_id), joined where the
+// database has both; else gpu_* 0/NULL, as a capture without --gpu-time
+// has them. An alias in ClickHouse names the expression everywhere in the
+// query, so the aggregates are computed under other names (x_*) and
+// renamed outside: `sum(...) AS bytes` would otherwise turn the column
+// bytes inside the other aggregates into itself.
 const std::string kOk = "(ifNull(result, 0) = 0)";
 const std::string kSized = "(" + kOk + " AND isNotNull(bytes))";
 
-// The inner columns x_n (successful calls), x_bytes, x_avg, x_host_ns, x_failed.
+// The inner columns x_n (successful calls), x_bytes, x_avg, x_host_ns,
+// x_failed, and from the GPU times g_n (calls with one), g_ns, g_avg,
+// g_gbps.
 std::string copy_aggregates() {
   const std::string n = "countIf(" + kSized + ")";
   // A failed call adds 0, as in the local report: bytes is NULL only when
@@ -203,26 +208,38 @@ std::string copy_aggregates() {
          " = 0, CAST(NULL AS Nullable(Int64)), toNullable(minIf(assumeNotNull(bytes), " + kSized + "))) AS x_min, if(" +
          n + " = 0, CAST(NULL AS Nullable(Int64)), toNullable(maxIf(assumeNotNull(bytes), " + kSized +
          "))) AS x_max, toInt64(sumIf(ifNull(duration_ns, 0), " + kOk + ")) AS x_host_ns, toInt64(countIf(NOT " + kOk +
-         ")) AS x_failed";
+         ")) AS x_failed, toInt64(sum(g_has)) AS g_n,"
+         " if(g_n = 0, CAST(NULL AS Nullable(Int64)), toNullable(toInt64(sum(g_d)))) AS g_ns,"
+         " if(g_n = 0, CAST(NULL AS Nullable(Float64)), toNullable(" + round_sql("sum(g_d) / g_n", 1) + ")) AS g_avg,"
+         " if(g_n = 0 OR sum(g_d) = 0 OR countIf(g_has = 1 AND isNotNull(bytes)) = 0, CAST(NULL AS Nullable(Float64)),"
+         " toNullable(" + round_sql("sumIf(ifNull(bytes, 0), g_has = 1) / sum(g_d)", 3) + ")) AS g_gbps";
 }
 
-std::string copy_sum(const FleetFilter& f) {
+// The calls of one kind with their GPU time (g_has 1, g_d ns) or none.
+std::string copies_timed(const FleetFilter& f, const std::string& kind, bool gpu_times) {
+  const std::string calls = "SELECT * FROM copies WHERE kind = '" + kind + "' AND " + where(f);
+  if (!gpu_times) return "SELECT *, toUInt8(0) AS g_has, toInt64(0) AS g_d FROM (" + calls + ")";
+  return "SELECT * FROM (" + calls +
+         ") ANY LEFT JOIN (SELECT host_id, segment, row_id AS copy_id, toUInt8(1) AS g_has, duration_ns AS g_d"
+         " FROM gpu_times WHERE call_table = 'copies') USING (host_id, segment, copy_id)";
+}
+
+std::string copy_sum(const FleetFilter& f, bool gpu_times) {
   // Grouped by the async flag itself, as the local report is (NULL and 0
   // are two 'sync' rows there); SQLite sorts NULL first.
-  return "SELECT direction, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS copies, x_bytes AS bytes, x_avg AS avg_bytes, x_min AS min_bytes,"
-         " x_max AS max_bytes, x_host_ns AS host_ns, x_failed AS failed, toInt64(0) AS gpu_copies,"
-         " CAST(NULL AS Nullable(Int64)) AS gpu_ns, CAST(NULL AS Nullable(Float64)) AS gpu_avg_ns,"
-         " CAST(NULL AS Nullable(Float64)) AS gpu_gbps FROM (SELECT direction, async, " +
-         copy_aggregates() + " FROM copies WHERE kind = 'copy' AND " + where(f) +
-         " GROUP BY direction, async) ORDER BY bytes DESC NULLS LAST, direction NULLS FIRST, mode";
+  return "SELECT direction, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS copies, x_bytes AS bytes,"
+         " x_avg AS avg_bytes, x_min AS min_bytes, x_max AS max_bytes, x_host_ns AS host_ns, x_failed AS failed,"
+         " g_n AS gpu_copies, g_ns AS gpu_ns, g_avg AS gpu_avg_ns, g_gbps AS gpu_gbps FROM (SELECT direction, async, " +
+         copy_aggregates() + " FROM (" + copies_timed(f, "copy", gpu_times) +
+         ") GROUP BY direction, async) ORDER BY bytes DESC NULLS LAST, direction NULLS FIRST, mode";
 }
 
-std::string memset_sum(const FleetFilter& f) {
-  return "SELECT api, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS memsets, x_bytes AS bytes, x_avg AS avg_bytes, x_host_ns AS host_ns,"
-         " x_failed AS failed, toInt64(0) AS gpu_memsets, CAST(NULL AS Nullable(Int64)) AS gpu_ns"
+std::string memset_sum(const FleetFilter& f, bool gpu_times) {
+  return "SELECT api, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS memsets, x_bytes AS bytes,"
+         " x_avg AS avg_bytes, x_host_ns AS host_ns, x_failed AS failed, g_n AS gpu_memsets, g_ns AS gpu_ns"
          " FROM (SELECT api, async, " +
-         copy_aggregates() + " FROM copies WHERE kind = 'memset' AND " + where(f) +
-         " GROUP BY api, async) ORDER BY bytes DESC NULLS LAST, api, mode";
+         copy_aggregates() + " FROM (" + copies_timed(f, "memset", gpu_times) +
+         ") GROUP BY api, async) ORDER BY bytes DESC NULLS LAST, api, mode";
 }
 
 // sync_sum.sql: one row per process, API, target and handle; a process is
@@ -328,8 +345,13 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);
   else if (name == "nccl_sum") sql = nccl_sum(f);
-  else if (name == "copy_sum") sql = copy_sum(f);
-  else if (name == "memset_sum") sql = memset_sum(f);
+  else if (name == "copy_sum" || name == "memset_sum") {
+    // The GPU times join through copies.copy_id (a column added since).
+    auto cols = table_columns(ch, "copies");
+    if (!cols) return cols.error();
+    const bool timed = tables->count("gpu_times") > 0 && cols->count("copy_id") > 0;
+    sql = name == "copy_sum" ? copy_sum(f, timed) : memset_sum(f, timed);
+  }
   else if (name == "sync_sum") sql = sync_sum(f);
   else {
     std::string names;

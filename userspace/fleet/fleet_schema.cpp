@@ -36,7 +36,8 @@ const char* const kTables[] = {
     ("CREATE TABLE IF NOT EXISTS copies (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
      " process String, tid UInt32, api String, kind Nullable(String), direction Nullable(String),"
-     " bytes Nullable(Int64), async Nullable(UInt8), stream Nullable(UInt64), result Nullable(Int64), stack String)"
+     " bytes Nullable(Int64), async Nullable(UInt8), stream Nullable(UInt64), result Nullable(Int64), stack String,"
+     " copy_id Int64)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
     ("CREATE TABLE IF NOT EXISTS syncs (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
@@ -112,7 +113,7 @@ struct AddedColumn {
 constexpr AddedColumn kAddedColumns[] = {
     {"processes", "ppid", "Nullable(Int64)"},      {"processes", "exe", "Nullable(String)"},
     {"processes", "exit_code", "Nullable(Int64)"}, {"processes", "cgroup", "Nullable(String)"},
-    {"processes", "container_id", "Nullable(String)"},
+    {"processes", "container_id", "Nullable(String)"}, {"copies", "copy_id", "Int64"},
 };
 
 }  // namespace

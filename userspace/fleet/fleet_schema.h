@@ -22,8 +22,9 @@ namespace gpuobs::fleet {
 // that keep the version): copies (memcpy and memset calls with their bytes
 // and direction), syncs (what each synchronization waited on), memory_ops,
 // stream_ops, ioctls, driver_objects, gpu_metrics, gpu_process_metrics,
-// gpu_events, gpu_times and counters, and processes' ppid, exe, exit_code,
-// cgroup and container_id. A build ships the tables and columns the
+// gpu_events, gpu_times and counters, processes' ppid, exe, exit_code,
+// cgroup and container_id, and copies' copy_id (the call's row id, which
+// gpu_times.row_id names). A build ships the tables and columns the
 // database has and reports over those; adding a table or a column does not
 // change the version, so a fleet whose hosts run different gpuobs builds
 // keeps shipping (a newer version is one an older build could not ship
@@ -68,7 +69,7 @@ inline constexpr FleetTable kNcclCallsTable{
 inline constexpr FleetTable kCopiesTable{
     "copies",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, kind, direction, bytes, async, "
-    "stream, result, stack"};
+    "stream, result, copy_id, stack"};
 inline constexpr FleetTable kSyncsTable{
     "syncs",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, target, stream, event, blocked_ns, "

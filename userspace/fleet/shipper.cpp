@@ -77,7 +77,7 @@ const Source kSources[] = {
      true},
     {&kCopiesTable,
      "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.comm, ''), x.tid, x.api,"
-     " x.kind, x.direction, x.bytes, x.async, x.stream, x.result,"
+     " x.kind, x.direction, x.bytes, x.async, x.stream, x.result, x.id,"
      " x.stack_id FROM copies x LEFT JOIN processes p ON p.id = x.process_id",
      true},
     {&kSyncsTable,
