@@ -162,6 +162,9 @@ struct FleetArgs {
   std::string url;          // http://HOST:8123/?database=gpuobs
   std::string credentials;  // a file: user = NAME, password = SECRET
   std::string format = "table";
+  // clickhouse init --distributed: the cluster, and the database its shards
+  // hold (docs/operations.md, "Fleet", "A cluster")
+  std::string cluster, shard_database;
 };
 int run_ship(const FleetArgs& args);
 int run_clickhouse_init(const FleetArgs& args);

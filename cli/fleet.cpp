@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "daemon_state/segments.h"
 #include "fleet/clickhouse_client.h"
+#include "fleet/distributed_schema.h"
 #include "fleet/fleet_reports.h"
 #include "fleet/fleet_schema.h"
 #include "fleet/shipper.h"
@@ -27,6 +28,24 @@ Result<fleet::ClickHouse> connect(const std::string& url, const std::string& cre
   return fleet::ClickHouse(*ep);
 }
 
+// clickhouse init --distributed: the query node's database over the shards.
+int init_distributed(const fleet::ClickHouse& ch, const FleetArgs& args) {
+  const std::string shard_db = args.shard_database.empty() ? "gpuobs" : args.shard_database;
+  auto d = fleet::init_distributed_schema(ch, args.cluster, shard_db);
+  if (!d) {
+    print_error("gpuobs clickhouse init", d.error());
+    return d.error().exit_code;
+  }
+  for (const auto& t : d->remade)
+    std::fprintf(stderr, "gpuobs clickhouse init: %s made again: its columns or cluster had changed\n", t.c_str());
+  std::printf(
+      "gpuobs: ClickHouse %s ready: %zu Distributed tables over cluster %s (%llu shards, database %s on "
+      "each), gpuobs schema version %u\n",
+      ch.endpoint().display().c_str(), d->tables.size(), args.cluster.c_str(),
+      static_cast<unsigned long long>(d->shards), shard_db.c_str(), d->version);
+  return 0;
+}
+
 }  // namespace
 
 std::string fleet_report_names() {
@@ -40,6 +59,28 @@ int run_clickhouse_init(const FleetArgs& args) {
   if (!ch) {
     print_error("gpuobs clickhouse init", ch.error());
     return ch.error().exit_code;
+  }
+  if (!args.cluster.empty()) return init_distributed(*ch, args);
+  if (!args.shard_database.empty()) {
+    print_error("gpuobs clickhouse init", make_error("--shard-database needs --distributed CLUSTER", {}, 2));
+    return 2;
+  }
+  // A query node's database of Distributed tables: a table it lacks would
+  // be made an empty MergeTree one, which the reports would then read
+  // instead of the shards' rows.
+  auto src = fleet::distributed_source(*ch);
+  if (!src) {
+    print_error("gpuobs clickhouse init", src.error());
+    return 1;
+  }
+  if (!src->cluster.empty()) {
+    print_error(
+        "gpuobs clickhouse init",
+        make_error("database " + ch->endpoint().database + " holds Distributed tables over cluster " + src->cluster +
+                       ": it is a query node's database, not a shard's",
+                   "gpuobs clickhouse init URL --distributed " + src->cluster + " --shard-database " +
+                       (src->shard_database.empty() ? "gpuobs" : src->shard_database) + " brings it up to date"));
+    return 1;
   }
   if (auto s = fleet::init_schema(*ch); !s) {
     print_error("gpuobs clickhouse init", s.error());

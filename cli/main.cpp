@@ -318,6 +318,11 @@ void add_fleet(CLI::App& app, Args& a, Commands& c) {
   auto* init = c.ch_init = ch->add_subcommand("init", "create the gpuobs database and tables (idempotent)");
   init->add_option("url", a.ch_args.url, "ClickHouse HTTP URL, e.g. http://HOST:8123/?database=gpuobs")->required();
   init->add_option("--credentials", a.ch_args.credentials, "file with 'user = NAME' and 'password = SECRET' (mode 600)");
+  init->add_option("--distributed", a.ch_args.cluster,
+                   "a query node's database instead: Distributed tables over this cluster (remote_servers) for "
+                   "gpuobs report --clickhouse; each shard needs gpuobs clickhouse init first");
+  init->add_option("--shard-database", a.ch_args.shard_database,
+                   "with --distributed: the database gpuobs ships to on every shard (default gpuobs)");
 }
 
 // Checks that involve two options (CLI11 validators see one value): the exit

@@ -3,7 +3,8 @@
 // password and a `gpuobs` user with one; started in the constructor (up
 // within 30 s, or ok() is false and error() says why), stopped (SIGTERM,
 // then SIGKILL) in the destructor. Debian's clickhouse-server 18.16
-// (scripts/install-deps.sh installs it).
+// (scripts/install-deps.sh installs it). ClickHouseOptions: a given TCP
+// port and a remote_servers cluster, for servers that are shards.
 #pragma once
 
 #include <netinet/in.h>
@@ -12,11 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "run_util.h"
 #include "unit/test_util.h"
@@ -42,9 +45,22 @@ inline int free_port() {
   return port;
 }
 
+// For a server of a cluster (fleet_cluster_test.cpp): its own directory
+// and TCP port, and a remote_servers cluster of loopback servers, one shard
+// per TCP port (this server's among them).
+struct ClickHouseOptions {
+  std::string name = "clickhouse";  // its directory under the TempDir
+  int tcp_port = -1;                // -1: a free one
+  std::string cluster;              // empty: no remote_servers
+  std::vector<int> shard_tcp_ports;
+};
+
 class ClickHouseServer {
  public:
-  explicit ClickHouseServer(const TempDir& dir) : dir_(dir.file("clickhouse")) { start(); }
+  explicit ClickHouseServer(const TempDir& dir, ClickHouseOptions opt = {})
+      : dir_(dir.file(opt.name)), opt_(std::move(opt)) {
+    start();
+  }
   ~ClickHouseServer() { stop(); }
   ClickHouseServer(const ClickHouseServer&) = delete;
   ClickHouseServer& operator=(const ClickHouseServer&) = delete;
@@ -79,8 +95,12 @@ class ClickHouseServer {
       return;
     }
     if (http_port_ < 0) {
+      // Not a cluster's TCP port: those are chosen before, and free until a server takes them.
+      const auto& ports = opt_.shard_tcp_ports;
+      auto taken = [&](int p) { return p == opt_.tcp_port || std::find(ports.begin(), ports.end(), p) != ports.end(); };
       http_port_ = free_port();
-      tcp_port_ = free_port();
+      while (taken(http_port_)) http_port_ = free_port();
+      tcp_port_ = opt_.tcp_port > 0 ? opt_.tcp_port : free_port();
       run("mkdir -p " + dir_ + "/data " + dir_ + "/tmp");
       write_config();
     }
@@ -117,7 +137,8 @@ class ClickHouseServer {
         << "  <path>" << dir_ << "/data/</path>\n  <tmp_path>" << dir_ << "/tmp/</tmp_path>\n"
         << "  <users_config>" << dir_ << "/users.xml</users_config>\n"
         << "  <default_profile>default</default_profile>\n  <default_database>default</default_database>\n"
-        << "  <mark_cache_size>67108864</mark_cache_size>\n</yandex>\n";
+        << "  <mark_cache_size>67108864</mark_cache_size>\n"
+        << remote_servers() << "</yandex>\n";
     std::ofstream(dir_ + "/users.xml")
         << "<?xml version=\"1.0\"?>\n<yandex>\n"
         << "  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>\n"
@@ -132,7 +153,16 @@ class ClickHouseServer {
         << "</default></quotas>\n</yandex>\n";
   }
 
+  std::string remote_servers() const {
+    if (opt_.cluster.empty()) return "";
+    std::string x = "  <remote_servers><" + opt_.cluster + ">\n";
+    for (int port : opt_.shard_tcp_ports)
+      x += "    <shard><replica><host>127.0.0.1</host><port>" + std::to_string(port) + "</port></replica></shard>\n";
+    return x + "  </" + opt_.cluster + "></remote_servers>\n";
+  }
+
   std::string dir_;
+  ClickHouseOptions opt_;
   int http_port_ = -1, tcp_port_ = -1;
   pid_t pid_ = -1;
   std::string error_;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fleet/distributed_schema.h"
 #include "fleet/fleet_schema.h"
 #include "fleet/row_binary.h"
 #include "store/schema.h"
@@ -203,6 +204,7 @@ Result<bool> is_shipped(const ClickHouse& ch, const std::string& path) {
 
 Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, const ShipOptions& opt) {
   if (auto v = check_schema(ch); !v) return v.error();
+  if (auto d = refuse_shipping_to_distributed(ch); !d) return d.error();  // a query node's: ship to a shard
   auto tables = fleet_tables(ch);
   if (!tables) return tables.error();
   auto id = capture_identity(path);
