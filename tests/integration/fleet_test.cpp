@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "clickhouse_server.h"
+#include "fleet_capture.h"
 #include "daemon_util.h"
 #include "fleet/clickhouse_client.h"
 #include "fleet/shipper.h"
@@ -35,50 +36,6 @@ namespace {
 
 std::pair<int, std::string> gpuobs_cli(const std::string& args) {
   return run_output(std::string(GPUOBS_BIN) + " " + args + " 2>&1");
-}
-
-// One capture with launches, timed API calls (allocations, frees and a
-// leak, streams, copies, syncs), NCCL calls of 2 ranks, the decoded ioctls
-// of the driver workload on stand-in device nodes, and the fake NVML's two
-// GPUs sampled at 20 Hz with an Xid event and the command's shell as a
-// compute process.
-void record_capture(const TempDir& dir, const std::string& out) {
-  std::string nccl;
-  for (int r = 0; r < 2; ++r)
-    nccl += std::string(" FAKE_NCCL_LIBCUDA=") + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --rank " + std::to_string(r) +
-            " --nranks 2 --id-file " + dir.file("id") + " --iters 3 > /dev/null &";
-  // The shell lists itself as the fake NVML's compute process.
-  std::string script = "echo $$ > " + dir.file("nvml-pids") + "; " + LAUNCH_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --threads 2 --launches 3000 && " +
-                       API_WORKLOAD + " --lib " + FAKE_LIBCUDA + " --threads 2 --iterations 20 --truth " +
-                       dir.file("api.json") + " && " + DRIVER_IOCTL_WORKLOAD +
-                       " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " + dir.file("drv.json") +
-                       " && " + nccl + " wait; sleep 1.2";
-  std::string lib = FAKE_LIBNCCL, nvml = FAKE_NVML;
-  std::ofstream(dir.file("nvml-pids")).close();  // empty until the command writes its pid
-  ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + ":" + nvml.substr(0, nvml.rfind('/')) +
-                " GPUOBS_DRM_ROOT=" + dir.file("no-drm") + " FAKE_NVML_XID=79 FAKE_NVML_PIDS_FILE=" + dir.file("nvml-pids") + " " + GPUOBS_BIN + " record --libcuda " + FAKE_LIBCUDA +
-                " --metrics-hz 20 --detail-interval-ms 100 --no-gpu-devices --watch-dev nvidia=/dev/null --watch-dev nvidia-uvm=/dev/zero"
-                " --watch-dev kfd=/dev/full -o " + out + " -- sh -c '" + script + "' 2> " + dir.file("record.log")),
-            0)
-      << read_file(dir.file("record.log"));
-}
-
-// GPU times for every third launch with a kernel name and every other copy
-// or memset, as `record --gpu-time` stores CUPTI's (this machine has no
-// GPU: bench/h100/run_issue23.sh ships real ones), so the GPU columns of
-// kern_sum, copy_sum and memset_sum have something to agree on.
-void add_gpu_times(const std::string& capture) {
-  ASSERT_EQ(run("sqlite3 " + capture +
-                " \"INSERT INTO gpu_time_rows (call_table, row_id, process_id, name_id, start_ns, duration_ns, device,"
-                " stream_id, correlation_id, activities, by_order) SELECT 0, k.id, k.process_id,"
-                " (SELECT id FROM strings WHERE text = k.kernel_name), k.ts_mono_ns - c.start_mono_ns + 5000,"
-                " 1000 + k.id % 997, 0, 7, k.id, 1, k.id % 2 FROM kernel_launches k, capture c"
-                " WHERE k.kernel_name IS NOT NULL AND k.id % 3 = 0;"
-                " INSERT INTO gpu_time_rows (call_table, row_id, process_id, name_id, start_ns, duration_ns, device,"
-                " stream_id, correlation_id, activities, by_order) SELECT 1, x.id, x.process_id, NULL,"
-                " x.ts_mono_ns - c.start_mono_ns + 3000, 700 + x.id % 13, 0, 7, x.id, 1, 0 FROM copies x, capture c"
-                " WHERE x.id % 2 = 0\""),
-            0);
 }
 
 // The same capture as if another host had recorded it.
@@ -104,7 +61,7 @@ class Fleet : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(server_.ok()) << server_.error();
     std::filesystem::create_directories(dir_.file("no-drm"));
-    record_capture(dir_, a_);
+    record_fleet_capture(dir_, a_, 3000, 20, 3);
     add_gpu_times(a_);
     copy_as_host(a_, b_, "host-b");
     auto [rc, out] = gpuobs_cli("clickhouse init '" + server_.url() + "'");
