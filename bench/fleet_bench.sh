@@ -5,7 +5,7 @@
 # (temp dir, free ports on 127.0.0.1, stopped at exit), then:
 #   1. ship: records LAUNCHES launches (tests/workloads/launch_workload on the
 #      fake libcuda), ships the capture RUNS times, each into a fresh
-#      database; prints rows/s, raw (TabSeparated) bytes per launch as the CLI
+#      database; prints rows/s, raw (RowBinary) bytes per launch as the CLI
 #      counts them, the compressed bytes on the wire (one more, untimed ship
 #      through a counting TCP relay) and gzip -1 of the same rows exported
 #      back as a cross-check; next to it the pipeline's own rate: rows stored
@@ -69,7 +69,7 @@ cap_launches=$(sqlite3 "$CAP" 'SELECT count(*) FROM kernel_launches')
 cap_rows=$(sqlite3 "$CAP" 'SELECT (SELECT count(*) FROM kernel_launches) + (SELECT count(*) FROM api_calls_timed)
   + (SELECT count(*) FROM nccl_calls) + (SELECT count(*) FROM processes)')
 cap_span=$(sqlite3 "$CAP" 'SELECT printf("%.3f", (coalesce(end_mono_ns, committed_mono_ns) - start_mono_ns) / 1e9) FROM capture')
-cap_dropped=$(grep -o '[0-9]* events dropped' "$T/record.out" | head -1 | cut -d' ' -f1)
+cap_dropped=$(sed -n 's/^gpuobs: recorded .*; \([0-9]*\) events dropped.*/\1/p' "$T/record.out" | head -1)
 echo "  capture: $cap_launches launches, $cap_rows rows in the shipped tables, $(stat -c %s "$CAP") bytes;" \
   "record wall ${rec_wall} s (capture span ${cap_span} s), ${cap_dropped:-0} events dropped"
 SHIP_URL="$CH/?database=gpuobs_ship"
@@ -309,7 +309,7 @@ cat <<EOF
 ship, one host ($cap_launches launches, $rows_sent rows, $RUNS runs, fresh database each):
   wall s min/median/max        $ship_min / $ship_med / $ship_max
   rows/s shipped (median, best) $ship_rate_med, $ship_rate_best
-  bytes/launch raw TSV (CLI)   $raw_per_launch   ($bytes_sent bytes_sent)
+  bytes/launch raw RowBinary (CLI) $raw_per_launch   ($bytes_sent bytes_sent)
   bytes/launch on the wire     $wire_per_launch   (counting relay: HTTP requests, gzip bodies, queries)
   bytes/launch gzip -1 check   $gz_per_launch   (launches exported back as TSV, gzip -1)
   gpuobs ship process          user ${ship_user:-?} s, sys ${ship_sys:-?} s, peak RSS ${ship_rss_kb:-?} KiB (one run; the rest is the server)

@@ -209,7 +209,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   if (!tables) return tables.error();
   auto id = capture_identity(path);
   if (!id) return id.error();
-  auto db = open_capture_readonly(path);
+  auto db = open_capture_readonly(path, OpenCheck::quick, Threads::one);  // this thread's alone
   if (!db) return db.error();
   auto stacks = stack_lines(*db, kStackFrames);
   if (!stacks) return stacks.error();
@@ -242,6 +242,10 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   const std::string where = ledger_where + " AND host = " + quoted_host + " AND date BETWEEN toDate(" +
                             day(id->start_ns, -1) + ") AND toDate(" + day(id->end_ns, 1) + ")";
 
+  // The two buffers inserts are made from, one filled while the other is
+  // sent (below), reused from chunk to chunk and table to table.
+  std::string bufs[2];
+  int cur = 0;
   for (const Source& src : kSources) {
     const std::string table = src.table->name;
     if (!tables->count(table)) {  // a database made by an older gpuobs: its tables only
@@ -315,7 +319,8 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       Stmt st(db->get(), src.sql);
       if (!st.valid()) return capture_error(*db, table);
       st.bind(1, id->clock_offset_ns);
-      std::string chunk;
+      std::string* chunk = &bufs[cur];
+      chunk->clear();
       uint64_t in_chunk = 0, sent = 0;
       // The previous chunk's insert (gzip, the request, the server's parse)
       // runs while the next chunk is read and formatted: two chunks in memory
@@ -324,33 +329,37 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       std::future<Status> pending;
       auto wait_pending = [&]() -> Status { return pending.valid() ? pending.get() : Status{}; };
       auto flush = [&]() -> Status {
-        if (chunk.empty()) return {};
+        if (chunk->empty()) return {};
         if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
         if (auto w = wait_pending(); !w) return w.error();
-        stats.bytes_sent += chunk.size();
-        pending = std::async(std::launch::async, [&ch, &table, &columns, body = std::move(chunk)] {
-          return ch.insert(table, columns, body, "RowBinary");
+        stats.bytes_sent += chunk->size();
+        pending = std::async(std::launch::async, [&ch, &table, &columns, body = chunk] {
+          return ch.insert(table, columns, *body, "RowBinary");
         });
-        chunk.clear();
+        // The other buffer: its insert was waited for above. Its capacity
+        // stays (a fresh string would grow and fault its pages in again).
+        cur ^= 1;
+        chunk = &bufs[cur];
+        chunk->clear();
         in_chunk = 0;
         return {};
       };
       int rc;
       while ((rc = st.step()) == SQLITE_ROW) {
         sqlite3_stmt* s = st.get();
-        chunk += tags;
+        *chunk += tags;
         const int n = sqlite3_column_count(s) - (src.stack ? 1 : 0);
         for (int i = 0; i < n; ++i)
-          if (const auto& t = types[static_cast<size_t>(i) + 3]) append_binary(chunk, s, i, *t);
+          if (const auto& t = types[static_cast<size_t>(i) + 3]) append_binary(*chunk, s, i, *t);
         if (src.stack)
           if (const auto& t = types.back()) {
             const std::string* line = nullptr;
             if (sqlite3_column_type(s, n) != SQLITE_NULL)
               if (auto it = stacks->find(sqlite3_column_int64(s, n)); it != stacks->end()) line = &it->second;
-            append_binary_string(chunk, line ? line->data() : "", line ? line->size() : 0, *t);
+            append_binary_string(*chunk, line ? line->data() : "", line ? line->size() : 0, *t);
           }
         ++sent;
-        if (++in_chunk == opt.rows_per_insert || chunk.size() >= kChunkBytes)
+        if (++in_chunk == opt.rows_per_insert || chunk->size() >= kChunkBytes)
           if (auto f = flush(); !f) return f.error();
       }
       if (rc != SQLITE_DONE) return capture_error(*db, table);

@@ -365,10 +365,10 @@ void present_as_current(Db& db, int64_t version) {
 
 }  // namespace
 
-Result<Db> open_capture_readonly(const std::string& path, OpenCheck check) {
+Result<Db> open_capture_readonly(const std::string& path, OpenCheck check, Threads threads) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return make_error("cannot open capture " + path + ": no such file", "", 2);
-  auto db = Db::open(path, SQLITE_OPEN_READONLY);
+  auto db = Db::open(path, SQLITE_OPEN_READONLY | (threads == Threads::one ? SQLITE_OPEN_NOMUTEX : 0));
   if (!db) return make_error(db.error().message, "", 2);
   (void)db->exec("PRAGMA query_only = 1");
   // A writer commits in milliseconds; a lock held longer is reported, not waited on forever.

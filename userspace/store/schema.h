@@ -41,7 +41,12 @@ enum class OpenCheck { quick, none };
 // and query_only). Errors: not a gpuobs capture, corrupt file (quick_check on
 // small files); each with exit code 2. A capture newer than this build is
 // read, with one warning on stderr per file and process.
-Result<Db> open_capture_readonly(const std::string& path, OpenCheck check = OpenCheck::quick);
+// Threads::one: the connection is used by one thread only
+// (SQLITE_OPEN_NOMUTEX: no mutex taken per sqlite3_column_* call, about a
+// tenth of the shipper's time reading a capture).
+enum class Threads { any, one };
+Result<Db> open_capture_readonly(const std::string& path, OpenCheck check = OpenCheck::quick,
+                                 Threads threads = Threads::any);
 
 // PRAGMA integrity_check (or quick_check): up to max problems; empty: ok.
 Result<std::vector<std::string>> integrity_problems(Db& db, bool quick, int max = 20);
