@@ -16,5 +16,8 @@ FROM launch_agg l
 JOIN processes p ON p.id = l.process_id
 CROSS JOIN capture c
 WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
-GROUP BY l.process_id, l.api, kernel
+-- The kernel by its position: a bare "kernel" here would name capture's
+-- column of that name (the host's kernel release), not the alias, and fold
+-- every kernel of an API into one row.
+GROUP BY l.process_id, l.api, 4
 ORDER BY launches DESC, pid, kernel;

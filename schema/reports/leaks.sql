@@ -17,4 +17,4 @@ FROM leaks l JOIN processes p ON p.id = l.process_id, c
 WHERE (:pid IS NULL OR l.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
   AND (:since_s IS NULL OR l.ts_mono_ns >= c.t0 + :since_s * 1e9)
   AND (:until_s IS NULL OR l.ts_mono_ns <= c.t0 + :until_s * 1e9)
-ORDER BY l.bytes DESC, l.ts_mono_ns;
+ORDER BY l.bytes DESC, l.ts_mono_ns, l.id;

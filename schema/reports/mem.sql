@@ -20,4 +20,4 @@ FROM memory_timeline t
 JOIN processes p ON p.id = t.process_id
 WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
 GROUP BY t.process_id, t.kind
-ORDER BY pid, kind;
+ORDER BY pid, kind, t.process_id;

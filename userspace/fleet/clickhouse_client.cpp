@@ -151,7 +151,7 @@ Result<std::string> ClickHouse::query(const std::string& sql, bool in_database) 
 Status ClickHouse::insert(const std::string& table, const std::string& columns, const std::string& rows,
                           const char* format) const {
   std::string sql = "INSERT INTO " + table + " (" + columns + ") FORMAT " + format;
-  auto body = gzip(rows, 1);  // the fastest level: 20.8 B per launch on the wire all the same
+  auto body = gzip(rows, 1);  // the fastest level: 15.2 B per launch on the wire all the same (RowBinary)
   if (!body) return body.error();
   auto r = post(ep_.base + "?database=" + ep_.database + "&query=" + url_encode(sql), *body, true);
   if (!r) return r.error();

@@ -23,7 +23,7 @@ struct Rounded {
 constexpr Rounded kRounded[] = {{"grid_avg", 1},  {"block_avg", 1},   {"shared_mem_avg", 1}, {"avg_ns", 1},
                                 {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1},
                                 {"gpu_avg_ns", 1}, {"gpu_stddev_ns", 1}, {"time_s", 6},
-                                {"gpu_gbps", 3}};
+                                {"gpu_gbps", 3}, {"first_s", 6}, {"last_s", 6}};
 
 Status round_like_sqlite(QueryResult& r) {
   sqlite3* db = nullptr;
@@ -107,7 +107,7 @@ std::string kern_sum(const FleetFilter& f, bool gpu_times) {
   const std::string gs =
       "SELECT ifNull(kernel, '') AS kernel, arraySort(groupArray(duration_ns)) AS g_d, toFloat64(avg(duration_ns)) AS"
       " g_mean, sqrt(greatest(avg(toFloat64(duration_ns) * duration_ns) - g_mean * g_mean, 0.)) AS g_sd"
-      " FROM gpu_times WHERE call_table = 'kernel_launches' AND " + where(f) + " GROUP BY kernel";
+      " FROM gpu_times WHERE call_table = 'kernel_launches' AND process_id > 0 AND " + where(f) + " GROUP BY kernel";
   auto nullable = [](const std::string& type, const std::string& v) {
     return "if(length(g_d) = 0, CAST(NULL AS Nullable(" + type + ")), toNullable(" + v + "))";
   };
@@ -271,13 +271,35 @@ std::string ioctl_sum(const FleetFilter& f) {
          " GROUP BY x_driver, x_request) ORDER BY calls DESC, driver, request";
 }
 
+// The innermost four frames of a shipped stack line, as stack_heads gives
+// them locally: the main-thread marker is not a frame. (Python frames keep
+// their " (file:line)", which stack_heads does not have.)
+const std::string kStackHead =
+    "arrayStringConcat(arraySlice(arrayFilter(x -> x != '[main thread]', splitByString(' <- ', stack)), 1, 4),"
+    " ' <- ')";
+
+// Each segment's start (the ledger's start_ns), for times "after capture
+// start": joined USING (host_id, segment) as s_start.
+const std::string kSegmentStarts =
+    "(SELECT host_id, segment, min(start_ns) AS s_start FROM segments GROUP BY host_id, segment)";
+
+// Seconds after the segment's start, rounded by SQLite (kRounded: 6 digits).
+std::string seconds_after_start(const std::string& ns) { return "toFloat64(" + ns + " - s_start) / 1e9"; }
+
 // The successful allocations of memory_ops never freed in their segment
 // (no row of the segment names them in alloc_id), as the leaks view.
 const std::string kOkAlloc = "op IN ('alloc', 'create') AND (isNull(result) OR result = 0)";
 std::string leak_rows(const FleetFilter& f) {
+  // A free is in its allocation's host, segment and process: the frees are
+  // looked for under the same host and process filters (not the time ones:
+  // a free after --until still frees), so a one-host report does not
+  // gather the fleet's frees.
+  FleetFilter who = f;
+  who.since_s.reset();
+  who.until_s.reset();
   return "SELECT * FROM memory_ops WHERE " + kOkAlloc + " AND " + where(f) +
          " AND (host_id, segment, op_id) GLOBAL NOT IN (SELECT host_id, segment, assumeNotNull(alloc_id)"
-         " FROM memory_ops WHERE isNotNull(alloc_id))";
+         " FROM memory_ops WHERE isNotNull(alloc_id) AND " + where(who) + ")";
 }
 
 // mem.sql: per process (host, segment, process_id) and kind, from the
@@ -304,26 +326,95 @@ std::string mem(const FleetFilter& f) {
          " AND isNotNull(bytes) AND " + where(who) + " GROUP BY host_id, segment, process_id, kind)"
          " ANY LEFT JOIN (SELECT host_id, segment, process_id, kind, count() AS l_n, sum(ifNull(bytes, 0)) AS l_bytes"
          " FROM (" + leak_rows(who) + ") GROUP BY host_id, segment, process_id, kind)"
-         " USING (host_id, segment, process_id, kind) ORDER BY pid, kind, host_id, segment";
+         " USING (host_id, segment, process_id, kind) ORDER BY pid, kind, host_id, segment, process_id";
 }
 
 // leaks.sql: time_s after the start of the allocation's segment (the
-// ledger's start_ns); a shipped stack has no id (stack_id NULL) and the
-// stack is its innermost four frames.
+// ledger's start_ns); a shipped stack has no id (stack_id NULL), and the
+// stack is its innermost four frames (kStackHead).
 std::string leaks(const FleetFilter& f) {
-  return "SELECT x_time AS time_s, x_pid AS pid, process, api, kind, address, bytes, x_stack_id AS stack_id,"
-         " x_stack AS stack FROM (SELECT toFloat64(ts_ns - s_start) / 1e9 AS x_time, toInt64(pid) AS x_pid, process,"
-         " api, kind, address, bytes, CAST(NULL AS Nullable(Int64)) AS x_stack_id,"
-         " arrayStringConcat(arraySlice(splitByString(' <- ', stack), 1, 4), ' <- ') AS x_stack, ts_ns, host_id"
-         " FROM (" + leak_rows(f) + ") ANY LEFT JOIN (SELECT host_id, segment, min(start_ns) AS s_start"
-         " FROM segments GROUP BY host_id, segment) USING (host_id, segment))"
-         " ORDER BY bytes DESC, ts_ns, host_id";
+  return "SELECT " + seconds_after_start("ts_ns") +
+         " AS time_s, x_pid AS pid, process, api, kind, address, bytes, x_stack_id AS stack_id, x_stack AS stack FROM ("
+         " SELECT host_id, segment, ts_ns, op_id, toInt64(pid) AS x_pid, process, api, kind, address, bytes,"
+         " CAST(NULL AS Nullable(Int64)) AS x_stack_id, " + kStackHead + " AS x_stack FROM (" + leak_rows(f) +
+         ")) ANY LEFT JOIN " + kSegmentStarts + " USING (host_id, segment) ORDER BY bytes DESC, ts_ns, host_id, op_id";
+}
+
+// launches.sql: per process (host, segment, process), API and kernel; the
+// time filters apply too (the local report takes none: a fleet's launches
+// are too many to read whole).
+std::string launches(const FleetFilter& f) {
+  return "SELECT x_pid AS pid, x_process AS process, api, kernel, x_n AS launches, x_streams AS streams,"
+         " x_first AS first_s, x_last AS last_s FROM (SELECT host_id, segment, process_id, api, kernel,"
+         " toInt64(any(pid)) AS x_pid, any(process) AS x_process, toInt64(count()) AS x_n,"
+         " toInt64(uniqExact(stream)) AS x_streams, " + seconds_after_start("min(ts_ns)") + " AS x_first, " +
+         seconds_after_start("max(ts_ns)") + " AS x_last FROM (SELECT * FROM launches WHERE " + where(f) +
+         ") ANY LEFT JOIN " + kSegmentStarts + " USING (host_id, segment)"
+         " GROUP BY host_id, segment, process_id, api, kernel, s_start)"
+         " ORDER BY launches DESC, pid, kernel, host_id, segment, api";
+}
+
+// A query's CUDA_ERROR_NOT_READY / hipErrorNotReady is its ordinary answer
+// while work is pending, not a failure (as the local reports say).
+// (ifNull: 18.16 carries a Nullable result's NULL through AND, and
+// countIf of NULLs is NULL.)
+const std::string kFailed =
+    "ifNull(isNotNull(result) AND result != 0 AND NOT (result = 600 AND api IN ('cuStreamQuery', 'cuStreamQuery_ptsz',"
+    " 'cuEventQuery', 'hipStreamQuery', 'hipStreamQuery_spt', 'hipEventQuery')), 0)";
+
+// calls.sql: per process and API, the timed calls, then the launches
+// (entry only: counted, no time).
+std::string calls(const FleetFilter& f) {
+  return "SELECT x_pid AS pid, x_process AS process, x_family AS family, api, x_calls AS calls,"
+         " x_failures AS failures, x_total AS total_ns, x_avg AS avg_ns FROM ("
+         " SELECT host_id, segment, process_id, api, toInt64(any(pid)) AS x_pid, any(process) AS x_process,"
+         " any(family) AS x_family, toInt64(count()) AS x_calls, toInt64(countIf(" + kFailed + ")) AS x_failures,"
+         " toInt64(ifNull(sum(duration_ns), 0)) AS x_total, if(count(duration_ns) = 0, 0., " +
+         round_sql("sum(duration_ns) / count(duration_ns)", 1) + ") AS x_avg FROM api_calls WHERE " + where(f) +
+         " GROUP BY host_id, segment, process_id, api"
+         " UNION ALL SELECT host_id, segment, process_id, api, toInt64(any(pid)), any(process), 'launch',"
+         " toInt64(count()), toInt64(0), toInt64(0), 0. FROM launches WHERE " + where(f) +
+         " GROUP BY host_id, segment, process_id, api)"
+         " ORDER BY calls DESC, pid, api, host_id, segment";
+}
+
+// printf('0x%08x', n) and printf('0x%x', n) as SQLite writes them (hex()
+// of an unsigned integer gives whole bytes, upper case).
+std::string hex8(const std::string& n) {
+  return "concat('0x', lower(concat(substring('00000000', 1, greatest(8 - length(hex(toUInt32(" + n +
+         "))), 0)), hex(toUInt32(" + n + ")))))";
+}
+std::string hex_min(const std::string& n) {
+  return "concat('0x', if(" + n + " = 0, '0', replaceRegexpOne(lower(hex(toUInt64(" + n + "))), '^0+', '')))";
+}
+
+// errors.sql: every failed API call and ioctl; time_s after the segment's
+// start; a shipped stack has no id (stack_id NULL) and the stack is its
+// innermost four frames, as in leaks.
+std::string errors(const FleetFilter& f) {
+  const std::string& head = kStackHead;
+  const std::string ioctl_call =
+      "ifNull(concat(request, multiIf(isNotNull(control), concat(' ', ifNull(control_name, " +
+      hex8("assumeNotNull(control)") + ")), isNotNull(object_class), concat(' ', ifNull(class_name, " +
+      hex_min("assumeNotNull(object_class)") + ")), '')), concat('ioctl ', toString(dev_major), ':',"
+      " toString(dev_minor), ' ', " + hex8("cmd") + "))";
+  return "SELECT " + seconds_after_start("ts_ns") +
+         " AS time_s, x_pid AS pid, process, x_tid AS tid, layer, call, x_result AS result, x_status AS status,"
+         " CAST(NULL AS Nullable(Int64)) AS stack_id, x_stack AS stack FROM ("
+         " SELECT host_id, segment, ts_ns, toInt64(pid) AS x_pid, process, toInt64(tid) AS x_tid, 'api' AS layer,"
+         " api AS call, result AS x_result, CAST(NULL AS Nullable(String)) AS x_status, " + head + " AS x_stack"
+         " FROM api_calls WHERE " + kFailed + " AND " + where(f) +
+         " UNION ALL SELECT host_id, segment, ts_ns, toInt64(pid), process, toInt64(tid), 'ioctl', " + ioctl_call +
+         ", if(ret < 0, toNullable(ret), status), status_name, " + head + " FROM ioctls WHERE ifNull(failed, ret < 0)"
+         " AND " + where(f) + ") ANY LEFT JOIN " + kSegmentStarts +
+         " USING (host_id, segment) ORDER BY ts_ns, layer, host_id";
 }
 
 }  // namespace
 
 std::vector<std::string> fleet_report_names() {
-  return {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum", "ioctl_sum", "mem", "leaks"};
+  return {"kern_sum", "api_sum",   "nccl_sum", "copy_sum", "memset_sum", "sync_sum",
+          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks"};
 }
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
@@ -332,7 +423,7 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
     if (auto t = require_table(ch, "copies"); !t) return t.error();
   if (name == "sync_sum")
     if (auto t = require_table(ch, "syncs"); !t) return t.error();
-  if (name == "ioctl_sum")
+  if (name == "ioctl_sum" || name == "errors")
     if (auto t = require_table(ch, "ioctls"); !t) return t.error();
   if (name == "mem" || name == "leaks")
     if (auto t = require_table(ch, "memory_ops"); !t) return t.error();
@@ -341,6 +432,9 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   std::string sql;
   if (name == "kern_sum") sql = kern_sum(f, tables->count("gpu_times") > 0);
   else if (name == "ioctl_sum") sql = ioctl_sum(f);
+  else if (name == "launches") sql = launches(f);
+  else if (name == "calls") sql = calls(f);
+  else if (name == "errors") sql = errors(f);
   else if (name == "mem") sql = mem(f);
   else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);

@@ -64,8 +64,8 @@ const char* const kTables[] = {
      " host_id UInt64, segment UInt64, ts_ns Int64, latency_ns Int64, process_id Int64, pid UInt32, process String,"
      " tid UInt32, fd Int32, dev_major UInt32, dev_minor UInt32, cmd UInt32, driver Nullable(String),"
      " request Nullable(String), ret Int64, status Nullable(Int64), status_name Nullable(String),"
-     " failed Nullable(UInt8), class_name Nullable(String), control_name Nullable(String), args Nullable(String),"
-     " stack String) ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, ts_ns)"),
+     " failed Nullable(UInt8), object_class Nullable(Int64), class_name Nullable(String), control Nullable(Int64),"
+     " control_name Nullable(String), args Nullable(String), stack String) ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, ts_ns)"),
     ("CREATE TABLE IF NOT EXISTS driver_objects (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, process_id Int64, pid UInt32, process String, tid UInt32,"
      " driver String, op String, kind String, client Nullable(Int64), parent Nullable(Int64), handle Int64,"

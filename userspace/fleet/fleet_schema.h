@@ -47,8 +47,8 @@ Result<std::map<std::string, std::string>> column_types(const ClickHouse& ch, co
 // that did not know it: `gpuobs clickhouse init` adds it).
 Status require_table(const ClickHouse& ch, const std::string& table);
 
-// The shipped tables and their columns, in insert order (the shipper's
-// TabSeparated rows follow these lists).
+// The shipped tables and their columns, in the order the shipper's
+// queries give them (it sends those the database has, by name, in RowBinary).
 struct FleetTable {
   const char* name;
   const char* columns;  // "host, host_id, segment, ..." without `date`
@@ -85,7 +85,7 @@ inline constexpr FleetTable kStreamOpsTable{
 inline constexpr FleetTable kIoctlsTable{
     "ioctls",
     "host, host_id, segment, ts_ns, latency_ns, process_id, pid, process, tid, fd, dev_major, dev_minor, cmd, driver, "
-    "request, ret, status, status_name, failed, class_name, control_name, args, stack"};
+    "request, ret, status, status_name, failed, object_class, class_name, control, control_name, args, stack"};
 inline constexpr FleetTable kDriverObjectsTable{
     "driver_objects",
     "host, host_id, segment, ts_ns, process_id, pid, process, tid, driver, op, kind, client, parent, handle, class_name, "

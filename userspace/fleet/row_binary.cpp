@@ -1,6 +1,7 @@
 #include "fleet/row_binary.h"
 
 #include <cstring>
+#include <limits>
 
 namespace gpuobs::fleet {
 namespace {
@@ -85,9 +86,18 @@ void append_binary(std::string& out, sqlite3_stmt* st, int col, BinaryType t) {
     case BinaryType::f64: put(out, sqlite3_column_double(st, col)); break;
     case BinaryType::f32: put(out, static_cast<float>(sqlite3_column_double(st, col))); break;
     default:
-      // A REAL stored in an integer column is truncated, as CAST would.
-      put_int(out, t.kind, type == SQLITE_FLOAT ? static_cast<int64_t>(sqlite3_column_double(st, col))
-                                                : sqlite3_column_int64(st, col));
+      // A REAL in an integer column is truncated toward zero, clamped to
+      // int64 (NaN: 0): converting one out of range is undefined.
+      if (type == SQLITE_FLOAT) {
+        const double d = sqlite3_column_double(st, col);
+        int64_t v = 0;
+        if (d >= 9223372036854775807.0) v = std::numeric_limits<int64_t>::max();
+        else if (d <= -9223372036854775808.0) v = std::numeric_limits<int64_t>::min();
+        else if (d == d) v = static_cast<int64_t>(d);
+        put_int(out, t.kind, v);
+      } else {
+        put_int(out, t.kind, sqlite3_column_int64(st, col));
+      }
   }
 }
 

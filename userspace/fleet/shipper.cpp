@@ -98,8 +98,8 @@ const Source kSources[] = {
      true},
     {&kIoctlsTable,
      "SELECT i.ts_mono_ns + ?1, i.latency_ns, i.process_id, i.tgid, coalesce(p.comm, ''), i.tid, i.fd, i.dev_major,"
-     " i.dev_minor, i.cmd, i.driver, i.request, i.ret, i.status, i.status_name, i.failed, i.class_name,"
-     " i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN processes p ON p.id = i.process_id",
+     " i.dev_minor, i.cmd, i.driver, i.request, i.ret, i.status, i.status_name, i.failed, i.object_class,"
+     " i.class_name, i.control, i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN processes p ON p.id = i.process_id",
      true},
     {&kDriverObjectsTable,
      "SELECT d.ts_mono_ns + ?1, d.process_id, d.tgid, coalesce(p.comm, ''), d.tid, d.driver, d.op, d.kind, d.client,"

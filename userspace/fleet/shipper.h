@@ -41,8 +41,10 @@ struct ShipStats {
 struct ShipOptions {
   // Rows per INSERT: one insert of up to 1,048,576 rows is one block, so
   // either all of it lands or none (ClickHouse's max_insert_block_size).
-  // One chunk of RowBinary rows is the shipper's memory: about 40 MB at
-  // 200,000 launches.
+  // The shipper's memory is two chunks of RowBinary rows (one filled while
+  // the other is sent, each at most this many rows or 64 MiB; about 46 MB
+  // at 200,000 launches), kept until the capture is shipped, and the
+  // gzip of one.
   size_t rows_per_insert = 200000;
   // Called between inserts; returning false stops the shipment (an error
   // "stopped"), which a later call resumes. For the daemon's shutdown.

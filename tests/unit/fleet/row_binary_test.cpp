@@ -48,6 +48,10 @@ TEST(RowBinary, IntegersTakeTheirColumnsWidthLittleEndian) {
   // 64 bits in a UInt64 column.
   EXPECT_EQ(encode("-1", "UInt64"), bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
   EXPECT_EQ(encode("3.9", "Int64"), bytes({3, 0, 0, 0, 0, 0, 0, 0}));  // a REAL truncated, as CAST
+  // Out of range or not a number: clamped, 0 (never undefined behaviour).
+  EXPECT_EQ(encode("1e300", "Int64"), bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}));
+  EXPECT_EQ(encode("-1e300", "Int64"), bytes({0, 0, 0, 0, 0, 0, 0, 0x80}));
+  EXPECT_EQ(encode("0.0 / 0.0", "Int64"), bytes({0, 0, 0, 0, 0, 0, 0, 0}));  // SQLite: NULL -> default
 }
 
 TEST(RowBinary, NullableHasAFlagByteAndNullIntoAPlainColumnIsTheDefault) {
