@@ -8,7 +8,8 @@
 # (`capture.host`); a copy can be renamed with
 #   sqlite3 COPY "UPDATE capture SET host = 'other'".
 # Prints per report and capture "same (N rows)" or the differing lines;
-# leaks is compared without stack_id and stack (shipped stacks are text).
+# leaks and errors are compared without stack_id and stack (shipped stacks
+# are text; Python frames carry their file:line there).
 # Exits 1 when any differs.
 # usage: bench/fleet_compare.sh [BUILD_DIR] CAPTURE...   (from the repo root)
 set -euo pipefail
@@ -43,7 +44,7 @@ for t in launches api_calls copies syncs memory_ops stream_ops ioctls driver_obj
          gpu_process_metrics gpu_events gpu_times counters nccl_calls processes; do
   printf '  %-20s %s rows\n' "$t" "$(chq "SELECT count() FROM $t" gpuobs)"
 done
-REPORTS="kern_sum api_sum nccl_sum copy_sum memset_sum sync_sum ioctl_sum mem leaks"
+REPORTS="kern_sum api_sum nccl_sum copy_sum memset_sum sync_sum ioctl_sum launches calls errors mem leaks"
 fail=0
 for cap in "$@"; do
   host=$(sqlite3 "$cap" 'SELECT host FROM capture')
@@ -54,7 +55,7 @@ for cap in "$@"; do
     if python3 - "$r" "$T/local.json" "$T/remote.json" <<'PY'
 import json, sys
 name, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-if name == "leaks":
+if name in ("leaks", "errors"):
     for rows in (a, b):
         for row in rows:
             row.pop("stack_id", None); row.pop("stack", None)
