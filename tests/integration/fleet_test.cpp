@@ -189,7 +189,7 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   // Each report on ClickHouse for one host is the local report, column for
   // column; over both hosts the counts double.
   for (const char* r : {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum", "ioctl_sum", "mem",
-                        "launches", "calls"}) {
+                        "launches", "calls", "nccl_ranks"}) {
     auto [lrc, local] = gpuobs_cli(std::string("report --format csv ") + r + " " + a_);
     auto [crc, remote] =
         gpuobs_cli(std::string("report --format csv --clickhouse '") + server_.url() + "' --host " + host_a + " " + r);
@@ -279,6 +279,38 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   EXPECT_NE(out.find(",0,0,0,15,0\n"), std::string::npos) << out;
   expect_same_rows(host_a, a_);
   expect_same_rows("host-b", b_);
+}
+
+// nccl_ranks on ClickHouse: three Python ranks whose all-reduces run on
+// native threads (tests/workloads/python_nccl_ranks.py, the one of
+// PythonStacks.NcclStraggler...), rank 2 late to every step. The fleet's
+// report equals the local one, the straggler's call site and Python line
+// included (the shipper computes them per stack from the capture).
+TEST_F(Fleet, NcclRanksNamesTheStragglerAndItsPythonLineOnClickHouse) {
+  const std::string script = std::string(GPUOBS_SOURCE_DIR) + "/tests/workloads/python_nccl_ranks.py";
+  std::string sh;
+  for (int r = 0; r < 3; ++r)
+    sh += "/usr/bin/python3.11 " + script + " " + FAKE_LIBNCCL + " " + NATIVE_THREAD_LAUNCHER + " " +
+          std::to_string(r) + " 3 " + dir_.file("pyid") + " 5 60 > /dev/null & ";
+  sh += "wait";
+  const std::string lib = FAKE_LIBNCCL, cap = dir_.file("py.gpuobs");
+  ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
+                FAKE_LIBCUDA + " -o " + cap + " -- sh -c '" + sh + "' 2> " + dir_.file("py.log")),
+            0)
+      << read_file(dir_.file("py.log"));
+  ASSERT_EQ(run("sqlite3 " + cap + " \"UPDATE capture SET host = 'host-py'\""), 0);
+  ship(cap);
+  auto [lrc, local] = gpuobs_cli("report --format csv nccl_ranks " + cap);
+  auto [crc, remote] = gpuobs_cli("report --format csv --clickhouse '" + server_.url() + "' --host host-py nccl_ranks");
+  ASSERT_EQ(lrc, 0) << local;
+  ASSERT_EQ(crc, 0) << remote;
+  EXPECT_EQ(remote, local);
+  auto rows = csv_rows(remote);
+  ASSERT_EQ(rows.size(), 3u) << remote;
+  EXPECT_EQ(rows[0].at("rank"), "2") << remote;
+  EXPECT_EQ(rows[0].at("late"), "5") << remote;
+  EXPECT_EQ(rows[0].at("call_site"), "run_allreduce") << remote;
+  EXPECT_EQ(rows[0].at("python_site").rfind("reduce_grads (python_nccl_ranks.py:", 0), 0u) << remote;
 }
 
 // What a crash leaves, each state made by hand: a table whose rows all

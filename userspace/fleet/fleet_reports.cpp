@@ -410,11 +410,49 @@ std::string errors(const FleetFilter& f) {
          " USING (host_id, segment) ORDER BY ts_ns, layer, host_id";
 }
 
+// nccl_ranks.sql across hosts: a rank is (host, pid) in its communicator;
+// a collective's arrival order is over every rank that entered it in the
+// window, whichever hosts the filter asks for (as nccl_sum). The site of a
+// rank's late calls is that of the stack they came from most often, from
+// the sites the shipper computed per stack (nccl_calls.call_site and
+// python_site, as the local report finds them). An empty stack is none.
+std::string nccl_ranks(const FleetFilter& f) {
+  FleetFilter window;  // the time filter alone: every rank
+  window.since_s = f.since_s;
+  window.until_s = f.until_s;
+  const std::string h = "lower(hex(comm_hash))";
+  const std::string inst =
+      "SELECT comm_hash, seq, min(ts_ns) AS i_first, max(ts_ns) AS i_last, uniqExact(host_id, pid) AS i_seen"
+      " FROM nccl_calls WHERE seq > 0 AND comm_hash != 0 AND " + where(window) + " GROUP BY comm_hash, seq";
+  // One row per (rank, stack): its calls, late ones, their lateness and
+  // waiting; the rank's site is the stack's with the most late calls.
+  const std::string per_stack =
+      "SELECT comm_hash, rank, host_id, pid, stack, any(process) AS s_process, any(call_site) AS s_call,"
+      " any(python_site) AS s_py, count() AS s_n, countIf(a_late > 0) AS s_late, sum(a_late) AS s_late_ns,"
+      " sum(i_last - ts_ns) AS s_waited FROM (SELECT *, if(i_seen > 1 AND ts_ns = i_last AND i_last - i_first >="
+      " 1000000, i_last - i_first, 0) AS a_late FROM (SELECT * FROM nccl_calls WHERE seq > 0 AND comm_hash != 0 AND " +
+      where(f) + ") ANY INNER JOIN (" + inst + ") USING (comm_hash, seq))"
+      " GROUP BY comm_hash, rank, host_id, pid, stack";
+  return "SELECT y_comm AS comm, y_rank AS rank, y_tgid AS tgid, x_process AS process, x_n AS collectives,"
+         " x_late AS late, x_late_ns AS late_ns, x_waited AS waited_ns, x_call AS call_site, x_py AS python_site"
+         " FROM (SELECT *, if(comm_hash = 0, '(unknown)', concat(substring('0000000000000000', 1, 16 - length(" + h +
+         ")), " + h + ")) AS y_comm, if(rank < 0, CAST(NULL AS Nullable(Int64)), toNullable(toInt64(rank))) AS y_rank,"
+         " toInt64(pid) AS y_tgid FROM ("
+         " SELECT comm_hash, rank, host_id, pid, any(s_process) AS x_process, toInt64(sum(s_n)) AS x_n,"
+         " toInt64(sum(s_late)) AS x_late, toInt64(sum(s_late_ns)) AS x_late_ns, toInt64(sum(s_waited)) AS x_waited,"
+         " if(max(if(stack != '', s_late, 0)) = 0, CAST(NULL AS Nullable(String)),"
+         " argMax(if(stack != '', s_call, NULL), if(stack != '', s_late, 0))) AS x_call,"
+         " if(max(if(stack != '', s_late, 0)) = 0, CAST(NULL AS Nullable(String)),"
+         " argMax(if(stack != '', s_py, NULL), if(stack != '', s_late, 0))) AS x_py"
+         " FROM (" + per_stack + ") GROUP BY comm_hash, rank, host_id, pid))"
+         " ORDER BY late DESC, late_ns DESC, comm, rank NULLS FIRST, host_id";
+}
+
 }  // namespace
 
 std::vector<std::string> fleet_report_names() {
   return {"kern_sum", "api_sum",   "nccl_sum", "copy_sum", "memset_sum", "sync_sum",
-          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks"};
+          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks"};
 }
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
@@ -435,6 +473,7 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   else if (name == "launches") sql = launches(f);
   else if (name == "calls") sql = calls(f);
   else if (name == "errors") sql = errors(f);
+  else if (name == "nccl_ranks") sql = nccl_ranks(f);
   else if (name == "mem") sql = mem(f);
   else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);

@@ -30,7 +30,8 @@ const char* const kTables[] = {
      " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
      " process String, tid UInt32, api String, op String, comm_hash UInt64, rank Int32, nranks Int32, seq Int64,"
      " count Nullable(UInt64), datatype String, redop String, peer Nullable(Int64), stream Nullable(UInt64),"
-     " bytes Nullable(Int64), result Nullable(Int64), stack String)"
+     " bytes Nullable(Int64), result Nullable(Int64), stack String, call_site Nullable(String),"
+     " python_site Nullable(String))"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, comm_hash, seq, host, ts_ns)"),
     // Added since (the version stays: a build ships the tables there are).
     ("CREATE TABLE IF NOT EXISTS copies (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
@@ -114,6 +115,7 @@ constexpr AddedColumn kAddedColumns[] = {
     {"processes", "ppid", "Nullable(Int64)"},      {"processes", "exe", "Nullable(String)"},
     {"processes", "exit_code", "Nullable(Int64)"}, {"processes", "cgroup", "Nullable(String)"},
     {"processes", "container_id", "Nullable(String)"}, {"copies", "copy_id", "Int64"},
+    {"nccl_calls", "call_site", "Nullable(String)"},   {"nccl_calls", "python_site", "Nullable(String)"},
 };
 
 }  // namespace

@@ -23,8 +23,9 @@ namespace gpuobs::fleet {
 // and direction), syncs (what each synchronization waited on), memory_ops,
 // stream_ops, ioctls, driver_objects, gpu_metrics, gpu_process_metrics,
 // gpu_events, gpu_times and counters, processes' ppid, exe, exit_code,
-// cgroup and container_id, and copies' copy_id (the call's row id, which
-// gpu_times.row_id names). A build ships the tables and columns the
+// cgroup and container_id, copies' copy_id (the call's row id, which
+// gpu_times.row_id names), and nccl_calls' call_site and python_site (as
+// nccl_ranks names them, from the call's stack). A build ships the tables and columns the
 // database has and reports over those; adding a table or a column does not
 // change the version, so a fleet whose hosts run different gpuobs builds
 // keeps shipping (a newer version is one an older build could not ship
@@ -65,7 +66,7 @@ inline constexpr FleetTable kApiCallsTable{
 inline constexpr FleetTable kNcclCallsTable{
     "nccl_calls",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, count, "
-    "datatype, redop, peer, stream, bytes, result, stack"};
+    "datatype, redop, peer, stream, bytes, result, call_site, python_site, stack"};
 inline constexpr FleetTable kCopiesTable{
     "copies",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, kind, direction, bytes, async, "

@@ -70,11 +70,23 @@ const Source kSources[] = {
      "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.comm, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
      " a.stack_id FROM api_calls_timed a LEFT JOIN processes p ON p.id = a.process_id",
      true},
+    // call_site and python_site: each stack's, as nccl_ranks.sql finds them
+    // (the stack's symbols and full file paths are not shipped).
     {&kNcclCallsTable,
-     "SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.comm, ''), n.tid, n.api, n.op,"
+     "WITH sites AS (SELECT st.stack_id AS stack_id,"
+     " (SELECT coalesce(s.symbol, printf('%s+0x%x', s.module, s.offset)) FROM stack_symbols s"
+     " WHERE s.stack_id = st.stack_id AND s.module NOT LIKE '%libnccl.so%' AND s.module NOT LIKE '%librccl.so%'"
+     " ORDER BY s.position LIMIT 1) AS call_site,"
+     " (SELECT printf('%s (%s:%d)', s.symbol, replace(s.file, rtrim(s.file, replace(s.file, '/', '')), ''), s.line)"
+     " FROM stack_symbols s WHERE s.stack_id = st.stack_id AND s.kind = 'python'"
+     " ORDER BY (s.file LIKE '%/site-packages/%' OR s.file LIKE '%/dist-packages/%'"
+     " OR s.file GLOB '*/lib/python3.[0-9]*/*' OR s.file GLOB '<*>'), s.position LIMIT 1) AS python_site"
+     " FROM (SELECT DISTINCT stack_id FROM nccl_calls WHERE stack_id IS NOT NULL) st)"
+     " SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.comm, ''), n.tid, n.api, n.op,"
      " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
-     " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, n.stack_id"
-     " FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id",
+     " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, x.call_site,"
+     " x.python_site, n.stack_id FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"
+     " LEFT JOIN sites x ON x.stack_id = n.stack_id",
      true},
     {&kCopiesTable,
      "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.comm, ''), x.tid, x.api,"
