@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "fleet/fleet_schema.h"
+#include "gpu_metrics/metric_catalogue.h"
 
 namespace gpuobs::fleet {
 namespace {
@@ -23,7 +24,7 @@ struct Rounded {
 constexpr Rounded kRounded[] = {{"grid_avg", 1},  {"block_avg", 1},   {"shared_mem_avg", 1}, {"avg_ns", 1},
                                 {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1},
                                 {"gpu_avg_ns", 1}, {"gpu_stddev_ns", 1}, {"time_s", 6},
-                                {"gpu_gbps", 3}, {"first_s", 6}, {"last_s", 6}};
+                                {"gpu_gbps", 3}, {"first_s", 6}, {"last_s", 6}, {"seconds", 3}, {"mean", 3}};
 
 Status round_like_sqlite(QueryResult& r) {
   sqlite3* db = nullptr;
@@ -274,9 +275,10 @@ std::string ioctl_sum(const FleetFilter& f) {
 // The innermost four frames of a shipped stack line, as stack_heads gives
 // them locally: the main-thread marker is not a frame. (Python frames keep
 // their " (file:line)", which stack_heads does not have.)
+// No stack, or one without frames: NULL, as stack_heads gives.
 const std::string kStackHead =
-    "arrayStringConcat(arraySlice(arrayFilter(x -> x != '[main thread]', splitByString(' <- ', stack)), 1, 4),"
-    " ' <- ')";
+    "if(stack = '', CAST(NULL AS Nullable(String)), toNullable(arrayStringConcat(arraySlice(arrayFilter("
+    "x -> x != '[main thread]', splitByString(' <- ', stack)), 1, 4), ' <- ')))";
 
 // Each segment's start (the ledger's start_ns), for times "after capture
 // start": joined USING (host_id, segment) as s_start.
@@ -448,11 +450,61 @@ std::string nccl_ranks(const FleetFilter& f) {
          " ORDER BY late DESC, late_ns DESC, comm, rank NULLS FIRST, host_id";
 }
 
+// gpu_sum.sql: per GPU of a segment (host, segment, gpu_id) and metric,
+// time-weighted statistics of the shipped samples (each holds its value
+// from ts_ns to until_ns, cut to the window; one that held no time weighs
+// 1 ns), percentiles from the values sorted with their running time
+// (arrayCumSum: 18.16 has no window functions), and per throttle reason
+// the time it held the clocks down. Metrics in the catalogue's order (their
+// id in the capture), reasons by bit. --since/--until cut the samples.
+std::string gpu_sum(const FleetFilter& f) {
+  FleetFilter host_only;
+  host_only.host = f.host;
+  char buf[64];
+  std::string lo = "toInt64(-9000000000000000000)", hi = "toInt64(9000000000000000000)";
+  if (f.since_s) lo = (std::snprintf(buf, sizeof buf, "toInt64(%.0f)", *f.since_s * 1e9), buf);
+  if (f.until_s) hi = (std::snprintf(buf, sizeof buf, "toInt64(%.0f)", *f.until_s * 1e9), buf);
+  std::string names, bits, reasons;
+  for (const auto& m : gpumetrics::metric_catalogue()) names += (names.empty() ? "'" : ", '") + std::string(m.name) + "'";
+  for (const auto& r : gpumetrics::throttle_reasons()) {
+    bits += (bits.empty() ? "" : ", ") + std::string("toInt64(") + std::to_string(r.bit) + ")";
+    reasons += (reasons.empty() ? "'" : ", '") + std::string(r.name) + "'";
+  }
+  const std::string kept =
+      "(SELECT * FROM (SELECT *, greatest(least(until_ns, " + hi + ") - greatest(ts_ns, " + lo +
+      "), if(ts_ns = until_ns AND ts_ns >= " + lo + " AND ts_ns <= " + hi + ", 1, 0)) AS dur FROM gpu_metrics WHERE " +
+      where(host_only) + ") WHERE dur > 0)";
+  const std::string null_f = "CAST(NULL AS Nullable(Float64))";
+  auto pct = [](const std::string& q) {
+    return "toNullable(x_sorted[arrayFirstIndex(c -> c >= " + q + " * x_total, x_cum)].1)";
+  };
+  const std::string metrics =
+      "SELECT host_id, segment, gpu_id, x_name, x_metric, x_unit, x_seconds, x_mean, x_p50, x_p95,"
+      " toNullable(x_lo) AS x_min, toNullable(x_hi) AS x_max, 0 AS x_part, x_ord FROM ("
+      " SELECT host_id, segment, gpu_id, any(gpu_name) AS x_name, metric AS x_metric, any(unit) AS x_unit,"
+      " sum(dur) AS x_total, toFloat64(x_total) / 1e9 AS x_seconds, sum(value * dur) / x_total AS x_mean,"
+      " arraySort(x -> x.1, groupArray((value, dur))) AS x_sorted, arrayCumSum(arrayMap(x -> x.2, x_sorted)) AS x_cum,"
+      // (At this level: 18.16 drops a subquery column that only a lambda uses.)
+      " " + pct("0.5") + " AS x_p50, " + pct("0.95") + " AS x_p95,"
+      " min(value) AS x_lo, max(value) AS x_hi, toInt64(indexOf([" + names + "], metric)) AS x_ord FROM " + kept +
+      " WHERE metric != 'clocks_event_reasons' GROUP BY host_id, segment, gpu_id, metric)";
+  const std::string throttle =
+      "SELECT host_id, segment, gpu_id, x_name, concat('throttle:', r_name), '%', toFloat64(r_active) / 1e9,"
+      " 100. * r_active / x_total, " + null_f + ", " + null_f + ", " + null_f + ", " + null_f + ", 1, r_bit FROM ("
+      " SELECT host_id, segment, gpu_id, any(gpu_name) AS x_name, sum(dur) AS x_total,"
+      " groupArray((toInt64(value), dur)) AS x_vd FROM " + kept + " WHERE metric = 'clocks_event_reasons'"
+      " GROUP BY host_id, segment, gpu_id) ARRAY JOIN [" + bits + "] AS r_bit, [" + reasons + "] AS r_name"
+      " WHERE (arraySum(arrayMap(x -> if(bitAnd(x.1, r_bit) != 0, x.2, 0), x_vd)) AS r_active) > 0";
+  return "SELECT toInt64(gpu_id) AS gpu, x_name AS name, x_metric AS metric, x_unit AS unit, x_seconds AS seconds,"
+         " x_mean AS mean, x_p50 AS p50, x_p95 AS p95, x_min AS min, x_max AS max FROM (" + metrics + " UNION ALL " +
+         throttle + ") ORDER BY host_id, segment, gpu_id, x_part, x_ord";
+}
+
 }  // namespace
 
 std::vector<std::string> fleet_report_names() {
   return {"kern_sum", "api_sum",   "nccl_sum", "copy_sum", "memset_sum", "sync_sum",
-          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks"};
+          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks", "gpu_sum"};
 }
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
@@ -463,6 +515,8 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
     if (auto t = require_table(ch, "syncs"); !t) return t.error();
   if (name == "ioctl_sum" || name == "errors")
     if (auto t = require_table(ch, "ioctls"); !t) return t.error();
+  if (name == "gpu_sum")
+    if (auto t = require_table(ch, "gpu_metrics"); !t) return t.error();
   if (name == "mem" || name == "leaks")
     if (auto t = require_table(ch, "memory_ops"); !t) return t.error();
   auto tables = fleet_tables(ch);
@@ -474,6 +528,7 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   else if (name == "calls") sql = calls(f);
   else if (name == "errors") sql = errors(f);
   else if (name == "nccl_ranks") sql = nccl_ranks(f);
+  else if (name == "gpu_sum") sql = gpu_sum(f);
   else if (name == "mem") sql = mem(f);
   else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);
