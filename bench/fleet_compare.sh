@@ -44,7 +44,7 @@ for t in launches api_calls copies syncs memory_ops stream_ops ioctls driver_obj
          gpu_process_metrics gpu_events gpu_times counters nccl_calls processes; do
   printf '  %-20s %s rows\n' "$t" "$(chq "SELECT count() FROM $t" gpuobs)"
 done
-REPORTS="kern_sum api_sum nccl_sum nccl_ranks copy_sum memset_sum sync_sum ioctl_sum launches calls errors mem leaks gpu_sum"
+REPORTS="kern_sum api_sum nccl_sum nccl_ranks copy_sum memset_sum sync_sum ioctl_sum launches calls errors mem leaks gpu_sum stream_sum"
 fail=0
 for cap in "$@"; do
   host=$(sqlite3 "$cap" 'SELECT host FROM capture')

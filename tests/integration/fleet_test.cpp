@@ -189,7 +189,7 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   // Each report on ClickHouse for one host is the local report, column for
   // column; over both hosts the counts double.
   for (const char* r : {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum", "ioctl_sum", "mem",
-                        "launches", "calls", "nccl_ranks", "gpu_sum"}) {
+                        "launches", "calls", "nccl_ranks", "gpu_sum", "stream_sum"}) {
     auto [lrc, local] = gpuobs_cli(std::string("report --format csv ") + r + " " + a_);
     auto [crc, remote] =
         gpuobs_cli(std::string("report --format csv --clickhouse '") + server_.url() + "' --host " + host_a + " " + r);

@@ -500,11 +500,36 @@ std::string gpu_sum(const FleetFilter& f) {
          throttle + ") ORDER BY host_id, segment, gpu_id, x_part, x_ord";
 }
 
+// stream_sum.sql: per process (host, segment, process) and stream, the
+// work queued on it: kernels, successful async copies and memsets (bytes),
+// and the stream operations that order it.
+std::string stream_sum(const FleetFilter& f) {
+  const std::string w = where(f);
+  const std::string ops =
+      "SELECT host_id, segment, process_id, pid, process, toNullable(stream) AS o_stream, 'kernel' AS o_what,"
+      " toNullable(toInt64(0)) AS o_bytes FROM launches WHERE " + w +
+      " UNION ALL SELECT host_id, segment, process_id, pid, process, stream, kind, bytes FROM copies"
+      " WHERE ifNull(async, 0) = 1 AND ifNull(result, 0) = 0 AND " + w +
+      " UNION ALL SELECT host_id, segment, process_id, pid, process, stream, op, toNullable(toInt64(0))"
+      " FROM stream_ops WHERE op IN ('event_record', 'wait_event', 'host_func', 'graph_launch')"
+      " AND ifNull(result, 0) = 0 AND " + w;
+  return "SELECT x_pid AS pid, x_process AS process, o_stream AS stream, x_ops AS ops, x_kernels AS kernels,"
+         " x_copies AS copies, x_memsets AS memsets, x_bytes AS bytes, x_er AS events_recorded, x_ew AS event_waits,"
+         " x_hf AS host_funcs, x_gl AS graph_launches FROM (SELECT host_id, segment, process_id, o_stream,"
+         " toInt64(any(pid)) AS x_pid, any(process) AS x_process, toInt64(count()) AS x_ops,"
+         " toInt64(countIf(o_what = 'kernel')) AS x_kernels, toInt64(countIf(o_what = 'copy')) AS x_copies,"
+         " toInt64(countIf(o_what = 'memset')) AS x_memsets, sum(o_bytes) AS x_bytes,"
+         " toInt64(countIf(o_what = 'event_record')) AS x_er, toInt64(countIf(o_what = 'wait_event')) AS x_ew,"
+         " toInt64(countIf(o_what = 'host_func')) AS x_hf, toInt64(countIf(o_what = 'graph_launch')) AS x_gl"
+         " FROM (" + ops + ") GROUP BY host_id, segment, process_id, o_stream)"
+         " ORDER BY ops DESC, pid, stream NULLS FIRST, host_id, segment, process_id";
+}
+
 }  // namespace
 
 std::vector<std::string> fleet_report_names() {
   return {"kern_sum", "api_sum",   "nccl_sum", "copy_sum", "memset_sum", "sync_sum",
-          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks", "gpu_sum"};
+          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks", "gpu_sum", "stream_sum"};
 }
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
@@ -517,6 +542,8 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
     if (auto t = require_table(ch, "ioctls"); !t) return t.error();
   if (name == "gpu_sum")
     if (auto t = require_table(ch, "gpu_metrics"); !t) return t.error();
+  if (name == "stream_sum")
+    if (auto t = require_table(ch, "stream_ops"); !t) return t.error();
   if (name == "mem" || name == "leaks")
     if (auto t = require_table(ch, "memory_ops"); !t) return t.error();
   auto tables = fleet_tables(ch);
@@ -529,6 +556,7 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   else if (name == "errors") sql = errors(f);
   else if (name == "nccl_ranks") sql = nccl_ranks(f);
   else if (name == "gpu_sum") sql = gpu_sum(f);
+  else if (name == "stream_sum") sql = stream_sum(f);
   else if (name == "mem") sql = mem(f);
   else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);
