@@ -8,8 +8,9 @@
 # (`capture.host`); a copy can be renamed with
 #   sqlite3 COPY "UPDATE capture SET host = 'other'".
 # Prints per report and capture "same (N rows)" or the differing lines;
-# leaks and errors are compared without stack_id and stack (shipped stacks
-# are text; Python frames carry their file:line there).
+# Compared as CSV text (types, rounding and column order included); leaks
+# and errors without stack_id and stack (shipped stacks are text; Python
+# frames carry their file:line there).
 # Exits 1 when any differs.
 # usage: bench/fleet_compare.sh [BUILD_DIR] CAPTURE...   (from the repo root)
 set -euo pipefail
@@ -44,28 +45,36 @@ for t in launches api_calls copies syncs memory_ops stream_ops ioctls driver_obj
          gpu_process_metrics gpu_events gpu_times counters nccl_calls processes; do
   printf '  %-20s %s rows\n' "$t" "$(chq "SELECT count() FROM $t" gpuobs)"
 done
-REPORTS="kern_sum api_sum nccl_sum nccl_ranks copy_sum memset_sum sync_sum ioctl_sum launches calls errors mem leaks gpu_sum stream_sum"
+REPORTS="kern_sum api_sum nccl_sum nccl_ranks nccl_stalls copy_sum memset_sum sync_sum ioctl_sum launches calls errors mem leaks gpu_sum stream_sum"
 fail=0
 for cap in "$@"; do
   host=$(sqlite3 "$cap" 'SELECT host FROM capture')
   echo "=== $cap (host $host)"
   for r in $REPORTS; do
-    "$GPUOBS" report --format json "$r" "$cap" >"$T/local.json"
-    "$GPUOBS" report --format json --clickhouse "$URL" --host "$host" "$r" >"$T/remote.json"
-    if python3 - "$r" "$T/local.json" "$T/remote.json" <<'PY'
-import json, sys
-name, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-if name in ("leaks", "errors"):
-    for rows in (a, b):
-        for row in rows:
-            row.pop("stack_id", None); row.pop("stack", None)
+    # CSV, byte for byte (types and column order too), but for the
+    # columns of shipped stacks.
+    "$GPUOBS" report --format csv "$r" "$cap" >"$T/local.csv"
+    "$GPUOBS" report --format csv --clickhouse "$URL" --host "$host" "$r" >"$T/remote.csv"
+    if python3 - "$r" "$T/local.csv" "$T/remote.csv" <<'PY'
+import csv, sys
+name = sys.argv[1]
+def rows(path):
+    out = list(csv.reader(open(path, newline="")))
+    if name in ("leaks", "errors") and out:
+        drop = [i for i, c in enumerate(out[0]) if c in ("stack_id", "stack")]
+        out = [[v for i, v in enumerate(r) if i not in drop] for r in out]
+    return out
+a, b = rows(sys.argv[2]), rows(sys.argv[3])
+a, b = a[1:], b[1:]  # the header row: compared with the rows below
+if rows(sys.argv[2])[:1] != rows(sys.argv[3])[:1]:
+    print(f"  {name:10s} DIFFERENT columns"); sys.exit(1)
 if a == b:
     print(f"  {name:10s} same ({len(a)} rows)")
     sys.exit(0)
 print(f"  {name:10s} DIFFERENT: {len(a)} local rows, {len(b)} on ClickHouse")
 for i, (x, y) in enumerate(zip(a, b)):
     if x != y:
-        print("    local:", json.dumps(x)[:400]); print("    fleet:", json.dumps(y)[:400])
+        print("    local:", ",".join(x)[:400]); print("    fleet:", ",".join(y)[:400])
         break
 sys.exit(1)
 PY

@@ -19,4 +19,4 @@ FROM (
   SELECT process_id, 'launch', api, sum(launches), 0, 0, 0.0 FROM launch_agg GROUP BY process_id, api
 ) x JOIN processes p ON p.id = x.process_id
 WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
-ORDER BY x.calls DESC, pid, x.api;
+ORDER BY x.calls DESC, pid, x.api, x.process_id;

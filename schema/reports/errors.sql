@@ -38,4 +38,4 @@ FROM e JOIN processes p ON p.id = e.process_id, c
 WHERE (:pid IS NULL OR e.tgid = :pid) AND (:process IS NULL OR p.comm = :process)
   AND (:since_s IS NULL OR e.ts_mono_ns >= c.t0 + :since_s * 1e9)
   AND (:until_s IS NULL OR e.ts_mono_ns <= c.t0 + :until_s * 1e9)
-ORDER BY e.ts_mono_ns, layer;
+ORDER BY e.ts_mono_ns, layer, e.tid;

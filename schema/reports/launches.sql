@@ -20,4 +20,4 @@ WHERE (:pid IS NULL OR p.tgid = :pid) AND (:process IS NULL OR p.comm = :process
 -- column of that name (the host's kernel release), not the alias, and fold
 -- every kernel of an API into one row.
 GROUP BY l.process_id, l.api, 4
-ORDER BY launches DESC, pid, kernel;
+ORDER BY launches DESC, pid, kernel, api, l.process_id;

@@ -34,7 +34,7 @@ arr AS (
   FROM calls JOIN inst ON inst.comm_hash = calls.comm_hash AND inst.seq = calls.seq
   WHERE calls.process_id IN sel),
 late_stack AS (
-  SELECT comm_hash, rank, stack_id, row_number() OVER (PARTITION BY comm_hash, rank ORDER BY count(*) DESC) AS k
+  SELECT comm_hash, rank, stack_id, row_number() OVER (PARTITION BY comm_hash, rank ORDER BY count(*) DESC, stack_id) AS k
   FROM arr WHERE lateness IS NOT NULL AND stack_id IS NOT NULL GROUP BY comm_hash, rank, stack_id),
 site AS (
   SELECT ls.comm_hash, ls.rank,

@@ -32,4 +32,4 @@ SELECT p.tgid AS pid, p.comm AS process, o.stream AS stream,
        sum(o.what = 'graph_launch')                      AS graph_launches
 FROM ops o JOIN processes p ON p.id = o.process_id
 GROUP BY o.process_id, o.stream
-ORDER BY ops DESC, pid, stream;
+ORDER BY ops DESC, pid, stream, o.process_id;

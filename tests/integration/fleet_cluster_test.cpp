@@ -99,7 +99,8 @@ class ClusterFleet : public ::testing::Test {
     EXPECT_EQ(ch_scalar(all, "SELECT count() FROM " + table), s1 + s2) << table;
     // The stand-in device nodes refuse every ioctl: no driver object is
     // made on this machine (fleet_test.cpp says more).
-    if (table == "driver_objects") return;
+    // Nor a stall (Fleet.NcclStallsShippedPerRank... records one: 3 s).
+    if (table == "driver_objects" || table == "nccl_stalls") return;
     EXPECT_GT(s1, 0) << table;
     EXPECT_GT(s2, 0) << table;
   }
@@ -184,7 +185,9 @@ TEST_F(ClusterFleet, TheDistributedDatabaseHoldsEveryShardAndItsReportsEqualTheL
       } else {
         EXPECT_EQ(remote, local) << r << " on " << host;
       }
-      EXPECT_GT(std::count(local.begin(), local.end(), '\n'), 1) << r << " on " << host << ": no rows\n" << local;
+      if (r != "nccl_stalls") {  // no stall in these captures (see expect_sum_of_shards)
+        EXPECT_GT(std::count(local.begin(), local.end(), '\n'), 1) << r << " on " << host << ": no rows\n" << local;
+      }
     }
     auto [orc, on_one] = gpuobs_stdout("report --format csv" + one + r);
     auto [drc, on_cluster] = gpuobs_stdout("report --format csv" + dist + r);

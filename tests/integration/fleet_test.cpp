@@ -177,7 +177,7 @@ class Fleet : public ::testing::Test {
 
 TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   std::string out = ship(a_ + " " + b_);
-  EXPECT_NE(out.find(",15,0,0\n"), std::string::npos) << out;  // each: 15 tables sent, none there, none repaired
+  EXPECT_NE(out.find(",16,0,0\n"), std::string::npos) << out;  // each: 16 tables sent, none there, none repaired
   auto db = open_capture_readonly(a_);
   ASSERT_TRUE(db.ok());
   std::string host_a = text(*db, "SELECT host FROM capture");
@@ -185,7 +185,7 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   expect_same_rows("host-b", b_);
   auto ch = client(server_);
   EXPECT_EQ(ch_scalar(ch, "SELECT uniqExact(host_id) FROM launches"), 2);
-  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 30);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 32);
   // Each report on ClickHouse for one host is the local report, column for
   // column; over both hosts the counts double.
   for (const char* r : {"kern_sum", "api_sum", "nccl_sum", "copy_sum", "memset_sum", "sync_sum", "ioctl_sum", "mem",
@@ -276,7 +276,7 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   }
   // Shipped again: nothing sent, nothing doubled.
   out = ship(a_ + " " + b_);
-  EXPECT_NE(out.find(",0,0,0,15,0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(",0,0,0,16,0\n"), std::string::npos) << out;
   expect_same_rows(host_a, a_);
   expect_same_rows("host-b", b_);
 }
@@ -313,6 +313,37 @@ TEST_F(Fleet, NcclRanksNamesTheStragglerAndItsPythonLineOnClickHouse) {
   EXPECT_EQ(rows[0].at("python_site").rfind("reduce_grads (python_nccl_ranks.py:", 0), 0u) << remote;
 }
 
+// nccl_stalls on ClickHouse: rank 1 of 3 stops before its second
+// iteration (the stall watch's threshold 1 s, as Nccl.ARankThatNeverEnters...);
+// the shipped stall, one row per rank, gives the local report.
+TEST_F(Fleet, NcclStallsShippedPerRankAsTheLocalReport) {
+  auto rank = [&](int r, const std::string& extra) {
+    return std::string("FAKE_NCCL_LIBCUDA=") + FAKE_LIBCUDA + " " + NCCL_WORKLOAD + " --start-ms 300 --rank " +
+           std::to_string(r) + " --nranks 3 --id-file " + dir_.file("stall-id") + " --iters 2 " + extra +
+           " > /dev/null";
+  };
+  const std::string script = rank(0, "--linger-ms 3000") + " & " + rank(1, "--stop-before-iter 1") + " & P=$!; " +
+                             rank(2, "--linger-ms 3000") + " & sleep 3; kill $P; wait";
+  const std::string lib = FAKE_LIBNCCL, cap = dir_.file("stall.gpuobs");
+  ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
+                FAKE_LIBCUDA + " --nccl-stall 1 -o " + cap + " -- sh -c '" + script + "' 2> " + dir_.file("stall.log")),
+            0)
+      << read_file(dir_.file("stall.log"));
+  ASSERT_EQ(run("sqlite3 " + cap + " \"UPDATE capture SET host = 'host-stall'\""), 0);
+  ship(cap);
+  auto [lrc, local] = gpuobs_cli("report --format csv nccl_stalls " + cap);
+  auto [crc, remote] =
+      gpuobs_cli("report --format csv --clickhouse '" + server_.url() + "' --host host-stall nccl_stalls");
+  ASSERT_EQ(lrc, 0) << local;
+  ASSERT_EQ(crc, 0) << remote;
+  EXPECT_EQ(remote, local);
+  auto rows = csv_rows(remote);
+  ASSERT_EQ(rows.size(), 3u) << remote;
+  EXPECT_EQ(rows[0].at("rank") + ":" + rows[0].at("state") + ":" + rows[0].at("last_seq"), "1:missing:6") << remote;
+  EXPECT_EQ(rows[0].at("seq") + " " + rows[0].at("op") + " " + rows[0].at("kind"), "7 all_reduce missing") << remote;
+  EXPECT_EQ(rows[1].at("state"), "in") << remote;
+}
+
 // What a crash leaves, each state made by hand: a table whose rows all
 // landed but whose ledger row did not, and a table half sent. The next ship
 // writes the ledger for the first and sends the second again, whole.
@@ -331,9 +362,9 @@ TEST_F(Fleet, ACrashesLeftoversAreRepairedWithoutLossOrDuplicates) {
   ASSERT_TRUE(st.ok()) << st.error().message;
   EXPECT_EQ(st->tables_repaired, 1u);       // launches
   EXPECT_EQ(st->tables_already_there, 1u);  // api_calls
-  EXPECT_EQ(st->tables_skipped, 13u);       // the other 13
+  EXPECT_EQ(st->tables_skipped, 14u);       // the other 14
   expect_same_rows(id->host, a_);
-  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 15);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments"), 16);
 }
 
 // kill -9 of gpuobs ship at some point of its work, wherever that falls:
@@ -359,6 +390,40 @@ TEST_F(Fleet, AShipperKilledMidShipmentLosesAndDoublesNothing) {
     for (int i = 0; i < 100 && ch_scalar(ch, "SELECT count() FROM system.mutations WHERE is_done = 0") > 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+// A killed shipper's last insert still running on the server (made by hand
+// here: the segment's processes rows, inserted under the shipper's query
+// id, slowed by a 1 s sleep): the next shipper waits for it, finds the rows
+// there and sends none again (counted before it lands, they were doubled).
+TEST_F(Fleet, AnInsertOfAKilledShipperStillRunningIsWaitedForNotDoubled) {
+  auto id = fleet::capture_identity(a_);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  auto db = open_capture_readonly(a_);
+  ASSERT_TRUE(db.ok());
+  const int64_t procs = scalar(*db, "SELECT count(*) FROM processes");
+  const int64_t first = scalar(*db, "SELECT min(coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns))"
+                                    " + c.clock_offset_ns FROM processes p, capture c");
+  const std::string insert =
+      "INSERT INTO processes (host, host_id, segment, process_id, pid, comm, first_ns, last_ns) SELECT '" + id->host +
+      "', " + std::to_string(id->host_id) + ", " + std::to_string(id->segment) + ", number + 1, 1, 'x', " +
+      std::to_string(first) + ", " + std::to_string(first) + " FROM system.numbers WHERE sleep(1) = 0 LIMIT " +
+      std::to_string(procs);
+  const std::string qid = "gpuobs-" + std::to_string(id->segment) + "-processes-0";
+  ASSERT_EQ(run("curl -sS '" + server_.url() + "&query_id=" + qid + "' --data-binary \"" + insert + "\" > " +
+                dir_.file("slow.out") + " 2>&1 &"),
+            0);
+  auto ch = client(server_);
+  for (int i = 0; i < 50 && ch_scalar(ch, "SELECT count() FROM system.processes WHERE query_id = '" + qid + "'") == 0;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(ch_scalar(ch, "SELECT count() FROM system.processes WHERE query_id = '" + qid + "'"), 1)
+      << read_file(dir_.file("slow.out"));
+  auto st = fleet::ship_capture(ch, a_);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(st->tables_already_there, 1u);  // processes: the slow insert's rows, counted after it ended
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM processes"), procs);
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments WHERE table_name = 'processes'"), 1);
 }
 
 // Refusals: each a clear error, exit status 1 (2 for our own bad input),
@@ -415,8 +480,8 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   EXPECT_NE(out.find("columns not sent: processes.cgroup, processes.container_id (the database's tables lack them"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find(",13,0,0\n"), std::string::npos) << out;
-  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 13);
+  EXPECT_NE(out.find(",14,0,0\n"), std::string::npos) << out;
+  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 14);
   EXPECT_EQ(ch_scalar(old, "SELECT count() FROM processes"), scalar(*open_capture_readonly(a_), "SELECT count(*) FROM processes"));
   std::tie(rc, out) = gpuobs_cli("report --clickhouse '" + server_.url("old") + "' sync_sum");
   EXPECT_EQ(rc, 1) << out;
@@ -426,9 +491,9 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
   ASSERT_EQ(rc, 0) << out;
   std::tie(rc, out) = gpuobs_cli("ship --format csv --to '" + server_.url("old") + "' " + a_);
   EXPECT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find(",2,13,0\n"), std::string::npos) << out;  // copies and syncs sent, the 13 others in the ledger
+  EXPECT_NE(out.find(",2,14,0\n"), std::string::npos) << out;  // copies and syncs sent, the 14 others in the ledger
   EXPECT_EQ(out.find("columns not sent"), std::string::npos) << out;  // init added them back
-  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 15);
+  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 16);
   EXPECT_EQ(ch_scalar(old, "SELECT max(version) FROM schema_version"), 1);
   // copies without copy_id (a database from before it, its column dropped
   // here): copy_sum there has no GPU times to join, and says so as a

@@ -43,9 +43,10 @@ class ClickHouse {
   // error message (ClickHouse answers 4xx/5xx with "Code: N, e.displayText() = ...").
   Result<std::string> query(const std::string& sql, bool in_database = true) const;
   // INSERT INTO table (columns) FORMAT format (TabSeparated, RowBinary),
-  // the rows gzip-compressed.
+  // the rows gzip-compressed; query_id (optional) names the query in the
+  // server's system.processes while it runs.
   Status insert(const std::string& table, const std::string& columns, const std::string& rows,
-                const char* format = "TabSeparated") const;
+                const char* format = "TabSeparated", const std::string& query_id = "") const;
 
  private:
   Result<std::string> post(const std::string& url, const std::string& body, bool gzip) const;

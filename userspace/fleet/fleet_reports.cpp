@@ -24,7 +24,8 @@ struct Rounded {
 constexpr Rounded kRounded[] = {{"grid_avg", 1},  {"block_avg", 1},   {"shared_mem_avg", 1}, {"avg_ns", 1},
                                 {"stddev_ns", 1}, {"time_pct", 2},    {"avg_host_ns", 1},    {"avg_bytes", 1},
                                 {"gpu_avg_ns", 1}, {"gpu_stddev_ns", 1}, {"time_s", 6},
-                                {"gpu_gbps", 3}, {"first_s", 6}, {"last_s", 6}, {"seconds", 3}, {"mean", 3}};
+                                {"gpu_gbps", 3}, {"first_s", 6}, {"last_s", 6}, {"seconds", 3}, {"mean", 3},
+                                {"detected_s", 3}};
 
 Status round_like_sqlite(QueryResult& r) {
   sqlite3* db = nullptr;
@@ -353,7 +354,7 @@ std::string launches(const FleetFilter& f) {
          seconds_after_start("max(ts_ns)") + " AS x_last FROM (SELECT * FROM launches WHERE " + where(f) +
          ") ANY LEFT JOIN " + kSegmentStarts + " USING (host_id, segment)"
          " GROUP BY host_id, segment, process_id, api, kernel, s_start)"
-         " ORDER BY launches DESC, pid, kernel, host_id, segment, api";
+         " ORDER BY launches DESC, pid, kernel, api, host_id, segment, process_id";
 }
 
 // A query's CUDA_ERROR_NOT_READY / hipErrorNotReady is its ordinary answer
@@ -377,7 +378,7 @@ std::string calls(const FleetFilter& f) {
          " UNION ALL SELECT host_id, segment, process_id, api, toInt64(any(pid)), any(process), 'launch',"
          " toInt64(count()), toInt64(0), toInt64(0), 0. FROM launches WHERE " + where(f) +
          " GROUP BY host_id, segment, process_id, api)"
-         " ORDER BY calls DESC, pid, api, host_id, segment";
+         " ORDER BY calls DESC, pid, api, host_id, segment, process_id";
 }
 
 // printf('0x%08x', n) and printf('0x%x', n) as SQLite writes them (hex()
@@ -409,7 +410,7 @@ std::string errors(const FleetFilter& f) {
          " UNION ALL SELECT host_id, segment, ts_ns, toInt64(pid), process, toInt64(tid), 'ioctl', " + ioctl_call +
          ", if(ret < 0, toNullable(ret), status), status_name, " + head + " FROM ioctls WHERE ifNull(failed, ret < 0)"
          " AND " + where(f) + ") ANY LEFT JOIN " + kSegmentStarts +
-         " USING (host_id, segment) ORDER BY ts_ns, layer, host_id";
+         " USING (host_id, segment) ORDER BY ts_ns, layer, tid, host_id";
 }
 
 // nccl_ranks.sql across hosts: a rank is (host, pid) in its communicator;
@@ -427,25 +428,28 @@ std::string nccl_ranks(const FleetFilter& f) {
       "SELECT comm_hash, seq, min(ts_ns) AS i_first, max(ts_ns) AS i_last, uniqExact(host_id, pid) AS i_seen"
       " FROM nccl_calls WHERE seq > 0 AND comm_hash != 0 AND " + where(window) + " GROUP BY comm_hash, seq";
   // One row per (rank, stack): its calls, late ones, their lateness and
-  // waiting; the rank's site is the stack's with the most late calls.
+  // waiting; the rank's site is the stack's with the most late calls, the
+  // lowest stack id on a tie (stack_key: the capture's stack id), NULL
+  // where that stack has none. (As a tuple: argMax skips a Nullable
+  // argument's NULLs, which would pass the site to a lesser stack.)
   const std::string per_stack =
-      "SELECT comm_hash, rank, host_id, pid, stack, any(process) AS s_process, any(call_site) AS s_call,"
+      "SELECT comm_hash, rank, host_id, pid, stack_key, any(process) AS s_process, any(call_site) AS s_call,"
       " any(python_site) AS s_py, count() AS s_n, countIf(a_late > 0) AS s_late, sum(a_late) AS s_late_ns,"
       " sum(i_last - ts_ns) AS s_waited FROM (SELECT *, if(i_seen > 1 AND ts_ns = i_last AND i_last - i_first >="
       " 1000000, i_last - i_first, 0) AS a_late FROM (SELECT * FROM nccl_calls WHERE seq > 0 AND comm_hash != 0 AND " +
       where(f) + ") ANY INNER JOIN (" + inst + ") USING (comm_hash, seq))"
-      " GROUP BY comm_hash, rank, host_id, pid, stack";
+      " GROUP BY comm_hash, rank, host_id, pid, stack_key";
+  const std::string late_of_stack = "if(isNotNull(stack_key), s_late, 0)";
   return "SELECT y_comm AS comm, y_rank AS rank, y_tgid AS tgid, x_process AS process, x_n AS collectives,"
          " x_late AS late, x_late_ns AS late_ns, x_waited AS waited_ns, x_call AS call_site, x_py AS python_site"
          " FROM (SELECT *, if(comm_hash = 0, '(unknown)', concat(substring('0000000000000000', 1, 16 - length(" + h +
          ")), " + h + ")) AS y_comm, if(rank < 0, CAST(NULL AS Nullable(Int64)), toNullable(toInt64(rank))) AS y_rank,"
-         " toInt64(pid) AS y_tgid FROM ("
+         " toInt64(pid) AS y_tgid, if(x_site_late = 0, CAST(NULL AS Nullable(String)), tupleElement(x_site, 1)) AS x_call,"
+         " if(x_site_late = 0, CAST(NULL AS Nullable(String)), tupleElement(x_site, 2)) AS x_py FROM ("
          " SELECT comm_hash, rank, host_id, pid, any(s_process) AS x_process, toInt64(sum(s_n)) AS x_n,"
          " toInt64(sum(s_late)) AS x_late, toInt64(sum(s_late_ns)) AS x_late_ns, toInt64(sum(s_waited)) AS x_waited,"
-         " if(max(if(stack != '', s_late, 0)) = 0, CAST(NULL AS Nullable(String)),"
-         " argMax(if(stack != '', s_call, NULL), if(stack != '', s_late, 0))) AS x_call,"
-         " if(max(if(stack != '', s_late, 0)) = 0, CAST(NULL AS Nullable(String)),"
-         " argMax(if(stack != '', s_py, NULL), if(stack != '', s_late, 0))) AS x_py"
+         " max(" + late_of_stack + ") AS x_site_late,"
+         " argMax((s_call, s_py), (" + late_of_stack + ", -ifNull(stack_key, 0))) AS x_site"
          " FROM (" + per_stack + ") GROUP BY comm_hash, rank, host_id, pid))"
          " ORDER BY late DESC, late_ns DESC, comm, rank NULLS FIRST, host_id";
 }
@@ -525,11 +529,25 @@ std::string stream_sum(const FleetFilter& f) {
          " ORDER BY ops DESC, pid, stream NULLS FIRST, host_id, segment, process_id";
 }
 
+// nccl_stalls.sql: every stall of every segment, one row per rank, the
+// missing ranks first; detected_s after the segment's start. Filters: the
+// host, --pid (the rank's process) and the time of detection.
+std::string nccl_stalls(const FleetFilter& f) {
+  FleetFilter w = f;
+  w.process.clear();  // the rows name a rank's pid, not its process
+  const std::string h = "lower(hex(comm_hash))";
+  return "SELECT stall_id AS stall, " + seconds_after_start("ts_ns") +
+         " AS detected_s, concat(substring('0000000000000000', 1, 16 - length(" + h + ")), " + h +
+         ") AS comm, seq, op, kind, waited_ns, rank, toInt64(pid) AS tgid, state, last_seq, last_api, call_site,"
+         " python_site FROM (SELECT * FROM nccl_stalls WHERE " + where(w) + ") ANY LEFT JOIN " + kSegmentStarts +
+         " USING (host_id, segment) ORDER BY host_id, segment, stall, state != 'missing', rank";
+}
+
 }  // namespace
 
 std::vector<std::string> fleet_report_names() {
   return {"kern_sum", "api_sum",   "nccl_sum", "copy_sum", "memset_sum", "sync_sum",
-          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks", "gpu_sum", "stream_sum"};
+          "ioctl_sum", "launches", "calls",    "errors",   "mem",        "leaks", "nccl_ranks", "nccl_stalls", "gpu_sum", "stream_sum"};
 }
 
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f) {
@@ -540,10 +558,16 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
     if (auto t = require_table(ch, "syncs"); !t) return t.error();
   if (name == "ioctl_sum" || name == "errors")
     if (auto t = require_table(ch, "ioctls"); !t) return t.error();
+  if (name == "errors")
+    if (auto c = require_columns(ch, "ioctls", {"object_class", "control"}); !c) return c.error();
+  if (name == "nccl_ranks")
+    if (auto c = require_columns(ch, "nccl_calls", {"call_site", "python_site", "stack_key"}); !c) return c.error();
   if (name == "gpu_sum")
     if (auto t = require_table(ch, "gpu_metrics"); !t) return t.error();
   if (name == "stream_sum")
     if (auto t = require_table(ch, "stream_ops"); !t) return t.error();
+  if (name == "nccl_stalls")
+    if (auto t = require_table(ch, "nccl_stalls"); !t) return t.error();
   if (name == "mem" || name == "leaks")
     if (auto t = require_table(ch, "memory_ops"); !t) return t.error();
   auto tables = fleet_tables(ch);
@@ -557,6 +581,7 @@ Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& na
   else if (name == "nccl_ranks") sql = nccl_ranks(f);
   else if (name == "gpu_sum") sql = gpu_sum(f);
   else if (name == "stream_sum") sql = stream_sum(f);
+  else if (name == "nccl_stalls") sql = nccl_stalls(f);
   else if (name == "mem") sql = mem(f);
   else if (name == "leaks") sql = leaks(f);
   else if (name == "api_sum") sql = api_sum(f);

@@ -31,7 +31,7 @@ const char* const kTables[] = {
      " process String, tid UInt32, api String, op String, comm_hash UInt64, rank Int32, nranks Int32, seq Int64,"
      " count Nullable(UInt64), datatype String, redop String, peer Nullable(Int64), stream Nullable(UInt64),"
      " bytes Nullable(Int64), result Nullable(Int64), stack String, call_site Nullable(String),"
-     " python_site Nullable(String))"
+     " python_site Nullable(String), stack_key Nullable(Int64))"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, comm_hash, seq, host, ts_ns)"),
     // Added since (the version stays: a build ships the tables there are).
     ("CREATE TABLE IF NOT EXISTS copies (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
@@ -96,6 +96,14 @@ const char* const kTables[] = {
      " process String, call_table String, row_id Int64, kernel Nullable(String), device Nullable(Int64),"
      " stream_id Nullable(Int64), correlation_id Nullable(Int64), activities Int64, joined_by String)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, call_table, ts_ns)"),
+    // The stall watch's stuck collectives, one row per stall and rank (the
+    // rank's call_site and python_site as nccl_stalls.sql finds them).
+    ("CREATE TABLE IF NOT EXISTS nccl_stalls (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
+     " host_id UInt64, segment UInt64, ts_ns Int64, stall_id Int64, comm_hash UInt64, seq Int64, op String,"
+     " kind String, nranks Nullable(Int64), ranks_in String, ranks_missing String, waited_ns Int64,"
+     " rank Nullable(Int64), pid UInt32, state String, last_seq Nullable(Int64), last_api Nullable(String),"
+     " call_site Nullable(String), python_site Nullable(String))"
+     " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, comm_hash, seq)"),
     // Every counter of a segment as it ended (drops, failures to attach or
     // to symbolize): ts_ns is the segment's end.
     ("CREATE TABLE IF NOT EXISTS counters (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
@@ -116,6 +124,8 @@ constexpr AddedColumn kAddedColumns[] = {
     {"processes", "exit_code", "Nullable(Int64)"}, {"processes", "cgroup", "Nullable(String)"},
     {"processes", "container_id", "Nullable(String)"}, {"copies", "copy_id", "Int64"},
     {"nccl_calls", "call_site", "Nullable(String)"},   {"nccl_calls", "python_site", "Nullable(String)"},
+    {"nccl_calls", "stack_key", "Nullable(Int64)"},    {"ioctls", "object_class", "Nullable(Int64)"},
+    {"ioctls", "control", "Nullable(Int64)"},
 };
 
 }  // namespace
@@ -165,6 +175,20 @@ Result<std::set<std::string>> table_columns(const ClickHouse& ch, const std::str
   std::set<std::string> out;
   for (const auto& [name, type] : *types) out.insert(name);
   return out;
+}
+
+Status require_columns(const ClickHouse& ch, const std::string& table, std::initializer_list<const char*> columns) {
+  auto have = table_columns(ch, table);
+  if (!have) return have.error();
+  std::string missing;
+  for (const char* c : columns)
+    if (!have->count(c)) missing += (missing.empty() ? "" : ", ") + std::string(c);
+  if (!missing.empty())
+    return make_error("table " + table + " of database " + ch.endpoint().database + " has no column " + missing +
+                          " (made by a gpuobs that did not ship it yet)",
+                      "run gpuobs clickhouse init " + ch.endpoint().display() + " to add it; segments shipped before "
+                      "have it empty");
+  return {};
 }
 
 Status require_table(const ClickHouse& ch, const std::string& table) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -22,10 +23,11 @@ namespace gpuobs::fleet {
 // that keep the version): copies (memcpy and memset calls with their bytes
 // and direction), syncs (what each synchronization waited on), memory_ops,
 // stream_ops, ioctls, driver_objects, gpu_metrics, gpu_process_metrics,
-// gpu_events, gpu_times and counters, processes' ppid, exe, exit_code,
+// gpu_events, gpu_times, nccl_stalls and counters, processes' ppid, exe, exit_code,
 // cgroup and container_id, copies' copy_id (the call's row id, which
-// gpu_times.row_id names), and nccl_calls' call_site and python_site (as
-// nccl_ranks names them, from the call's stack). A build ships the tables and columns the
+// gpu_times.row_id names), nccl_calls' call_site, python_site (as
+// nccl_ranks names them, from the call's stack) and stack_key (the stack's
+// id in its segment), and ioctls' object_class and control. A build ships the tables and columns the
 // database has and reports over those; adding a table or a column does not
 // change the version, so a fleet whose hosts run different gpuobs builds
 // keeps shipping (a newer version is one an older build could not ship
@@ -44,6 +46,9 @@ Result<std::set<std::string>> fleet_tables(const ClickHouse& ch);
 // with their types.
 Result<std::set<std::string>> table_columns(const ClickHouse& ch, const std::string& table);
 Result<std::map<std::string, std::string>> column_types(const ClickHouse& ch, const std::string& table);
+// An error naming the fix when table lacks one of columns (added since:
+// `gpuobs clickhouse init` adds them).
+Status require_columns(const ClickHouse& ch, const std::string& table, std::initializer_list<const char*> columns);
 // An error naming the fix when the database lacks table (made by a gpuobs
 // that did not know it: `gpuobs clickhouse init` adds it).
 Status require_table(const ClickHouse& ch, const std::string& table);
@@ -66,7 +71,7 @@ inline constexpr FleetTable kApiCallsTable{
 inline constexpr FleetTable kNcclCallsTable{
     "nccl_calls",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, count, "
-    "datatype, redop, peer, stream, bytes, result, call_site, python_site, stack"};
+    "datatype, redop, peer, stream, bytes, result, call_site, python_site, stack_key, stack"};
 inline constexpr FleetTable kCopiesTable{
     "copies",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, kind, direction, bytes, async, "
@@ -102,6 +107,10 @@ inline constexpr FleetTable kGpuTimesTable{
     "gpu_times",
     "host, host_id, segment, ts_ns, end_ns, duration_ns, process_id, pid, process, call_table, row_id, kernel, device, "
     "stream_id, correlation_id, activities, joined_by"};
+inline constexpr FleetTable kNcclStallsTable{
+    "nccl_stalls",
+    "host, host_id, segment, ts_ns, stall_id, comm_hash, seq, op, kind, nranks, ranks_in, ranks_missing, waited_ns, "
+    "rank, pid, state, last_seq, last_api, call_site, python_site"};
 inline constexpr FleetTable kCountersTable{"counters", "host, host_id, segment, ts_ns, name, value, source"};
 
 }  // namespace gpuobs::fleet

@@ -85,7 +85,7 @@ const Source kSources[] = {
      " SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.comm, ''), n.tid, n.api, n.op,"
      " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
      " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, x.call_site,"
-     " x.python_site, n.stack_id FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"
+     " x.python_site, n.stack_id, n.stack_id FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"
      " LEFT JOIN sites x ON x.stack_id = n.stack_id",
      true},
     {&kCopiesTable,
@@ -136,6 +136,20 @@ const Source kSources[] = {
      " coalesce(p.comm, ''), t.call_table, t.row_id, t.kernel, t.device, t.stream_id, t.correlation_id,"
      " t.activities, t.joined_by FROM gpu_times t LEFT JOIN processes p ON p.id = t.process_id",
      false},
+    {&kNcclStallsTable,
+     "SELECT s.detected_mono_ns + ?1, s.id, coalesce(s.comm_hash, 0), s.seq, s.op, s.kind, s.nranks,"
+     " coalesce(s.ranks_in, ''), coalesce(s.ranks_missing, ''), s.waited_ns, r.rank, r.tgid, r.state, r.last_seq,"
+     " r.last_api,"
+     " (SELECT coalesce(ss.symbol, printf('%s+0x%x', ss.module, ss.offset)) FROM nccl_calls n"
+     " JOIN stack_symbols ss ON ss.stack_id = n.stack_id WHERE n.tgid = r.tgid AND n.ts_mono_ns = r.last_call_mono_ns"
+     " AND ss.module NOT LIKE '%libnccl.so%' AND ss.module NOT LIKE '%librccl.so%' ORDER BY n.id, ss.position LIMIT 1),"
+     " (SELECT printf('%s (%s:%d)', ss.symbol, replace(ss.file, rtrim(ss.file, replace(ss.file, '/', '')), ''),"
+     " ss.line) FROM nccl_calls n JOIN stack_symbols ss ON ss.stack_id = n.stack_id"
+     " WHERE n.tgid = r.tgid AND n.ts_mono_ns = r.last_call_mono_ns AND ss.kind = 'python'"
+     " ORDER BY n.id, (ss.file LIKE '%/site-packages/%' OR ss.file LIKE '%/dist-packages/%'"
+     " OR ss.file GLOB '*/lib/python3.[0-9]*/*' OR ss.file GLOB '<*>'), ss.position LIMIT 1)"
+     " FROM nccl_stalls s JOIN nccl_stall_ranks r ON r.stall_id = s.id ORDER BY s.id, r.rank",
+     false},
     {&kCountersTable,
      "SELECT coalesce(c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, k.name, k.value,"
      " coalesce(k.source, '') FROM counters k, capture c ORDER BY k.name",
@@ -177,6 +191,28 @@ Status wait_for_mutations(const ClickHouse& ch, const std::string& table, const 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return make_error("ClickHouse did not finish deleting a partial shipment from " + table + " within 60 s");
+}
+
+// A shipper killed mid-insert (kill -9, a crash) leaves its last INSERT to
+// the server, which finishes it after the client is gone: counted before it
+// lands, its rows would be sent again and then doubled. Every insert is
+// named gpuobs-SEGMENT-TABLE-N (query_id), so a later shipper waits until
+// no insert of this segment's table runs before it counts what is there.
+std::string insert_prefix(uint64_t segment, const std::string& table) {
+  return "gpuobs-" + std::to_string(segment) + "-" + table + "-";
+}
+
+Status wait_for_inserts(const ClickHouse& ch, uint64_t segment, const std::string& table, const ShipOptions& opt) {
+  for (int i = 0; i < 600; ++i) {
+    auto r = ch.query("SELECT count() FROM system.processes WHERE startsWith(query_id, '" +
+                      insert_prefix(segment, table) + "')");
+    if (!r) return r.error();
+    if (count_of(*r) == 0) return {};
+    if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return make_error("an insert of an earlier try into " + table + " is still running on ClickHouse after 60 s",
+                    "the next try waits for it again");
 }
 
 }  // namespace
@@ -301,6 +337,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       ++stats.tables_skipped;
       continue;
     }
+    if (auto w = wait_for_inserts(ch, id->segment, table, opt); !w) return w.error();
     auto there = ch.query("SELECT count() FROM " + table + where);
     if (!there) return there.error();
     const uint64_t existing = count_of(*there);
@@ -333,7 +370,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
       st.bind(1, id->clock_offset_ns);
       std::string* chunk = &bufs[cur];
       chunk->clear();
-      uint64_t in_chunk = 0, sent = 0;
+      uint64_t in_chunk = 0, sent = 0, inserts = 0;
       // The previous chunk's insert (gzip, the request, the server's parse)
       // runs while the next chunk is read and formatted: two chunks in memory
       // at most. Its future is waited for before the next one starts, and by
@@ -345,9 +382,11 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
         if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
         if (auto w = wait_pending(); !w) return w.error();
         stats.bytes_sent += chunk->size();
-        pending = std::async(std::launch::async, [&ch, &table, &columns, body = chunk] {
-          return ch.insert(table, columns, *body, "RowBinary");
-        });
+        pending = std::async(std::launch::async,
+                             [&ch, &table, &columns, body = chunk,
+                              qid = insert_prefix(id->segment, table) + std::to_string(inserts++)] {
+                               return ch.insert(table, columns, *body, "RowBinary", qid);
+                             });
         // The other buffer: its insert was waited for above. Its capacity
         // stays (a fresh string would grow and fault its pages in again).
         cur ^= 1;
