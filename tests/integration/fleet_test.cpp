@@ -426,6 +426,26 @@ TEST_F(Fleet, AnInsertOfAKilledShipperStillRunningIsWaitedForNotDoubled) {
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM segments WHERE table_name = 'processes'"), 1);
 }
 
+// A segment's rows without any ledger row (a shipper that died in its
+// first table): times after the segment's start are NULL, not Unix time.
+TEST_F(Fleet, TimesOfASegmentWithoutLedgerRowsAreNull) {
+  ship(a_);
+  auto ch = client(server_);
+  ASSERT_TRUE(ch.query("ALTER TABLE segments DELETE WHERE 1").ok());
+  for (int i = 0; i < 100 && ch_scalar(ch, "SELECT count() FROM system.mutations WHERE is_done = 0") > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto [rc, out] = run_output(std::string(GPUOBS_BIN) + " report --format json --clickhouse '" + server_.url() +
+                              "' launches 2>/dev/null");
+  ASSERT_EQ(rc, 0) << out;
+  auto rows = nlohmann::json::parse(out);
+  ASSERT_FALSE(rows.empty()) << out;
+  for (const auto& r : rows) {
+    EXPECT_TRUE(r["first_s"].is_null()) << r.dump();
+    EXPECT_TRUE(r["last_s"].is_null()) << r.dump();
+    EXPECT_GT(r["launches"].get<int64_t>(), 0) << r.dump();
+  }
+}
+
 // Refusals: each a clear error, exit status 1 (2 for our own bad input),
 // and nothing shipped.
 TEST_F(Fleet, RefusalsAreClearAndShipNothing) {

@@ -287,7 +287,11 @@ const std::string kSegmentStarts =
     "(SELECT host_id, segment, min(start_ns) AS s_start FROM segments GROUP BY host_id, segment)";
 
 // Seconds after the segment's start, rounded by SQLite (kRounded: 6 digits).
-std::string seconds_after_start(const std::string& ns) { return "toFloat64(" + ns + " - s_start) / 1e9"; }
+// NULL for rows of a segment with no ledger row yet (a shipper that died
+// in its first table: the join gives 0, which would read as Unix time).
+std::string seconds_after_start(const std::string& ns) {
+  return "if(s_start = 0, CAST(NULL AS Nullable(Float64)), toNullable(toFloat64(" + ns + " - s_start) / 1e9))";
+}
 
 // The successful allocations of memory_ops never freed in their segment
 // (no row of the segment names them in alloc_id), as the leaks view.
