@@ -36,12 +36,7 @@ T=$(mktemp -d /tmp/fleet-bench.XXXXXX)
 CH_PID='' RELAY_PID=''
 cleanup() {
   [ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null && wait "$RELAY_PID" 2>/dev/null
-  if [ -n "$CH_PID" ]; then
-    kill "$CH_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$CH_PID" 2>/dev/null || true
-    wait "$CH_PID" 2>/dev/null || true
-  fi
+  [ -z "$CH_PID" ] || ch_stop  # set only once lib_clickhouse.sh started it
   rm -rf "$T"
 }
 trap cleanup EXIT

@@ -22,12 +22,7 @@ GPUOBS=$B/cli/gpuobs
 T=$(mktemp -d /tmp/fleet-compare.XXXXXX)
 CH_PID=''
 cleanup() {
-  if [ -n "$CH_PID" ]; then
-    kill "$CH_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$CH_PID" 2>/dev/null || true
-    wait "$CH_PID" 2>/dev/null || true
-  fi
+  [ -z "$CH_PID" ] || ch_stop  # set only once lib_clickhouse.sh started it
   rm -rf "$T"
 }
 trap cleanup EXIT

@@ -2,9 +2,16 @@
 # config and data under $T/ch (T: the caller's temp dir), free ports on
 # 127.0.0.1, a `default` user without a password; CH_PID set for the
 # caller's cleanup to stop, CH the base URL, chq SQL [DATABASE] to query.
-# Needs: T, and the caller's EXIT trap to kill $CH_PID. CLICKHOUSE_SERVER:
-# the server binary (default /usr/sbin/clickhouse-server).
+# Needs: T, and the caller's EXIT trap to call ch_stop when CH_PID is set.
+# CLICKHOUSE_SERVER: the server binary (default /usr/sbin/clickhouse-server).
 CHS=${CLICKHOUSE_SERVER:-/usr/sbin/clickhouse-server}
+ch_stop() {  # SIGTERM, up to 10 s, then SIGKILL
+  kill "$CH_PID" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$CH_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$CH_PID" 2>/dev/null || true
+  wait "$CH_PID" 2>/dev/null || true
+  CH_PID=''
+}
 free_port() {  # the first port from $1 up that nothing answers on
   local p=$1
   while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done

@@ -89,6 +89,22 @@ class ClickHouseServer {
     pid_ = -1;
   }
   void start() {
+    // Ports are chosen free, then bound by the server: another process can
+    // take one in between (the server then exits with "Address already in
+    // use"). A first start tries fresh ports, up to 3 times; a restart keeps
+    // its ports (a test stops and starts the same server).
+    const bool first = http_port_ < 0;
+    for (int attempt = 0;; ++attempt) {
+      start_once();
+      if (!first || error_.find("Address already in use") == std::string::npos || attempt == 2 || opt_.tcp_port > 0)
+        return;
+      http_port_ = -1;
+      run("rm -rf " + dir_);
+    }
+  }
+
+ private:
+  void start_once() {
     error_.clear();
     if (access(kClickHouseServer, X_OK) != 0) {
       error_ = std::string(kClickHouseServer) + " missing: scripts/install-deps.sh installs clickhouse-server";
@@ -126,7 +142,6 @@ class ClickHouseServer {
     error_ = "clickhouse-server did not answer within 30 s: " + read_file(dir_ + "/server.err.log");
   }
 
- private:
   void write_config() {
     std::ofstream(dir_ + "/config.xml")
         << "<?xml version=\"1.0\"?>\n<yandex>\n"

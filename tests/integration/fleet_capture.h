@@ -1,6 +1,7 @@
-// The captures the fleet tests ship (fleet_test.cpp, fleet_cluster_test.cpp):
-// real recordings of the test workloads on the fake libraries, with every
-// table the shipper sends given rows, as far as a GPU-less machine can.
+// What the fleet tests share (fleet_test.cpp, fleet_cluster_test.cpp): the
+// captures they ship (real recordings of the test workloads on the fake
+// libraries, with every table the shipper sends given rows, as far as a
+// GPU-less machine can), a client of a test server and a scalar query.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "clickhouse_server.h"
+#include "fleet/clickhouse_client.h"
 #include "run_util.h"
 #include "unit/test_util.h"
 
@@ -63,6 +66,18 @@ inline void add_gpu_times(const std::string& capture) {
                 " x.ts_mono_ns - c.start_mono_ns + 3000, 700 + x.id % 13, 0, 7, x.id, 1, 0 FROM copies x, capture c"
                 " WHERE x.id % 2 = 0\""),
             0);
+}
+
+inline fleet::ClickHouse client(const ClickHouseServer& s, const std::string& db = "gpuobs") {
+  auto ep = fleet::parse_endpoint(s.url(db));
+  EXPECT_TRUE(ep.ok());
+  return fleet::ClickHouse(*ep);
+}
+
+inline int64_t ch_scalar(const fleet::ClickHouse& ch, const std::string& sql) {
+  auto r = ch.query(sql);
+  EXPECT_TRUE(r.ok()) << sql << ": " << r.error().message;
+  return r.ok() ? std::strtoll(r->c_str(), nullptr, 10) : -1;
 }
 
 }  // namespace gpuobs::testing

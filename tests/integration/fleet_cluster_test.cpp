@@ -43,18 +43,6 @@ std::pair<int, std::string> gpuobs_stdout(const std::string& args) {
   return run_output(std::string(GPUOBS_BIN) + " " + args + " 2>/dev/null");
 }
 
-fleet::ClickHouse client(const ClickHouseServer& s, const std::string& db) {
-  auto ep = fleet::parse_endpoint(s.url(db));
-  EXPECT_TRUE(ep.ok());
-  return fleet::ClickHouse(*ep);
-}
-
-int64_t ch_scalar(const fleet::ClickHouse& ch, const std::string& sql) {
-  auto r = ch.query(sql);
-  EXPECT_TRUE(r.ok()) << sql << ": " << r.error().message;
-  return r.ok() ? std::strtoll(r->c_str(), nullptr, 10) : -1;
-}
-
 // The shipped tables as the shard database has them (not a list of this
 // test's: a table added to fleet_schema.cpp is checked too).
 std::vector<std::string> shard_tables(const fleet::ClickHouse& shard) {

@@ -44,18 +44,6 @@ void copy_as_host(const std::string& from, const std::string& to, const std::str
   ASSERT_EQ(run("sqlite3 " + to + " \"UPDATE capture SET host = '" + host + "'\""), 0);
 }
 
-fleet::ClickHouse client(const ClickHouseServer& s, const std::string& db = "gpuobs") {
-  auto ep = fleet::parse_endpoint(s.url(db));
-  EXPECT_TRUE(ep.ok());
-  return fleet::ClickHouse(*ep);
-}
-
-int64_t ch_scalar(const fleet::ClickHouse& ch, const std::string& sql) {
-  auto r = ch.query(sql);
-  EXPECT_TRUE(r.ok()) << sql << ": " << r.error().message;
-  return r.ok() ? std::strtoll(r->c_str(), nullptr, 10) : -1;
-}
-
 class Fleet : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -66,6 +54,19 @@ class Fleet : public ::testing::Test {
     copy_as_host(a_, b_, "host-b");
     auto [rc, out] = gpuobs_cli("clickhouse init '" + server_.url() + "'");
     ASSERT_EQ(rc, 0) << out;
+  }
+  // Records `sh -c script` with the fake libnccl found first (record's extra
+  // options: opts), names its host and ships it; the capture's path.
+  std::string record_and_ship(const std::string& name, const std::string& script, const std::string& host,
+                              const std::string& opts = "") {
+    const std::string lib = FAKE_LIBNCCL, cap = dir_.file(name + ".gpuobs"), log = dir_.file(name + ".log");
+    EXPECT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
+                  FAKE_LIBCUDA + " " + opts + " -o " + cap + " -- sh -c '" + script + "' 2> " + log),
+              0)
+        << read_file(log);
+    EXPECT_EQ(run("sqlite3 " + cap + " \"UPDATE capture SET host = '" + host + "'\""), 0);
+    ship(cap);
+    return cap;
   }
   std::string ship(const std::string& files, int want_rc = 0) {
     auto [rc, out] = gpuobs_cli("ship --format csv --to '" + server_.url() + "' " + files);
@@ -293,13 +294,8 @@ TEST_F(Fleet, NcclRanksNamesTheStragglerAndItsPythonLineOnClickHouse) {
     sh += "/usr/bin/python3.11 " + script + " " + FAKE_LIBNCCL + " " + NATIVE_THREAD_LAUNCHER + " " +
           std::to_string(r) + " 3 " + dir_.file("pyid") + " 5 60 > /dev/null & ";
   sh += "wait";
-  const std::string lib = FAKE_LIBNCCL, cap = dir_.file("py.gpuobs");
-  ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
-                FAKE_LIBCUDA + " -o " + cap + " -- sh -c '" + sh + "' 2> " + dir_.file("py.log")),
-            0)
-      << read_file(dir_.file("py.log"));
-  ASSERT_EQ(run("sqlite3 " + cap + " \"UPDATE capture SET host = 'host-py'\""), 0);
-  ship(cap);
+  const std::string cap = record_and_ship("py", sh, "host-py");
+  ASSERT_FALSE(HasFailure());
   auto [lrc, local] = gpuobs_cli("report --format csv nccl_ranks " + cap);
   auto [crc, remote] = gpuobs_cli("report --format csv --clickhouse '" + server_.url() + "' --host host-py nccl_ranks");
   ASSERT_EQ(lrc, 0) << local;
@@ -324,13 +320,8 @@ TEST_F(Fleet, NcclStallsShippedPerRankAsTheLocalReport) {
   };
   const std::string script = rank(0, "--linger-ms 3000") + " & " + rank(1, "--stop-before-iter 1") + " & P=$!; " +
                              rank(2, "--linger-ms 3000") + " & sleep 3; kill $P; wait";
-  const std::string lib = FAKE_LIBNCCL, cap = dir_.file("stall.gpuobs");
-  ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " + GPUOBS_BIN + " record --libcuda " +
-                FAKE_LIBCUDA + " --nccl-stall 1 -o " + cap + " -- sh -c '" + script + "' 2> " + dir_.file("stall.log")),
-            0)
-      << read_file(dir_.file("stall.log"));
-  ASSERT_EQ(run("sqlite3 " + cap + " \"UPDATE capture SET host = 'host-stall'\""), 0);
-  ship(cap);
+  const std::string cap = record_and_ship("stall", script, "host-stall", "--nccl-stall 1");
+  ASSERT_FALSE(HasFailure());
   auto [lrc, local] = gpuobs_cli("report --format csv nccl_stalls " + cap);
   auto [crc, remote] =
       gpuobs_cli("report --format csv --clickhouse '" + server_.url() + "' --host host-stall nccl_stalls");

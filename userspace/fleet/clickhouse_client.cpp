@@ -204,6 +204,15 @@ Result<std::string> ClickHouse::post(const std::string& url, const std::string& 
   return response;
 }
 
+std::string sql_literal(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
 void append_tsv_field(std::string& out, std::string_view s) {
   for (char ch : s) {
     switch (ch) {

@@ -53,6 +53,9 @@ class ClickHouse {
   Endpoint ep_;
 };
 
+// A ClickHouse string literal: s in single quotes, ' and \ escaped
+// (host and process names are untrusted text).
+std::string sql_literal(std::string_view s);
 // One TabSeparated field: \, tab, newline and carriage return escaped as
 // ClickHouse reads them (traced names are untrusted text).
 void append_tsv_field(std::string& out, std::string_view s);

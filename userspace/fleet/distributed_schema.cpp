@@ -9,16 +9,6 @@
 namespace gpuobs::fleet {
 namespace {
 
-// A ClickHouse string literal.
-std::string literal(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "'";
-}
-
 // A name pasted into DDL unquoted: letters, digits and _, not starting with
 // a digit (the database names parse_endpoint takes; gpuobs's table names).
 bool identifier(const std::string& s) {
@@ -60,7 +50,7 @@ std::vector<std::string> engine_args(const std::string& engine_full) {
 // A table's columns as one comparable text: name, type and default, in order.
 Result<std::string> columns_of(const ClickHouse& ch, const std::string& database, const std::string& table) {
   return ch.query("SELECT name, type, default_kind, default_expression FROM system.columns WHERE database = " +
-                      literal(database) + " AND table = " + literal(table),
+                      sql_literal(database) + " AND table = " + sql_literal(table),
                   false);
 }
 
@@ -68,7 +58,7 @@ Result<std::string> columns_of(const ClickHouse& ch, const std::string& database
 
 Result<DistributedSource> distributed_source(const ClickHouse& ch) {
   // Not in the database: it may not exist yet (init), which is no error here.
-  auto r = ch.query("SELECT engine_full FROM system.tables WHERE database = " + literal(ch.endpoint().database) +
+  auto r = ch.query("SELECT engine_full FROM system.tables WHERE database = " + sql_literal(ch.endpoint().database) +
                         " AND engine = 'Distributed' ORDER BY name LIMIT 1",
                     false);
   if (!r) return r.error();
@@ -109,7 +99,7 @@ Result<DistributedInit> init_distributed_schema(const ClickHouse& ch, const std:
                       2);
   // The cluster, as this server's config.xml names it (Distributed tables
   // are made without, and fail only when read).
-  auto shards = ch.query("SELECT uniqExact(shard_num) FROM system.clusters WHERE cluster = " + literal(cluster), false);
+  auto shards = ch.query("SELECT uniqExact(shard_num) FROM system.clusters WHERE cluster = " + sql_literal(cluster), false);
   if (!shards) return shards.error();
   DistributedInit out;
   out.shards = std::strtoull(shards->c_str(), nullptr, 10);
@@ -174,7 +164,7 @@ Result<DistributedInit> init_distributed_schema(const ClickHouse& ch, const std:
     // (with more than one shard), so rows only arrive through a shard.
     if (auto r =
             ch.query("CREATE TABLE IF NOT EXISTS " + t + " AS " + shard_database + "." + t + " ENGINE = Distributed(" +
-                     literal(cluster) + ", " + literal(shard_database) + ", " + literal(t) + ")");
+                     sql_literal(cluster) + ", " + sql_literal(shard_database) + ", " + sql_literal(t) + ")");
         !r)
       return r.error();
   }

@@ -53,21 +53,12 @@ Status round_like_sqlite(QueryResult& r) {
   return {};
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "'";
-}
-
 // The WHERE clause every report's rows go through.
 std::string where(const FleetFilter& f) {
   std::string w = "1";
-  if (!f.host.empty()) w += " AND host = " + quote(f.host);
+  if (!f.host.empty()) w += " AND host = " + sql_literal(f.host);
   if (f.pid) w += " AND pid = " + std::to_string(*f.pid);
-  if (!f.process.empty()) w += " AND process = " + quote(f.process);
+  if (!f.process.empty()) w += " AND process = " + sql_literal(f.process);
   char buf[64];
   if (f.since_s) {
     std::snprintf(buf, sizeof buf, "%.0f", *f.since_s * 1e9);

@@ -279,15 +279,9 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   // day either side of the capture, so the lookup reads a few granules, not
   // the fleet.
   auto day = [](int64_t ns, int64_t shift) { return std::to_string(ns / 1000000000 + shift * 86400); };
-  std::string quoted_host = "'";
-  for (char c : id->host) {
-    if (c == '\'' || c == '\\') quoted_host += '\\';
-    quoted_host += c;
-  }
-  quoted_host += "'";
   const std::string ledger_where = " WHERE host_id = " + std::to_string(id->host_id) +
                                    " AND segment = " + std::to_string(id->segment);
-  const std::string where = ledger_where + " AND host = " + quoted_host + " AND date BETWEEN toDate(" +
+  const std::string where = ledger_where + " AND host = " + sql_literal(id->host) + " AND date BETWEEN toDate(" +
                             day(id->start_ns, -1) + ") AND toDate(" + day(id->end_ns, 1) + ")";
 
   // The two buffers inserts are made from, one filled while the other is

@@ -2,32 +2,15 @@
 // tenfold, random bytes that do not shrink at all (the output must grow past
 // its first guess of an eighth of the input), and nothing.
 #include "common/gzip.h"
+#include "gunzip_util.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
-
 #include <random>
 #include <string>
 
 using namespace gpuobs;
 
-namespace {
-
-std::string gunzip(const std::string& gz, size_t expect) {
-  std::string out(expect + 16, '\0');
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = static_cast<uInt>(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
-
-}  // namespace
+using gpuobs::testing::gunzip;
 
 TEST(Gzip, RoundTripsTextRandomBytesAndNothing) {
   std::string text;

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "gunzip_util.h"
 #include "catalogue/api_spec.h"
 #include "export/chrome_writer.h"
 #include "export/perfetto_writer.h"
@@ -384,19 +385,7 @@ TEST_F(Export, ChromeJsonHasTheSameSlicesFlowsAndCounters) {
   EXPECT_NE(out.str().find("\"ts\":1000001.010,\"dur\":0.000"), std::string::npos);
 }
 
-std::string gunzip(const std::string& gz) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
-  std::string out(1 << 20, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = static_cast<uInt>(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
+using gpuobs::testing::gunzip;
 
 TEST_F(Export, PprofSamplesPerStackAndLeaf) {
   auto bytes = exporter::pprof_profile(db_, StackMeasure::blocked, {});

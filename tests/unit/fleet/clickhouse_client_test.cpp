@@ -74,3 +74,14 @@ TEST(ClickHouseClient, TabSeparatedRoundTripsEveryByte) {
   }
   EXPECT_TRUE(parse_tsv("").empty());
 }
+
+// A name pasted into a query (--host, --process, the shipper's host):
+// quotes and backslashes escaped, nothing else touched.
+TEST(ClickHouseClient, SqlLiteralsEscapeQuotesAndBackslashes) {
+  using gpuobs::fleet::sql_literal;
+  EXPECT_EQ(sql_literal("host-a"), "'host-a'");
+  EXPECT_EQ(sql_literal("it's"), "'it\\'s'");
+  EXPECT_EQ(sql_literal("a\\b"), "'a\\\\b'");
+  EXPECT_EQ(sql_literal("x' OR 1 --"), "'x\\' OR 1 --'");
+  EXPECT_EQ(sql_literal(""), "''");
+}
