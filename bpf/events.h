@@ -21,7 +21,8 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 7 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames */
+#define GPUOBS_ABI_VERSION 8 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;
+                                8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold) */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
@@ -30,9 +31,10 @@
 #define GPUOBS_EV_PROC_EXEC 4  /* struct gpuobs_proc: exec, filename filled */
 #define GPUOBS_EV_PROC_EXIT 5  /* struct gpuobs_proc: the whole thread group exited */
 #define GPUOBS_EV_API_CALL 6   /* struct gpuobs_api_call: any other probed library call */
-/* struct gpuobs_proc: the process mapped a file named like a GPU runtime
- * (libcuda.so*, libamdhip64.so*, libnccl.so*, librccl.so*); filename is the file's base name. A trigger
- * for user space to attach it (bpf/library.bpf.h), not stored. ABI 5. */
+/* struct gpuobs_lib_map (ABI 8; struct gpuobs_proc before): the process mapped
+ * the code of a file named like a GPU runtime (libcuda.so*, libamdhip64.so*,
+ * libnccl.so*, librccl.so*, libpython3*), and whether it was held for user
+ * space to attach it (bpf/library.bpf.h). ABI 5. */
 #define GPUOBS_EV_LIB_MAP 7
 
 /* Which probed library symbol produced a record. The full numbering is the
@@ -329,6 +331,42 @@ struct gpuobs_proc {
 	__u8 filename[GPUOBS_PATH_LEN]; /* exec only, NUL-terminated */
 };
 
+/* A GPU library's code mapped (GPUOBS_EV_LIB_MAP, ABI 8): the same head as
+ * struct gpuobs_proc, then the file as the kernel knows it (the mmap'd
+ * file's inode: its superblock's dev_t in the kernel's encoding, major << 20
+ * | minor) and what BPF did about it (GPUOBS_LIB_*). hdr.ts_ns = the mmap's
+ * entry. */
+#define GPUOBS_LIB_NAME_LEN 48
+struct gpuobs_lib_map {
+	struct gpuobs_hdr hdr;
+	__u64 start_boottime_ns;
+	__u32 ppid;
+	__u32 hold;              /* GPUOBS_LIB_* */
+	__u8 comm[GPUOBS_COMM_LEN];
+	__u64 ino;
+	__u32 kdev;              /* MKDEV(major, minor) of the kernel: major << 20 | minor */
+	__u32 pad0;
+	__u8 filename[GPUOBS_LIB_NAME_LEN]; /* the file's base name, NUL-terminated */
+};
+/* What BPF did when a process mapped a GPU library's code (the lib_known map
+ * says what user space knows of the inode). */
+#define GPUOBS_LIB_NOT_RUNTIME 0    /* libpython: described, never held */
+#define GPUOBS_LIB_ATTACHED 1       /* its probes were live before the mapping */
+#define GPUOBS_LIB_HELD 2           /* unknown inode: SIGSTOP sent, user space attaches and resumes it */
+#define GPUOBS_LIB_UNPROBED 3       /* known to user space and not attachable (a cap, a failure) */
+#define GPUOBS_LIB_HOLD_OFF 4       /* unknown inode, not held: holding is off */
+#define GPUOBS_LIB_TRACED 5         /* unknown inode, not held: the process is ptraced */
+#define GPUOBS_LIB_JOB 6            /* unknown inode, not held: a job of a job-control shell */
+#define GPUOBS_LIB_SIGNAL_FAILED 7  /* unknown inode, not held: bpf_send_signal failed */
+/* lib_known values (user space writes them, BPF reads them). */
+#define GPUOBS_KNOWN_ATTACHED 1
+#define GPUOBS_KNOWN_UNPROBED 2
+struct gpuobs_lib_key {
+	__u64 ino;
+	__u32 kdev;
+	__u32 pad0;
+};
+
 /* A library call other than cuLaunchKernel(_ptsz): raw arguments, decoded in
  * user space by the API table. Emitted at entry (no return probe) or at
  * return (then ret, duration_ns and out_value are set). Variable size:
@@ -445,6 +483,16 @@ GPUOBS_ASSERT_OFF(gpuobs_proc, ppid, 32);
 GPUOBS_ASSERT_OFF(gpuobs_proc, exit_code, 36);
 GPUOBS_ASSERT_OFF(gpuobs_proc, comm, 40);
 GPUOBS_ASSERT_OFF(gpuobs_proc, filename, 56);
+
+GPUOBS_ASSERT_SIZE(gpuobs_lib_map, 120);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, start_boottime_ns, 24);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, ppid, 32);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, hold, 36);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, comm, 40);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, ino, 56);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, kdev, 64);
+GPUOBS_ASSERT_OFF(gpuobs_lib_map, filename, 72);
+GPUOBS_ASSERT_SIZE(gpuobs_lib_key, 16);
 
 /* The fixed part of an API call ends at blob: the entry-only programs reserve
  * exactly that much, and the decoder reads exactly that much. */

@@ -95,6 +95,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 		return 0;
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	bpf_map_delete_elem(&event_procs, &tgid); /* a reused pid is a new process */
+	bpf_map_delete_elem(&lib_held, &tgid);    /* killed while held: nothing to resume */
 	if (!process__wanted(tgid))
 		return 0;
 	struct gpuobs_proc *e = proc__reserve(GPUOBS_EV_PROC_EXIT, p);

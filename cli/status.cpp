@@ -130,6 +130,15 @@ int run_status(const StatusArgs& a) {
   std::printf("dropped:        %llu\n", static_cast<unsigned long long>(h->drops_total));
   std::printf("not stored:     %llu\n", static_cast<unsigned long long>(h->store_failed));
   std::printf("attach failures: %llu\n", static_cast<unsigned long long>(h->attach_failures));
+  // Whether the segment being written can say it saw everything (issue 37).
+  if (!h->capture_state.empty())
+    std::printf("capture:        %s\n", terminal_safe(h->capture_state).c_str());
+  std::printf("holds:          %llu processes held at their first mapping of a GPU library (longest %.1f ms, %llu "
+              "timed out); %llu mappings could call a library unseen%s\n",
+              static_cast<unsigned long long>(h->library_holds), h->library_hold_max_ms,
+              static_cast<unsigned long long>(h->library_hold_timeouts),
+              static_cast<unsigned long long>(h->calls_before_attach),
+              h->first_miss.empty() ? "" : (" (first: " + terminal_safe(h->first_miss) + ")").c_str());
   std::printf("batches lost:   %llu\n", static_cast<unsigned long long>(h->store_failed_batches));
   std::printf("emergency deletions: %llu (segments deleted on a full disk)\n",
               static_cast<unsigned long long>(h->emergency_deletions));

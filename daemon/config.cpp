@@ -116,6 +116,7 @@ std::string config_text(const Config& c) {
   line("library_rescan", quoted(std::to_string(c.library_rescan_ms) + "ms"));
   line("library_max_files", std::to_string(c.library_max_files));
   line("library_max_files_per_user", std::to_string(c.library_max_files_per_user));
+  line("library_hold", quoted(std::to_string(c.library_hold_ms) + "ms"));
   line("log_level", quoted(c.log_level));
   line("metrics_listen", quoted(c.metrics_listen));
   line("metrics_max_connections", std::to_string(c.metrics_max_connections));
@@ -150,6 +151,7 @@ SessionOptions Config::session_options() const {
   o.library_rescan_ms = static_cast<uint32_t>(std::min<uint64_t>(library_rescan_ms, UINT32_MAX));
   o.library_max_files = library_max_files;
   o.library_max_files_per_user = library_max_files_per_user;
+  o.library_hold_ms = static_cast<uint32_t>(std::min<uint64_t>(library_hold_ms, 60000));
   return o;
 }
 
@@ -198,6 +200,12 @@ Parsed parse_config(int argc, char** argv) {
                  "of them, files outside root-only system directories per owning user (0 to 4096)")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
+  app.add_option("--library-hold,--library_hold", c.library_hold_ms,
+                 "hold a process that maps a GPU library gpuobs has no probes on yet until they are made, at most "
+                 "this long (e.g. 2s, 500ms; 0: never hold, its first calls may go unseen)")
+      ->transform(duration_ms())
+      ->check(CLI::Range(uint64_t{0}, uint64_t{60000}))
+      ->default_str("2s");
   app.add_option("-v,--log-level,--log_level", c.log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
   app.add_option("--metrics-listen,--metrics_listen", c.metrics_listen,
@@ -306,6 +314,7 @@ ConfigChange diff_config(const Config& a, const Config& b) {
   note(a.library_rescan_ms != b.library_rescan_ms, "library_rescan", false);
   note(a.library_max_files != b.library_max_files, "library_max_files", false);
   note(a.library_max_files_per_user != b.library_max_files_per_user, "library_max_files_per_user", false);
+  note(a.library_hold_ms != b.library_hold_ms, "library_hold", false);
   note(a.diff_baseline != b.diff_baseline, "diff_baseline", false);
   note(a.diff_interval_s != b.diff_interval_s, "diff_interval", false);
   note(a.diff_window_s != b.diff_window_s, "diff_window", false);

@@ -42,6 +42,9 @@ struct Config {
   // (docs/operations.md, "Bounds"). A refusal is logged and counted.
   uint32_t library_max_files = 64;
   uint32_t library_max_files_per_user = 8;
+  // Hold a process at its first mapping of an unprobed GPU library, at most
+  // this long (bpf/library.bpf.h; 0: never).
+  uint64_t library_hold_ms = 2000;
   std::string log_level = "info";
   std::string metrics_listen;             // empty: no listening socket
   uint64_t metrics_max_connections = 16;  // served at once; more get 503 and are closed

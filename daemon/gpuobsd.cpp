@@ -356,6 +356,14 @@ HealthSnapshot Daemon::sample(Clock::time_point now) {
     h.libraries.push_back(LibraryHealth{w.file.realpath, w.file.dev, w.file.ino, w.probes_attached, w.probes_failed});
   }
   h.attach_failures = session_->attach_failures();
+  h.capture_state = session_->capture_state();
+  h.calls_before_attach = session_->coverage_misses();
+  h.first_miss = session_->first_coverage_miss();
+  if (auto ls = session_->library_watch_stats()) {
+    h.library_holds = ls->holds;
+    h.library_hold_timeouts = ls->hold_timeouts;
+    h.library_hold_max_ms = static_cast<double>(ls->hold_ns_max) / 1e6;
+  }
   h.store_failed_batches = session_->failed_batches_total();
   h.emergency_deletions = emergency_deletions_;
   h.nccl_stalls = session_->nccl_stalls();
@@ -409,8 +417,9 @@ void Daemon::publish(const HealthSnapshot& h) {
     if (auto st = daemon::write_atomically(cfg_.status_file, to_json(h).dump(2) + "\n"); !st)
       spdlog::debug("{}", st.error().message);
   char line[256];
-  std::snprintf(line, sizeof line, "STATUS=%.0f events/s, %llu dropped, %llu not stored, segment %s", h.events_per_s,
-                static_cast<unsigned long long>(h.drops_total), static_cast<unsigned long long>(h.store_failed),
+  std::snprintf(line, sizeof line, "STATUS=%.0f events/s, %llu dropped, %llu not stored, %llu missed at start, segment %s",
+                h.events_per_s, static_cast<unsigned long long>(h.drops_total),
+                static_cast<unsigned long long>(h.store_failed), static_cast<unsigned long long>(h.calls_before_attach),
                 std::filesystem::path(h.segment_path).filename().c_str());
   notify_.send(line);
   if (metrics_) metrics_->update(h);

@@ -55,6 +55,16 @@ std::string render_prometheus(const HealthSnapshot& s) {
   sample(out, "gpuobs_store_failed_total", s.store_failed);
   family(out, "gpuobs_attach_failures_total", "counter", "Probes or libraries that failed to attach.");
   sample(out, "gpuobs_attach_failures_total", s.attach_failures);
+  family(out, "gpuobs_calls_before_attach_total", "counter",
+         "GPU library mappings after which a process could call the library before its probes were live "
+         "(gpuobs report coverage); any makes the segment incomplete.");
+  sample(out, "gpuobs_calls_before_attach_total", s.calls_before_attach);
+  family(out, "gpuobs_library_holds_total", "counter",
+         "Processes stopped at their first mapping of a GPU library until its probes were made.");
+  sample(out, "gpuobs_library_holds_total", s.library_holds);
+  family(out, "gpuobs_library_hold_timeouts_total", "counter",
+         "Holds ended by library_hold before the probes were made.");
+  sample(out, "gpuobs_library_hold_timeouts_total", s.library_hold_timeouts);
   family(out, "gpuobs_store_failed_batches_total", "counter",
          "Writer batches rolled back (disk full, I/O errors); their rows count in gpuobs_store_failed_total.");
   sample(out, "gpuobs_store_failed_batches_total", s.store_failed_batches);

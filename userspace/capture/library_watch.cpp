@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -88,7 +90,10 @@ void LibraryWatch::add_known(const LibraryFile& file, const std::vector<ProbeRes
     w.probes_failed += r.status == ProbeStatus::failed;
   }
   std::lock_guard lk(mu_);
-  libs_.emplace(Key{file.dev, file.ino}, std::move(w));
+  auto [it, fresh] = libs_.emplace(Key{file.dev, file.ino}, std::move(w));
+  if (fresh)
+    mark_known_locked(it->second, kernel_dev(file.dev), file.ino,
+                      it->second.probes_attached ? GPUOBS_KNOWN_ATTACHED : GPUOBS_KNOWN_UNPROBED);
 }
 
 void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigger_mono_ns, std::set<Key>* mapped) {
@@ -101,7 +106,11 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     ++stats_.scans;
     if (!ok) ++stats_.maps_unreadable;
   }
-  if (!ok) return;
+  std::vector<std::pair<Key, std::string>> runtimes;  // for a held process: what it maps
+  if (!ok) {
+    settle_held(tgid, std::move(runtimes));
+    return;
+  }
   auto found_libs = gpu_libraries_in_maps(maps);
   // Only code a process runs: ld.so maps a library's text executable (the
   // mmap trigger fires on that mapping); a file only read (another tool
@@ -112,7 +121,7 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     mappers_.insert(tgid);
   }
   for (const MappedLibrary& m : found_libs) {
-    if (stopping()) return;
+    if (stopping()) break;
     // Mapped, whether or not it can be opened below: a library whose file was
     // deleted (upgraded) is reachable only through map_files, which needs
     // CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; failing that it must still
@@ -145,6 +154,7 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     }
     Key key{f.dev, f.ino};
     if (mapped) mapped->insert(key);
+    runtimes.emplace_back(key, m.path);
     {
       std::lock_guard lk(mu_);
       if (libs_.count(key)) continue;
@@ -190,6 +200,7 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     }
     attach_cv_.notify_one();
   }
+  settle_held(tgid, std::move(runtimes));
 }
 
 void LibraryWatch::attach_now(PendingAttach& job) {
@@ -240,7 +251,13 @@ void LibraryWatch::attach_now(PendingAttach& job) {
     stats_.attach_failed += failed;
     stats_.probes_failed += static_cast<uint64_t>(w.probes_failed);
     stats_.probes_attached += static_cast<uint64_t>(w.probes_attached);
-    libs_[job.key] = w;
+    WatchedLibrary& stored = libs_[job.key];
+    w.bpf_keys = stored.bpf_keys;
+    stored = w;
+    // From now on a process mapping it is not held (or is, for nothing:
+    // it carries no probes and says so).
+    mark_known_locked(stored, kernel_dev(f.dev), f.ino, failed ? GPUOBS_KNOWN_UNPROBED : GPUOBS_KNOWN_ATTACHED);
+    file_ready_locked(job.key);
   }
   hooks_.record(std::move(rows));
   // Its process may have exited while the probes were made (the rescan its
@@ -288,6 +305,13 @@ bool LibraryWatch::admit(const Key& key, const LibraryFile& f, bool trusted, uin
   if (refused_.size() >= 4096) refused_.clear();  // bounded; a file refused again is counted again
   if (!refused_.insert(key).second) return false;
   ++(over_total ? stats_.refused_total_cap : stats_.refused_user_cap);
+  // Its next mappings are not held for an attach that will not come.
+  if (hooks_.known) {
+    std::pair<uint32_t, uint64_t> k{kernel_dev(f.dev), f.ino};
+    hooks_.known(k.first, k.second, GPUOBS_KNOWN_UNPROBED);
+    unprobed_keys_.insert(k);
+    unprobed_why_[k] = std::string("refused: ") + cap + " reached";
+  }
   spdlog::warn(
       "not attaching {} (pid {}, uid {}, dev {} inode {}): {} reached ({} files attached, {} of them uid {}'s)", f.path,
       tgid, owner, f.dev, f.ino, cap, total, of_owner, owner);
@@ -369,6 +393,15 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
     auto& w = libs_.at(key);
     spdlog::info("detached {} (dev {} inode {}): no process maps it{}", w.file.path, key.first, key.second,
                  w.trusted ? " and its path no longer names it" : "");
+    // Its next mapping is held again (the inode may be reused by a new file).
+    if (hooks_.known)
+      for (const auto& [kdev, ino] : w.bpf_keys) hooks_.known(kdev, ino, 0);
+    // Room under the caps: files refused before are tried again.
+    if (hooks_.known)
+      for (const auto& [kdev, ino] : unprobed_keys_) hooks_.known(kdev, ino, 0);
+    unprobed_keys_.clear();
+    unprobed_why_.clear();
+    refused_.clear();
     // Forgotten, so that the same inode mapped again (a file restored) is
     // attached again; its rows keep the history.
     libs_.erase(key);
@@ -395,6 +428,11 @@ void LibraryWatch::stop() {
   }
   attach_cv_.notify_all();
   if (attacher_.joinable()) attacher_.join();
+  // Nothing stays stopped behind a capture that ends.
+  std::lock_guard lk(mu_);
+  while (!held_.empty()) finish_hold_locked(held_.begin(), "gpuobs stopped before its probes were made");
+  if (hooks_.held_in_bpf)
+    for (auto [tgid, ns] : hooks_.held_in_bpf()) hooks_.resume(tgid);
 }
 
 void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mono_ns) {
@@ -413,6 +451,22 @@ void LibraryWatch::request(uint32_t tgid, const char* reason, int64_t trigger_mo
 void LibraryWatch::process_exited(uint32_t tgid) {
   {
     std::lock_guard lk(mu_);
+    if (auto h = held_.find(tgid); h != held_.end()) {
+      // Killed while held (SIGKILL ends a stopped process): nothing ran unseen.
+      LibraryMapRow row;
+      row.tgid = tgid;
+      row.comm = h->second.n.comm;
+      row.library = h->second.n.name;
+      row.dev = user_dev(h->second.n.kdev);
+      row.inode = h->second.n.ino;
+      row.mapped_mono_ns = h->second.n.mapped_mono_ns;
+      row.hold = "held";
+      row.held_ns = mono_now_ns() - h->second.n.mapped_mono_ns;
+      row.reason = "exited while held";
+      held_.erase(h);
+      ++stats_.holds_released;
+      report_locked(std::move(row));
+    }
     triggered_.erase(tgid);
     if (mappers_.erase(tgid) == 0) return;
   }
@@ -428,9 +482,14 @@ void LibraryWatch::run() {
   for (;;) {
     Request req{};
     bool have = false, rescan = false;
+    expire_holds();
+    adopt_orphans();
+    // Holds are checked every 10 ms (their bound) and BPF's table of them
+    // every 100 ms (a hold whose record was lost).
+    auto wake = std::min(next_rescan, std::chrono::steady_clock::now() + std::chrono::milliseconds(held() ? 10 : 100));
     {
       std::unique_lock lk(queue_mu_);
-      cv_.wait_until(lk, next_rescan, [&] { return stopping_ || !queue_.empty() || rescan_due_; });
+      cv_.wait_until(lk, wake, [&] { return stopping_ || !queue_.empty() || rescan_due_; });
       if (stopping_) return;
       // Requests first: they are what the 100 ms budget is about. A rescan
       // that is due runs anyway, between two requests: a steady stream of
@@ -453,6 +512,273 @@ void LibraryWatch::run() {
       next_rescan = std::chrono::steady_clock::now() + rescan_every_;
     }
   }
+}
+
+void LibraryWatch::request_first(uint32_t tgid, const char* reason, int64_t trigger_mono_ns) {
+  if (!limits_.host_wide) {
+    std::lock_guard lk(mu_);
+    triggered_.insert(tgid);
+  }
+  {
+    std::lock_guard lk(queue_mu_);
+    // A held process goes before every other scan: it waits, stopped.
+    if (queued_.insert(tgid).second) {
+      queue_.push_front(Request{tgid, reason, trigger_mono_ns});
+    } else {
+      auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Request& r) { return r.tgid == tgid; });
+      if (it != queue_.end()) {
+        Request r = *it;
+        queue_.erase(it);
+        queue_.push_front(r);
+      }
+    }
+  }
+  cv_.notify_one();
+}
+
+namespace {
+
+const char* not_held_why(uint32_t hold) {
+  switch (hold) {
+    case GPUOBS_LIB_HOLD_OFF:
+      return "not held: holding off";
+    case GPUOBS_LIB_TRACED:
+      return "not held: ptraced";
+    case GPUOBS_LIB_JOB:
+      return "not held: a job of a job-control shell";
+    case GPUOBS_LIB_SIGNAL_FAILED:
+      return "not held: SIGSTOP failed";
+    default:
+      return "not held";
+  }
+}
+
+LibraryMapRow row_of(const MapNotice& n) {
+  LibraryMapRow row;
+  row.tgid = n.tgid;
+  row.comm = n.comm;
+  row.library = n.name;
+  row.dev = n.kdev ? user_dev(n.kdev) : 0;
+  row.inode = n.ino;
+  row.mapped_mono_ns = n.mapped_mono_ns;
+  return row;
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+void LibraryWatch::on_map(const MapNotice& n) {
+  if (n.hold == GPUOBS_LIB_HELD && stopping()) {
+    // No scan will come: resumed now, and reported as unseen.
+    if (hooks_.resume) hooks_.resume(n.tgid);
+    LibraryMapRow row = row_of(n);
+    row.hold = "held";
+    row.calls_before_attach = true;
+    row.reason = "gpuobs stopped before its probes were made";
+    std::lock_guard lk(mu_);
+    report_locked(std::move(row));
+    return;
+  }
+  if (n.hold == GPUOBS_LIB_HELD) {
+    {
+      std::lock_guard lk(mu_);
+      auto [it, fresh] = held_.try_emplace(n.tgid);
+      if (fresh) ++stats_.holds;
+      // An adopted hold (its record came late) gets its details now.
+      it->second.n = n;
+    }
+    request_first(n.tgid, "mmap", n.mapped_mono_ns);
+    return;
+  }
+  request(n.tgid, "mmap", n.mapped_mono_ns);
+  LibraryMapRow row = row_of(n);
+  std::lock_guard lk(mu_);
+  std::pair<uint32_t, uint64_t> bkey{n.kdev, n.ino};
+  const WatchedLibrary* w = nullptr;
+  for (const auto& [k, lib] : libs_)
+    if (lib.bpf_keys.count(bkey)) w = &lib;
+  if (n.hold == GPUOBS_LIB_ATTACHED) {
+    row.hold = "attached before";
+    row.attached_mono_ns = w ? w->attached_mono_ns : 0;
+  } else if (n.hold == GPUOBS_LIB_UNPROBED) {
+    row.hold = "unprobed";
+    row.calls_before_attach = true;
+    if (auto why = unprobed_why_.find(bkey); why != unprobed_why_.end()) row.reason = why->second;
+    else if (w) row.reason = "no probe attached: " + (w->error.empty() ? std::string("no probed symbol in it") : w->error);
+    else row.reason = "the file carries no probes";
+  } else {
+    row.hold = not_held_why(n.hold);
+    row.calls_before_attach = true;
+    row.reason = "its probes were made while it ran (" + row.hold + ")";
+  }
+  report_locked(std::move(row));
+}
+
+void LibraryWatch::report_locked(LibraryMapRow row) {
+  ++stats_.maps;
+  if (row.calls_before_attach) {
+    ++stats_.calls_before_attach;
+    std::string what = "pid " + std::to_string(row.tgid) + " (" + row.comm + ") " + row.library + ": " + row.reason;
+    if (stats_.first_miss.empty()) stats_.first_miss = what;
+    spdlog::warn("capture incomplete: {} could call {} before its probes were live: {}", "pid " +
+                 std::to_string(row.tgid) + " (" + row.comm + ")", row.library, row.reason);
+  }
+  if (hooks_.mapped) hooks_.mapped(std::move(row));
+}
+
+void LibraryWatch::mark_known_locked(WatchedLibrary& w, uint32_t kdev, uint64_t ino, uint32_t value) {
+  if (!hooks_.known) return;
+  hooks_.known(kdev, ino, value);
+  w.bpf_keys.emplace(kdev, ino);
+  unprobed_keys_.erase({kdev, ino});
+  unprobed_why_.erase({kdev, ino});
+}
+
+void LibraryWatch::settle_held(uint32_t tgid, std::vector<std::pair<Key, std::string>> found) {
+  std::lock_guard lk(mu_);
+  auto it = held_.find(tgid);
+  if (it == held_.end()) return;
+  Held& h = it->second;
+  h.scanned = true;
+  h.awaiting.clear();
+  for (const auto& [key, path] : found)
+    if (auto l = libs_.find(key); l != libs_.end() && l->second.pending) h.awaiting.insert(key);
+  h.found = std::move(found);
+  if (h.awaiting.empty()) finish_hold_locked(it, "");
+}
+
+void LibraryWatch::file_ready_locked(const Key& key) {
+  for (auto it = held_.begin(); it != held_.end();) {
+    auto next = std::next(it);
+    if (it->second.awaiting.erase(key) && it->second.awaiting.empty() && it->second.scanned)
+      finish_hold_locked(it, "");
+    it = next;
+  }
+}
+
+void LibraryWatch::finish_hold_locked(std::map<uint32_t, Held>::iterator it, const std::string& timeout) {
+  Held& h = it->second;
+  const int64_t now = mono_now_ns();
+  // The file of the hold: the one BPF named (its key converted), or else
+  // what the process maps under that name (the keys differ on overlayfs).
+  WatchedLibrary* w = nullptr;
+  if (auto l = libs_.find(Key{user_dev(h.n.kdev), h.n.ino}); l != libs_.end()) w = &l->second;
+  for (const auto& [key, path] : h.found)
+    if (!w && (base_name(path) == h.n.name || h.n.name.empty()))
+      if (auto l = libs_.find(key); l != libs_.end()) w = &l->second;
+  if (h.n.name.empty() && w) {
+    // Adopted (its record was lost): what it maps names the file, and every
+    // runtime it maps must carry probes.
+    h.n.name = base_name(w->file.path);
+    for (const auto& [key, path] : h.found)
+      if (auto l = libs_.find(key); l == libs_.end() || l->second.pending || !l->second.probes_attached) w = nullptr;
+  }
+  LibraryMapRow row = row_of(h.n);
+  row.hold = "held";
+  row.held_ns = h.n.mapped_mono_ns ? now - h.n.mapped_mono_ns : 0;
+  if (w && !w->pending && w->probes_attached > 0) {
+    row.attached_mono_ns = w->attached_mono_ns;
+    if (h.n.kdev) mark_known_locked(*w, h.n.kdev, h.n.ino, GPUOBS_KNOWN_ATTACHED);
+  } else {
+    row.calls_before_attach = true;
+    if (!timeout.empty()) row.reason = timeout;
+    else if (w && !w->pending) row.reason = "no probe attached: " + (w->error.empty() ? std::string("no probed symbol in it") : w->error);
+    else if (auto why = unprobed_why_.find({h.n.kdev, h.n.ino}); why != unprobed_why_.end()) row.reason = why->second;
+    else if (h.n.name.empty()) row.reason = "its mapping's record was lost (a full ring)";
+    else row.reason = "the mapped file could not be reached from gpuobs (counter library_unresolved)";
+    // Not held again for a file that cannot be attached (a timeout may
+    // still end in probes: the attach goes on).
+    if (timeout.empty() && h.n.kdev && hooks_.known && !(w && w->pending)) {
+      hooks_.known(h.n.kdev, h.n.ino, GPUOBS_KNOWN_UNPROBED);
+      unprobed_keys_.insert({h.n.kdev, h.n.ino});
+      unprobed_why_.emplace(std::pair{h.n.kdev, h.n.ino}, row.reason);
+    }
+  }
+  ++stats_.holds_released;
+  stats_.hold_ns_total += static_cast<uint64_t>(std::max<int64_t>(row.held_ns, 0));
+  stats_.hold_ns_max = std::max(stats_.hold_ns_max, static_cast<uint64_t>(std::max<int64_t>(row.held_ns, 0)));
+  if (hooks_.resume) hooks_.resume(it->first);
+  spdlog::debug("resumed pid {} after {:.2f} ms ({})", it->first, static_cast<double>(row.held_ns) / 1e6,
+                row.calls_before_attach ? row.reason : std::string("probes live"));
+  held_.erase(it);
+  report_locked(std::move(row));
+}
+
+void LibraryWatch::expire_holds() {
+  std::lock_guard lk(mu_);
+  const int64_t now = mono_now_ns(), bound = int64_t{limits_.hold_max_ms} * 1'000'000;
+  for (auto it = held_.begin(); it != held_.end();) {
+    auto next = std::next(it);
+    int64_t since = it->second.n.mapped_mono_ns;
+    if (since && now - since > bound) {
+      ++stats_.hold_timeouts;
+      finish_hold_locked(it, "hold timed out after " + std::to_string(limits_.hold_max_ms) +
+                                 " ms (library_hold_ms) before its probes were made");
+    }
+    it = next;
+  }
+}
+
+void LibraryWatch::adopt_orphans() {
+  if (!hooks_.held_in_bpf) return;
+  const int64_t now = mono_now_ns();
+  if (now - orphans_checked_ns_ < 100'000'000) return;
+  orphans_checked_ns_ = now;
+  std::vector<uint32_t> adopt;
+  {
+    std::lock_guard lk(mu_);
+    // Read under the lock: a hold finished meanwhile is gone from both.
+    for (auto [tgid, ns] : hooks_.held_in_bpf())
+      if (!held_.count(tgid) && now - ns > 100'000'000) adopt.push_back(tgid);
+    for (uint32_t tgid : adopt) {
+      Held& h = held_[tgid];
+      h.n.tgid = tgid;
+      h.n.mapped_mono_ns = now;
+      ++stats_.holds;
+      ++stats_.holds_adopted;
+    }
+  }
+  for (uint32_t tgid : adopt) {
+    spdlog::warn("pid {} is held without its mapping's record (a full ring?): scanning it", tgid);
+    request_first(tgid, "mmap", now);
+  }
+}
+
+void LibraryWatch::report_running_mappers() {
+  std::set<uint32_t> pids;
+  {
+    std::lock_guard lk(mu_);
+    pids = mappers_;
+  }
+  for (uint32_t tgid : pids) {
+    bool ok = false;
+    std::string maps = read_text(proc_root_ + "/" + std::to_string(tgid) + "/maps", &ok);
+    std::string comm = read_text(proc_root_ + "/" + std::to_string(tgid) + "/comm", &ok);
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    std::set<std::string> names;
+    for (const MappedLibrary& m : gpu_libraries_in_maps(maps))
+      if (m.executable) names.insert(base_name(m.path));
+    std::lock_guard lk(mu_);
+    for (const auto& name : names) {
+      LibraryMapRow row;
+      row.tgid = tgid;
+      row.comm = comm;
+      row.library = name;
+      row.hold = "before start";
+      row.calls_before_attach = true;
+      row.reason = "mapped before gpuobs started";
+      report_locked(std::move(row));
+    }
+  }
+}
+
+size_t LibraryWatch::held() const {
+  std::lock_guard lk(mu_);
+  return held_.size();
 }
 
 std::vector<WatchedLibrary> LibraryWatch::libraries() const {

@@ -9,6 +9,12 @@
 // table and creating uprobe links take milliseconds to seconds, and the
 // ring consumer must keep draining meanwhile (docs/design.md, "Finding
 // libraries").
+//
+// A process that maps a file BPF does not know is held (SIGSTOP from the
+// mmap tracepoint, bpf/library.bpf.h) until that file's probes are live, then
+// resumed; every mapping is reported as a LibraryMapRow saying whether the
+// process could have called the library unseen (docs/design.md, "Holding a
+// process at its first mapping").
 #pragma once
 
 #include <atomic>
@@ -30,7 +36,7 @@
 #include "capture/procfs.h"
 #include "catalogue/api_spec.h"
 #include "loader/engine.h"
-#include "store/writer.h"
+#include "store/writer.h"  // ProbeRow, LibraryMapRow
 
 namespace gpuobs {
 
@@ -49,6 +55,20 @@ struct WatchedLibrary {
   int probes_attached = 0, probes_failed = 0;
   std::string error;     // first probe error when none attached
   bool pending = false;  // admitted, its probes not made yet (never detached then)
+  // The keys BPF's lib_known has for this file (the kernel's dev_t, inode):
+  // its own, and the one a held process's mapping carried when it differs
+  // (an overlayfs file seen through its upper inode).
+  std::set<std::pair<uint32_t, uint64_t>> bpf_keys;
+};
+
+// A process mapped a GPU runtime library's code (GPUOBS_EV_LIB_MAP).
+struct MapNotice {
+  uint32_t tgid = 0;
+  std::string comm, name;  // name: the file's base name
+  uint32_t kdev = 0;       // the kernel's dev_t of the mapped file
+  uint64_t ino = 0;
+  uint32_t hold = 0;       // GPUOBS_LIB_*
+  int64_t mapped_mono_ns = 0;
 };
 
 struct LibraryWatchStats {
@@ -64,6 +84,17 @@ struct LibraryWatchStats {
   // and logged once, while it stays refused).
   uint64_t refused_total_cap = 0;  // library_max_files
   uint64_t refused_user_cap = 0;   // library_max_files_per_user
+  // Holds (a process stopped at its first mapping of an unknown file).
+  uint64_t holds = 0;            // processes held
+  uint64_t holds_released = 0;   // resumed (timed out ones included)
+  uint64_t hold_timeouts = 0;    // resumed after hold_max_ms without their probes
+  uint64_t holds_adopted = 0;    // found in BPF's lib_held without their record (a full ring)
+  uint64_t hold_ns_total = 0, hold_ns_max = 0;
+  // Mappings after which a process could call its library unseen (rows
+  // with calls_before_attach = 1), and the first one's reason.
+  uint64_t maps = 0;
+  uint64_t calls_before_attach = 0;
+  std::string first_miss;
 };
 
 struct LibraryWatchLimits {
@@ -72,6 +103,9 @@ struct LibraryWatchLimits {
   // Daemon: every process on the host (a startup scan and rescans of /proc).
   // Record: only the processes that sent a trigger (the recorded tree).
   bool host_wide = true;
+  // A held process is resumed after this long even without its probes (the
+  // mapping is then reported calls_before_attach = 1, "hold timed out").
+  uint32_t hold_max_ms = 2000;
 };
 
 class LibraryWatch {
@@ -81,6 +115,14 @@ class LibraryWatch {
     std::function<void(uint64_t dev, uint64_t ino)> detach;
     std::function<void(std::vector<ProbeRow>)> record;  // probe rows
     std::function<void(uint64_t dev, uint64_t ino, int64_t mono_ns)> record_detach;
+    // BPF's lib_known: a file's probes are live (GPUOBS_KNOWN_ATTACHED), it
+    // carries none (GPUOBS_KNOWN_UNPROBED), or it is forgotten (value 0).
+    std::function<void(uint32_t kdev, uint64_t ino, uint32_t value)> known;
+    // Resumes a held process (its lib_held entry deleted, then SIGCONT).
+    std::function<void(uint32_t tgid)> resume;
+    // BPF's lib_held: tgid -> the hold's CLOCK_MONOTONIC ns.
+    std::function<std::vector<std::pair<uint32_t, int64_t>>()> held_in_bpf;
+    std::function<void(LibraryMapRow)> mapped;  // a mapping's row
   };
   LibraryWatch(Hooks hooks, std::chrono::milliseconds rescan_every, LibraryWatchLimits limits = {},
                std::string proc_root = "/proc");
@@ -98,6 +140,14 @@ class LibraryWatch {
   // A process that mapped a GPU library exited: rescan soon, so its library
   // is detached promptly when it was the last user of a file that is gone.
   void process_exited(uint32_t tgid);
+  // A process mapped a GPU runtime's code: scanned (first, when BPF held
+  // it, then resumed once what it maps carries probes), and its row reported.
+  void on_map(const MapNotice& n);
+  // The daemon's start-up: every process found mapping a GPU runtime before
+  // it started could have called it unseen (one row each).
+  void report_running_mappers();
+  // Processes held now (tests, status).
+  size_t held() const;
 
   std::vector<WatchedLibrary> libraries() const;
   LibraryWatchStats stats() const;
@@ -113,6 +163,23 @@ class LibraryWatch {
   // Attaches what this process maps that is not known yet; adds the keys it
   // maps to `mapped` when given.
   void scan_process(uint32_t tgid, const char* reason, int64_t trigger_mono_ns, std::set<Key>* mapped);
+  // Holds (mu_ held by the caller where it says _locked).
+  struct Held {
+    MapNotice n;
+    bool scanned = false;           // its maps were read since the hold
+    std::set<Key> awaiting;         // files it maps whose probes are being made
+    std::vector<std::pair<Key, std::string>> found;  // runtimes it maps: key, path
+  };
+  // After a scan of a held process: resumed unless a file it maps is pending.
+  void settle_held(uint32_t tgid, std::vector<std::pair<Key, std::string>> found);
+  // Resumes it and reports its row; `timeout` names why when not attached.
+  void finish_hold_locked(std::map<uint32_t, Held>::iterator it, const std::string& timeout);
+  void file_ready_locked(const Key& key);  // a pending file's probes are done
+  void expire_holds();
+  void adopt_orphans();                    // holds whose record was lost
+  void mark_known_locked(WatchedLibrary& w, uint32_t kdev, uint64_t ino, uint32_t value);
+  void report_locked(LibraryMapRow row);
+  void request_first(uint32_t tgid, const char* reason, int64_t trigger_mono_ns);
   void detach_gone(const std::set<Key>& mapped);
   // Scans what is queued now (between the processes of a long rescan),
   // adding what those processes map to `mapped`.
@@ -141,6 +208,12 @@ class LibraryWatch {
   std::set<uint32_t> triggered_;  // !host_wide: the processes rescans look at
   std::set<Key> refused_;         // files refused (counted and logged once)
   LibraryWatchStats stats_;
+  std::map<uint32_t, Held> held_;  // processes BPF stopped, by tgid
+  // lib_known entries marked unprobed (no file of libs_ owns them): forgotten
+  // when a detach makes room, so the next mapping tries again.
+  std::set<std::pair<uint32_t, uint64_t>> unprobed_keys_;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> unprobed_why_;
+  int64_t orphans_checked_ns_ = 0;
 
   std::mutex queue_mu_;
   std::condition_variable cv_;

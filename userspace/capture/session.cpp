@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/resource.h>
+#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "capture/host_info.h"
@@ -88,6 +89,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   eo.python_stacks = opts.python_stacks && opts.stack_depth > 0;
   eo.python_main_thread = opts.python_main_thread;
   eo.attach_lib_map = opts.watch_libraries || opts.mode == CaptureMode::daemon;
+  eo.hold_on_map = opts.library_hold_ms > 0;
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
@@ -179,8 +181,11 @@ void Session::on_record(const void* data, size_t size) {
   }
   if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_LIB_MAP) {
     // A trigger, not an event of the capture: the process mapped a GPU
-    // library just now (its mmap's entry time).
-    if (watch_) watch_->request(p->hdr.tgid, "mmap", static_cast<int64_t>(p->hdr.ts_ns));
+    // library just now (its mmap's entry time), and may be held until its
+    // probes are live.
+    if (watch_)
+      watch_->on_map(MapNotice{p->hdr.tgid, p->comm, p->filename, p->lib_kdev, p->lib_ino, p->hold,
+                               static_cast<int64_t>(p->hdr.ts_ns)});
     // Its mappings now, while it surely lives: one that launches a few
     // kernels and exits can be gone before its first stack is resolved.
     if (stack_depth_ > 0) stacks_->on_mapped(p->hdr.tgid);
@@ -496,6 +501,13 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
     out["library_detached"] = {ls.detached, "userspace"};
     out["library_refused_total_cap"] = {ls.refused_total_cap, "userspace"};
     out["library_refused_user_cap"] = {ls.refused_user_cap, "userspace"};
+    out["library_maps"] = {ls.maps, "userspace"};
+    out["library_calls_before_attach"] = {ls.calls_before_attach, "userspace"};
+    out["library_holds"] = {ls.holds, "userspace"};
+    out["library_hold_timeouts"] = {ls.hold_timeouts, "userspace"};
+    out["library_holds_adopted"] = {ls.holds_adopted, "userspace"};
+    out["library_hold_ns_total"] = {ls.hold_ns_total, "userspace"};
+    out["library_hold_ns_max"] = {ls.hold_ns_max, "userspace"};
   }
   for (const auto& [name, value] : extra_counters_) out[name] = {value, "userspace"};
   return out;
@@ -547,9 +559,14 @@ Status Session::rotate(const std::string& path, int64_t segment) {
   // in it), then the new one takes over its live state.
   hand_over();
   flush_gpu_samples();
+  if (watch_) flush_library_watch();
   writer_->stop();
-  if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters()); !st)
+  if (auto st = writer_->write_end(mono_now_ns(), std::nullopt, counters(), capture_state()); !st)
     spdlog::warn("segment {}: {}", output_, st.error().message);
+  coverage_misses_segment_ = 0;
+  first_coverage_miss_segment_.clear();
+  dropped_before_segment_ = dropped();
+  attach_failures_before_segment_ = attach_failures();
   if (auto st = w->continue_from(*writer_); !st) spdlog::warn("segment {}: {}", path, st.error().message);
   failed_batches_finished_ += writer_->stats().failed_batches;
   backlog_dropped_before_ += writer_->stats().backlog_dropped;
@@ -570,11 +587,21 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   // Records submitted before the processes exited are all in the ring now.
   auto drain_end = std::chrono::steady_clock::now() + drain_budget_;
   while (engine_->poll(0) > 0 && std::chrono::steady_clock::now() < drain_end) {}
+  if (watch_) {
+    // A process held since the watch stopped is resumed here (its mapping's
+    // row says so); the tracepoints go with the engine.
+    for (auto [tgid, ns] : engine_->held_processes()) {
+      engine_->unheld(tgid);
+      ::kill(static_cast<pid_t>(tgid), SIGCONT);
+    }
+    flush_library_watch();
+  }
   hand_over();
   if (sampler_) sampler_->stop();
   flush_gpu_samples();
   writer_->stop();
-  if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters()); !st) {
+  const std::string state = capture_state();
+  if (auto st = writer_->write_end(mono_now_ns(), exit_status, counters(), state); !st) {
     Error e = st.error();
     e.message += "; the capture is marked incomplete";
     return e;
@@ -595,7 +622,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.with_stack = stacks_->stats().with_stack;
   s.probes_planned = static_cast<int>(probes_.size());
   for (auto& p : probes_) s.probes_attached += p.status == ProbeStatus::attached;
-  s.state = kStateComplete;
+  s.state = state;
   if (sampler_) {
     gpumetrics::SamplerStats g = sampler_->stats();
     s.gpu_metrics = sampler_->summary();
@@ -634,11 +661,29 @@ void Session::create_library_watch(const SessionOptions& opts) {
         std::lock_guard lk(watch_out_mu_);
         watch_detached_.emplace_back(dev, ino, ns);
       },
+      [eng](uint32_t kdev, uint64_t ino, uint32_t value) {
+        if (!value) {
+          eng->forget_library(kdev, ino);
+        } else if (auto st = eng->set_library_known(kdev, ino, value); !st) {
+          // Not fatal: the next mapping of the file is held, for nothing.
+          spdlog::warn("{}", st.error().message);
+        }
+      },
+      [eng](uint32_t tgid) {
+        eng->unheld(tgid);
+        ::kill(static_cast<pid_t>(tgid), SIGCONT);
+      },
+      [eng] { return eng->held_processes(); },
+      [this](LibraryMapRow row) {
+        std::lock_guard lk(watch_out_mu_);
+        watch_maps_.push_back(std::move(row));
+      },
   };
   LibraryWatchLimits limits;
   limits.max_files = opts.library_max_files;
   limits.max_files_per_user = opts.library_max_files_per_user;
   limits.host_wide = !opts.only_tracked;
+  limits.hold_max_ms = opts.library_hold_ms;
   watch_host_wide_ = limits.host_wide;
   watch_ = std::make_unique<LibraryWatch>(std::move(hooks), std::chrono::milliseconds(rescan_ms), limits);
 }
@@ -654,6 +699,8 @@ void Session::start_library_watch() {
   // it is capturing.
   int64_t t0 = mono_now_ns();
   watch_->scan_all("startup");
+  // What ran before the daemon: its first calls were not seen.
+  watch_->report_running_mappers();
   LibraryWatchStats ls = watch_->stats();
   spdlog::info("startup scan: {} processes' maps read, {} libraries attached from them, in {:.1f} ms", ls.scans,
                ls.attached, static_cast<double>(mono_now_ns() - t0) / 1e6);
@@ -732,10 +779,20 @@ std::optional<ProcessOrigin> Session::take_origin(uint32_t tgid) {
 void Session::flush_library_watch() {
   std::vector<ProbeRow> rows;
   std::vector<std::tuple<uint64_t, uint64_t, int64_t>> detached;
+  std::vector<LibraryMapRow> maps;
   {
     std::lock_guard lk(watch_out_mu_);
     rows.swap(watch_rows_);
     detached.swap(watch_detached_);
+    maps.swap(watch_maps_);
+  }
+  for (auto& m : maps) {
+    if (m.calls_before_attach) {
+      std::string what = "pid " + std::to_string(m.tgid) + " " + m.library + ": " + m.reason;
+      if (!coverage_misses_segment_++) first_coverage_miss_segment_ = what;
+      if (!coverage_misses_total_++) first_coverage_miss_ = what;
+    }
+    writer_->push_library_map(std::move(m));
   }
   if (rows.empty() && detached.empty()) return;
   probe_rows_.insert(probe_rows_.end(), rows.begin(), rows.end());
@@ -765,6 +822,21 @@ std::vector<WatchedLibrary> Session::libraries() const {
     w->probes_failed += p.status == ProbeStatus::failed;
   }
   return out;
+}
+
+std::string Session::capture_state() const {
+  std::string why;
+  auto add = [&](const std::string& s) { why += (why.empty() ? "" : "; ") + s; };
+  if (coverage_misses_segment_)
+    add(std::to_string(coverage_misses_segment_) +
+        (coverage_misses_segment_ == 1 ? " library mapping" : " library mappings") +
+        " could call a GPU library before its probes were live (" + first_coverage_miss_segment_ +
+        (coverage_misses_segment_ > 1 ? ", ..." : "") + "; report coverage)");
+  if (uint64_t d = dropped() - dropped_before_segment_; d)
+    add(std::to_string(d) + " events dropped (report capture: counter.dropped_*)");
+  if (uint64_t f = attach_failures() - attach_failures_before_segment_; f)
+    add(std::to_string(f) + " probes failed to attach (report probes)");
+  return why.empty() ? std::string(kStateComplete) : "incomplete (" + why + ")";
 }
 
 uint64_t Session::attach_failures() const {

@@ -54,6 +54,10 @@ struct SessionOptions {
   // "Bounds"): in all, and untrusted files per owner.
   uint32_t library_max_files = 64;
   uint32_t library_max_files_per_user = 8;
+  // Hold a process that maps a GPU library gpuobs has no probes on yet
+  // (SIGSTOP at the mapping, SIGCONT once attached), at most this long
+  // (bpf/library.bpf.h); 0: never hold (its first calls may go unseen).
+  uint32_t library_hold_ms = 2000;
   // Found before the command starts (record: its LD_LIBRARY_PATH), attached
   // with the system's libraries unless --libcuda/--libhip replace those.
   std::vector<std::string> preload_libraries;
@@ -103,6 +107,17 @@ class Session {
   // libraries and probes that failed to attach since the start.
   std::vector<WatchedLibrary> libraries() const;
   uint64_t attach_failures() const;
+  // What the capture could have missed (issue 37): "complete", or
+  // "incomplete (reasons)" for the current capture file (segment).
+  std::string capture_state() const;
+  // Library mappings so far after which a process could call its library
+  // unseen, over every segment, and the first one's description.
+  uint64_t coverage_misses() const { return coverage_misses_total_; }
+  const std::string& first_coverage_miss() const { return first_coverage_miss_; }
+  std::optional<LibraryWatchStats> library_watch_stats() const {
+    if (!watch_) return std::nullopt;
+    return watch_->stats();
+  }
 
   // --- gpuobsd segments (issue 8) ---
   // Finishes the current capture file and continues into a new one at path,
@@ -197,6 +212,12 @@ class Session {
   std::mutex watch_out_mu_;
   std::vector<ProbeRow> watch_rows_;
   std::vector<std::tuple<uint64_t, uint64_t, int64_t>> watch_detached_;  // dev, inode, mono ns
+  std::vector<LibraryMapRow> watch_maps_;
+  // Coverage of the current segment (its capture.state) and in all.
+  uint64_t coverage_misses_segment_ = 0, coverage_misses_total_ = 0;
+  std::string first_coverage_miss_segment_, first_coverage_miss_;
+  uint64_t dropped_before_segment_ = 0;    // dropped() when the segment started
+  uint64_t attach_failures_before_segment_ = 0;
   std::unordered_set<uint32_t> gpu_ioctl_seen_;                          // tgids whose first GPU ioctl was seen
   std::mutex origin_mu_;
   std::unordered_map<uint32_t, ProcessOrigin> origins_;  // guarded by origin_mu_

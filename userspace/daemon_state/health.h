@@ -41,6 +41,14 @@ struct HealthSnapshot {
   uint64_t drops_total = 0;      // every BPF drop counter summed
   uint64_t store_failed = 0;     // rows the writer could not store (disk full, I/O)
   uint64_t attach_failures = 0;  // probes or libraries that failed to attach
+  // Issue 37: the current segment's capture.state as it would be written
+  // now ("complete" or "incomplete (...)"), library mappings after which a
+  // process could call its library unseen (since start), and the holds.
+  std::string capture_state;
+  uint64_t calls_before_attach = 0;
+  std::string first_miss;
+  uint64_t library_holds = 0, library_hold_timeouts = 0;
+  double library_hold_max_ms = 0;
   std::vector<LibraryHealth> libraries;
   std::vector<ProcessHealth> processes;  // GPU processes seen in the current segment
   std::string segment_path;              // the capture being written

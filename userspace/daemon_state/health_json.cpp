@@ -32,6 +32,12 @@ nlohmann::json to_json(const HealthSnapshot& h) {
           {"drops_total", h.drops_total},
           {"store_failed", h.store_failed},
           {"attach_failures", h.attach_failures},
+          {"capture_state", h.capture_state},
+          {"calls_before_attach", h.calls_before_attach},
+          {"first_miss", h.first_miss},
+          {"library_holds", h.library_holds},
+          {"library_hold_timeouts", h.library_hold_timeouts},
+          {"library_hold_max_ms", h.library_hold_max_ms},
           {"libraries", libs},
           {"processes", procs},
           {"segment_path", h.segment_path},
@@ -91,6 +97,13 @@ Result<HealthSnapshot> health_from_json(const nlohmann::json& j) {
     h.segment_bytes = j.at("segment_bytes").get<uint64_t>();
     h.segments = j.at("segments").get<uint64_t>();
     h.storage_bytes = j.at("storage_bytes").get<uint64_t>();
+    // Added in issue 37: absent from an older gpuobsd's file.
+    h.capture_state = j.value("capture_state", std::string());
+    h.calls_before_attach = j.value("calls_before_attach", uint64_t{0});
+    h.first_miss = j.value("first_miss", std::string());
+    h.library_holds = j.value("library_holds", uint64_t{0});
+    h.library_hold_timeouts = j.value("library_hold_timeouts", uint64_t{0});
+    h.library_hold_max_ms = j.value("library_hold_max_ms", 0.0);
     // Added in issue 15: absent from an older gpuobsd's file.
     h.emergency_deletions = j.value("emergency_deletions", uint64_t{0});
     h.nccl_stalls = j.value("nccl_stalls", uint64_t{0});

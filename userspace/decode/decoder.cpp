@@ -127,8 +127,24 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
     }
     case GPUOBS_EV_PROC_FORK:
     case GPUOBS_EV_PROC_EXEC:
-    case GPUOBS_EV_PROC_EXIT:
     case GPUOBS_EV_LIB_MAP: {
+      if (!need(sizeof(gpuobs_lib_map))) return {};
+      gpuobs_lib_map raw;
+      std::memcpy(&raw, data, sizeof raw);
+      ProcEvent e{hdr.type,
+                  hdr,
+                  raw.start_boottime_ns,
+                  raw.ppid,
+                  0,
+                  bounded_string(raw.comm, sizeof raw.comm),
+                  bounded_string(raw.filename, sizeof raw.filename)};
+      e.hold = raw.hold;
+      e.lib_kdev = raw.kdev;
+      e.lib_ino = raw.ino;
+      ++stats_.decoded;
+      return e;
+    }
+    case GPUOBS_EV_PROC_EXIT: {
       if (!need(sizeof(gpuobs_proc))) return {};
       gpuobs_proc raw;
       std::memcpy(&raw, data, sizeof raw);

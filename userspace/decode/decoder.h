@@ -20,6 +20,11 @@ struct ProcEvent {
   int32_t exit_code;
   std::string comm;
   std::string filename;
+  // GPUOBS_EV_LIB_MAP only (ABI 8): the mapped file as the kernel knows it
+  // and what BPF did (GPUOBS_LIB_*).
+  uint32_t hold = 0;
+  uint32_t lib_kdev = 0;
+  uint64_t lib_ino = 0;
 };
 
 // One ioctl on a watched device; head and aux are the argument bytes BPF

@@ -156,6 +156,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   // Configure: read-only knobs and map sizes, before load.
   e->skel_->rodata->filter_tracked = opts.only_tracked ? 1 : 0;
   e->skel_->rodata->self_tgid = static_cast<uint32_t>(::getpid());
+  e->skel_->rodata->lib_hold = opts.attach_lib_map && opts.hold_on_map ? 1 : 0;
   e->ring_bytes_ = round_ring_size(opts.ring_bytes);
   if (int err = bpf_map__set_max_entries(e->skel_->maps.events, e->ring_bytes_))
     return make_error("cannot size the ring buffer: " + std::string(std::strerror(-err)));
@@ -503,6 +504,39 @@ Status Engine::set_python_proc(uint32_t tgid, const gpuobs_py_proc& proc) {
     return make_error("cannot describe process " + std::to_string(tgid) + "'s interpreter: " + std::strerror(errno));
   return {};
 }
+
+Status Engine::set_library_known(uint32_t kdev, uint64_t ino, uint32_t value) {
+  gpuobs_lib_key key{};
+  key.ino = ino;
+  key.kdev = kdev;
+  if (bpf_map__update_elem(skel_->maps.lib_known, &key, sizeof key, &value, sizeof value, BPF_ANY))
+    return make_error(std::string("cannot record a known library in BPF: ") + std::strerror(errno));
+  return {};
+}
+
+void Engine::forget_library(uint32_t kdev, uint64_t ino) {
+  gpuobs_lib_key key{};
+  key.ino = ino;
+  key.kdev = kdev;
+  bpf_map__delete_elem(skel_->maps.lib_known, &key, sizeof key, 0);
+}
+
+std::vector<std::pair<uint32_t, int64_t>> Engine::held_processes() const {
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  uint32_t key = 0, next = 0;
+  const uint32_t* prev = nullptr;
+  uint32_t budget = 2 * bpf_map__max_entries(skel_->maps.lib_held);
+  while (budget-- > 0 && bpf_map__get_next_key(skel_->maps.lib_held, prev, &next, sizeof next) == 0) {
+    key = next;
+    prev = &key;
+    uint64_t ts = 0;
+    if (bpf_map__lookup_elem(skel_->maps.lib_held, &key, sizeof key, &ts, sizeof ts, 0) == 0)
+      out.emplace_back(key, static_cast<int64_t>(ts));
+  }
+  return out;
+}
+
+void Engine::unheld(uint32_t tgid) { bpf_map__delete_elem(skel_->maps.lib_held, &tgid, sizeof tgid, 0); }
 
 void Engine::drop_python_proc(uint32_t tgid) { bpf_map__delete_elem(skel_->maps.py_procs, &tgid, sizeof tgid, 0); }
 

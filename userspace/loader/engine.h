@@ -40,6 +40,10 @@ struct EngineOptions {
   // GPUOBS_EV_LIB_MAP records: a process mapped a file named like a GPU
   // runtime (bpf/library.bpf.h). For the library watch.
   bool attach_lib_map = false;
+  // With attach_lib_map: stop (SIGSTOP) a process that maps a GPU library
+  // whose inode is not in lib_known, until user space resumes it
+  // (bpf/library.bpf.h).
+  bool hold_on_map = false;
   // User-stack frames per event (0: none). Each frame costs 8 bytes of ring.
   uint32_t stack_depth = 64;
   // Bytes of user stack copied per event for DWARF unwinding (0: none).
@@ -126,6 +130,16 @@ class Engine {
   bool uses_uprobe_multi() const { return multi_; }
   // The mmap tracepoints of attach_lib_map are attached.
   bool lib_map_attached() const { return lib_map_; }
+  // What BPF knows of a library file (lib_known), keyed as the kernel sees
+  // the mapped file (kernel_dev(): the kernel's dev_t encoding):
+  // GPUOBS_KNOWN_ATTACHED (a mapping is not held), GPUOBS_KNOWN_UNPROBED
+  // (not held, recorded as unprobed), or forgotten (held again).
+  Status set_library_known(uint32_t kdev, uint64_t ino, uint32_t value);
+  void forget_library(uint32_t kdev, uint64_t ino);
+  // The processes BPF holds (lib_held): tgid -> the hold's CLOCK_MONOTONIC ns.
+  std::vector<std::pair<uint32_t, int64_t>> held_processes() const;
+  // Deletes the lib_held entry of a process about to be resumed.
+  void unheld(uint32_t tgid);
 
  private:
   Engine() = default;

@@ -1,5 +1,7 @@
 #include "loader/libraries.h"
 
+#include <sys/sysmacros.h>
+
 #include "common/split.h"
 
 #include <sys/stat.h>
@@ -129,5 +131,11 @@ std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs) {
     }
   return out;
 }
+
+uint32_t kernel_dev(uint64_t st_dev) {
+  return static_cast<uint32_t>((major(st_dev) << 20) | (minor(st_dev) & 0xfffff));
+}
+
+uint64_t user_dev(uint32_t kdev) { return makedev(kdev >> 20, kdev & 0xfffff); }
 
 }  // namespace gpuobs

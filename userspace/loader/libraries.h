@@ -29,6 +29,11 @@ std::vector<LibraryFile> discover_libhip();
 // first directory that has it. RPATH, set-uid programs and dlopen() of a
 // full path are not predicted (the library watch finds those when mapped).
 std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs);
+// dev_t as BPF reads it from a superblock (MKDEV: major << 20 | minor) and as
+// stat(2) gives it (glibc's makedev): the library watch keys BPF's lib_known
+// map by the first, its own tables by the second.
+uint32_t kernel_dev(uint64_t st_dev);
+uint64_t user_dev(uint32_t kdev);
 // Appends f unless a file with the same (dev, inode) is already there.
 void add_unique(std::vector<LibraryFile>& files, LibraryFile f);
 

@@ -241,7 +241,7 @@ namespace {
 // and stacks.python_end NULL; no GPU metrics (19), GPU times (20) or replay
 // idle-time tables (21): empty views; stacks.python_thread (22) reads
 // 'calling' where a Python walk was stored, capture.python_main_thread
-// NULL; the columns later migrations
+// NULL; no library_maps (23): an empty view; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -349,6 +349,16 @@ void present_as_current(Db& db, int64_t version) {
     if (auto s = db.exec(sql); !s)
       spdlog::warn("cannot present the schema-{} capture's stacks as schema {}: {}", version, schema_version(),
                    s.error().message);
+  }
+  if (version < 23) {
+    // No record of library mappings before 23: an empty view (what the
+    // capture could have missed is not known: capture.state said 'complete').
+    const char* sql =
+        "CREATE TEMP VIEW library_maps AS SELECT NULL AS id, NULL AS tgid, NULL AS comm, NULL AS library,"
+        " NULL AS dev, NULL AS inode, NULL AS mapped_mono_ns, NULL AS hold, NULL AS held_ns,"
+        " NULL AS attached_mono_ns, NULL AS calls_before_attach, NULL AS reason WHERE 0";
+    if (auto s = db.exec(sql); !s)
+      spdlog::warn("cannot present the schema-{} capture's library mappings: {}", version, s.error().message);
   }
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";

@@ -165,7 +165,7 @@ Status CaptureWriter::write_probes(const std::vector<ProbeRow>& probes) {
 
 void CaptureWriter::push_probes(std::vector<ProbeRow> rows) {
   std::lock_guard lk(mu_);
-  for (auto& r : rows) pending_probes_.push_back(std::move(r));
+  for (auto& r : rows) pending_library_.probes.push_back(std::move(r));
 }
 
 void CaptureWriter::push_stall(NcclStall stall) {
@@ -215,31 +215,56 @@ void CaptureWriter::write_gpu_samples(gpumetrics::SampleBatch& batch) {
 
 void CaptureWriter::push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns) {
   std::lock_guard lk(mu_);
-  pending_detached_.push_back(Detach{dev, inode, mono_ns});
+  pending_library_.detached.push_back(Detach{dev, inode, mono_ns});
+}
+
+void CaptureWriter::push_library_map(LibraryMapRow row) {
+  std::lock_guard lk(mu_);
+  pending_library_.maps.push_back(std::move(row));
 }
 
 // Rare (a library attached or detached): one transaction of its own, so a
 // failed event batch never takes the attach report with it.
-void CaptureWriter::write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached) {
-  if (rows.empty() && detached.empty()) return;
+void CaptureWriter::write_library_changes(LibraryChanges& c) {
+  if (c.empty()) return;
   if (!db_.exec("BEGIN")) {
-    stats_.failed_rows += rows.size() + detached.size();
+    stats_.failed_rows += c.size();
+    c = {};
     return;
   }
-  if (auto st = write_probes(rows); !st) {
+  if (auto st = write_probes(c.probes); !st) {
     spdlog::warn("{}", st.error().message);
-    stats_.failed_rows += rows.size();
+    stats_.failed_rows += c.probes.size();
   }
   Stmt upd(db_.get(),
            "UPDATE probes SET detached_mono_ns = ? WHERE dev = ? AND inode = ? AND detached_mono_ns IS NULL");
-  for (const auto& d : detached)
+  for (const auto& d : c.detached)
     if (upd.bind(1, d.mono_ns).bind(2, d.dev).bind(3, d.inode).exec() != SQLITE_DONE) ++stats_.failed_rows;
+  Stmt ins(db_.get(),
+           "INSERT INTO library_maps (tgid, comm, library, dev, inode, mapped_mono_ns, hold, held_ns,"
+           " attached_mono_ns, calls_before_attach, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  auto opt = [&](int col, int64_t v) {
+    if (v) ins.bind(col, v);
+    else ins.bind_null(col);
+  };
+  for (const auto& m : c.maps) {
+    ins.bind(1, int64_t{m.tgid}).bind(2, m.comm).bind(3, m.library);
+    opt(4, static_cast<int64_t>(m.dev));
+    opt(5, static_cast<int64_t>(m.inode));
+    opt(6, m.mapped_mono_ns);
+    ins.bind(7, m.hold);
+    opt(8, m.held_ns);
+    opt(9, m.attached_mono_ns);
+    ins.bind(10, int64_t{m.calls_before_attach ? 1 : 0});
+    if (m.reason.empty()) ins.bind_null(11);
+    else ins.bind(11, m.reason);
+    if (ins.exec() != SQLITE_DONE) ++stats_.failed_rows;
+  }
   if (!db_.exec("COMMIT")) {
     (void)db_.exec("ROLLBACK");
-    stats_.failed_rows += rows.size() + detached.size();
+    stats_.failed_rows += c.size();
   }
-  rows.clear();
-  detached.clear();
+  c = {};
 }
 
 // Stalls are rare: one transaction each, a failure counted as lost rows.
@@ -366,8 +391,7 @@ void CaptureWriter::run() {
   // Ahead of ordinary work: a starved writer holds events past the kill bound.
   if (!raise_capture_thread_priority()) spdlog::debug("store: the writer runs at the caller's priority (no CAP_SYS_NICE)");
   std::vector<Chunk> batch;
-  std::vector<ProbeRow> probe_rows;
-  std::vector<Detach> detached;
+  LibraryChanges library;
   std::vector<NcclStall> stalls;
   gpumetrics::SampleBatch gpu;
   for (;;) {
@@ -379,8 +403,7 @@ void CaptureWriter::run() {
       batch.swap(pending_);
       events = pending_events_;
       pending_events_ = 0;
-      probe_rows.swap(pending_probes_);
-      detached.swap(pending_detached_);
+      std::swap(library, pending_library_);
       stalls.swap(pending_stalls_);
       std::swap(gpu, pending_gpu_);
       stop = stopping_;
@@ -389,7 +412,7 @@ void CaptureWriter::run() {
       std::lock_guard db_lk(db_mu_);  // one lock per batch (the connection is NOMUTEX)
       if (events) write_batch(batch, events);
       else write_counters_only();
-      write_library_changes(probe_rows, detached);
+      write_library_changes(library);
       write_stalls(stalls);
       write_gpu_samples(gpu);
     }
@@ -404,7 +427,7 @@ void CaptureWriter::run() {
     batch.clear();
     if (stop) {
       std::lock_guard lk(mu_);
-      if (pending_.empty() && pending_probes_.empty() && pending_detached_.empty() && pending_stalls_.empty() &&
+      if (pending_.empty() && pending_library_.empty() && pending_stalls_.empty() &&
           pending_gpu_.empty())
         return;
     }
@@ -751,7 +774,8 @@ int64_t CaptureWriter::active_processes() {
   return n ? *n : 0;
 }
 
-Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_status, const CounterMap& counters) {
+Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_status, const CounterMap& counters,
+                                std::string_view state) {
   stop();
   // End row, final counters and 'complete' together, or none of them: a
   // capture whose end could not be written stays 'incomplete'.
@@ -760,7 +784,7 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
   end.bind(1, end_mono_ns);
   if (exit_status) end.bind(2, *exit_status);
   else end.bind_null(2);
-  end.bind(3, std::string_view(kStateComplete));
+  end.bind(3, state);
   int rc = end.exec();
   // The last launches' counts: a finished capture's launch_agg reads launch_counts alone.
   uint64_t unused = 0;

@@ -64,6 +64,20 @@ struct ProbeRow {
   int64_t trigger_mono_ns = 0, attached_mono_ns = 0;
 };
 
+// A process mapped a GPU runtime library's code (migration 023,
+// library_maps): whether its probes were live before it could call it.
+struct LibraryMapRow {
+  uint32_t tgid = 0;
+  std::string comm, library;
+  uint64_t dev = 0, inode = 0;   // st_dev encoding (0: unknown)
+  int64_t mapped_mono_ns = 0;    // 0: before gpuobs started (NULL)
+  std::string hold;              // 'attached before', 'held', 'unprobed', 'not held: ...', 'before start'
+  int64_t held_ns = 0;           // 'held' only
+  int64_t attached_mono_ns = 0;  // 0: never (NULL)
+  bool calls_before_attach = false;
+  std::string reason;
+};
+
 struct WriterStats {
   uint64_t launches = 0;
   uint64_t ioctls = 0;
@@ -110,6 +124,9 @@ class CaptureWriter {
   // comes back empty); written in a transaction of their own.
   void push_gpu_samples(gpumetrics::SampleBatch& batch);
   void push_library_detached(uint64_t dev, uint64_t inode, int64_t mono_ns);
+  // Run time (thread-safe): a process's library mapping and what it cost
+  // the capture; written with the library changes.
+  void push_library_map(LibraryMapRow row);
   // Before start(): fills processes.cgroup / container_id.
   void set_origin_lookup(OriginLookup lookup) { origin_ = std::move(lookup); }
   Status write_watched_device(uint32_t major, std::optional<uint32_t> minor, const std::string& name,
@@ -168,7 +185,8 @@ class CaptureWriter {
   void stop();
   // Records the end of the capture, the final counters and state 'complete',
   // in one transaction; folds the WAL in.
-  Status write_end(int64_t end_mono_ns, std::optional<int> exit_status, const CounterMap& counters);
+  Status write_end(int64_t end_mono_ns, std::optional<int> exit_status, const CounterMap& counters,
+                   std::string_view state = kStateComplete);
   // Number of distinct processes with launches or ioctls.
   int64_t active_processes();
   WriterStats stats() const;
@@ -209,7 +227,16 @@ class CaptureWriter {
     uint64_t dev, inode;
     int64_t mono_ns;
   };
-  void write_library_changes(std::vector<ProbeRow>& rows, std::vector<Detach>& detached);
+  // Everything the library watch reports, in one side queue: probe rows,
+  // detaches and mappings (rare: one transaction of their own).
+  struct LibraryChanges {
+    std::vector<ProbeRow> probes;
+    std::vector<Detach> detached;
+    std::vector<LibraryMapRow> maps;
+    bool empty() const { return probes.empty() && detached.empty() && maps.empty(); }
+    size_t size() const { return probes.size() + detached.size() + maps.size(); }
+  };
+  void write_library_changes(LibraryChanges& changes);
   void write_stalls(std::vector<NcclStall>& stalls);
   void write_gpu_samples(gpumetrics::SampleBatch& batch);
   int64_t process_for(uint32_t tgid);
@@ -232,11 +259,10 @@ class CaptureWriter {
   std::string path_;
   ProcessLookup lookup_;
   OriginLookup origin_;
-  std::vector<ProbeRow> pending_probes_;  // guarded by mu_
+  LibraryChanges pending_library_;  // guarded by mu_
   std::vector<NcclStall> pending_stalls_;  // guarded by mu_
   gpumetrics::SampleBatch pending_gpu_;     // guarded by mu_
   static constexpr size_t kMaxPendingGpuSamples = 1'000'000;
-  std::vector<Detach> pending_detached_;  // guarded by mu_
   StringTable strings_;
   ApiRowWriter api_;
   NcclRowWriter nccl_;

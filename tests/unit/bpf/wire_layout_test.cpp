@@ -64,6 +64,16 @@ TEST(WireLayout, Proc) {
   EXPECT_EQ(offsetof(gpuobs_proc, exit_code), 36u);
   EXPECT_EQ(offsetof(gpuobs_proc, comm), 40u);
   EXPECT_EQ(offsetof(gpuobs_proc, filename), 56u);
+  // ABI 8: a library mapping's record keeps the process head of gpuobs_proc.
+  EXPECT_EQ(sizeof(gpuobs_lib_map), 120u);
+  EXPECT_EQ(offsetof(gpuobs_lib_map, start_boottime_ns), offsetof(gpuobs_proc, start_boottime_ns));
+  EXPECT_EQ(offsetof(gpuobs_lib_map, ppid), offsetof(gpuobs_proc, ppid));
+  EXPECT_EQ(offsetof(gpuobs_lib_map, hold), 36u);
+  EXPECT_EQ(offsetof(gpuobs_lib_map, comm), offsetof(gpuobs_proc, comm));
+  EXPECT_EQ(offsetof(gpuobs_lib_map, ino), 56u);
+  EXPECT_EQ(offsetof(gpuobs_lib_map, kdev), 64u);
+  EXPECT_EQ(offsetof(gpuobs_lib_map, filename), 72u);
+  EXPECT_EQ(sizeof(gpuobs_lib_key), 16u);
 }
 
 TEST(WireLayout, EveryRecordIsEightByteAligned) {
@@ -101,7 +111,7 @@ TEST(WireLayout, PythonFrames) {
   EXPECT_EQ(offsetof(gpuobs_py_proc, tstate_lo), 38u);
   EXPECT_EQ(offsetof(gpuobs_py_proc, tstate_len), 40u);
   EXPECT_EQ(GPUOBS_STACK_F_PYTHON, 256u);
-  EXPECT_EQ(GPUOBS_ABI_VERSION, 7);
+  EXPECT_EQ(GPUOBS_ABI_VERSION, 8);
 }
 
 TEST(WireLayout, ApiCall) {

@@ -45,6 +45,10 @@ struct Fixture {
         [this](uint64_t dev, uint64_t ino) { detached.emplace_back(dev, ino); },
         [](std::vector<ProbeRow>) {},
         [](uint64_t, uint64_t, int64_t) {},
+        {},
+        {},
+        {},
+        {},
     };
   }
   // proc/100: maps the copies (and `extra`), root is the real "/".
