@@ -7,7 +7,7 @@
 -- 'incomplete (...)' whenever such a row exists.
 -- Columns: pid, process, library, hold ('attached before': probes were
 --   live already, 'held': stopped at the mapping until they were,
---   'unprobed', 'not held: ...', 'before start'), held_ms (the pause),
+--   'unprobed', 'not held: ...', 'before start'), held_ns (the pause),
 --   mapped_s (the mapping, seconds after capture start), attached_s (the
 --   probes live), first_call_s (the process's first captured call),
 --   calls_before_attach (1: calls may be missing), reason.
@@ -23,7 +23,7 @@ SELECT m.tgid                                            AS pid,
                                                          AS process,
        m.library                                         AS library,
        m.hold                                            AS hold,
-       round(m.held_ns / 1e6, 3)                         AS held_ms,
+       m.held_ns                                         AS held_ns,
        round((m.mapped_mono_ns - c.t0) / 1e9, 6)         AS mapped_s,
        round((m.attached_mono_ns - c.t0) / 1e9, 6)       AS attached_s,
        round((f.first_ns - c.t0) / 1e9, 6)               AS first_call_s,

@@ -125,8 +125,6 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
       ++stats_.decoded;
       return e;
     }
-    case GPUOBS_EV_PROC_FORK:
-    case GPUOBS_EV_PROC_EXEC:
     case GPUOBS_EV_LIB_MAP: {
       if (!need(sizeof(gpuobs_lib_map))) return {};
       gpuobs_lib_map raw;
@@ -144,6 +142,8 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
       ++stats_.decoded;
       return e;
     }
+    case GPUOBS_EV_PROC_FORK:
+    case GPUOBS_EV_PROC_EXEC:
     case GPUOBS_EV_PROC_EXIT: {
       if (!need(sizeof(gpuobs_proc))) return {};
       gpuobs_proc raw;

@@ -10,6 +10,34 @@
 
 using namespace gpuobs;
 
+// ABI 8: a library mapping carries the inode BPF saw and what it did.
+TEST(Decoder, LibraryMapCarriesTheInodeAndTheHold) {
+  Decoder d;
+  gpuobs_lib_map m{};
+  m.hdr = {GPUOBS_EV_LIB_MAP, sizeof m, 5, 42, 43};
+  m.ppid = 7;
+  m.hold = GPUOBS_LIB_HELD;
+  m.kdev = (8u << 20) | 3u;
+  m.ino = 123456789;
+  std::memcpy(m.comm, "short_app", 10);
+  std::memset(m.filename, 'x', sizeof m.filename);  // no NUL: bounded
+  std::memcpy(m.filename, "libcuda.so.1", 13);
+  Event ev = d.decode(&m, sizeof m);
+  auto* got = std::get_if<ProcEvent>(&ev);
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(got->type, static_cast<uint32_t>(GPUOBS_EV_LIB_MAP));
+  EXPECT_EQ(got->filename, "libcuda.so.1");
+  EXPECT_EQ(got->comm, "short_app");
+  EXPECT_EQ(got->hold, static_cast<uint32_t>(GPUOBS_LIB_HELD));
+  EXPECT_EQ(got->lib_kdev, (8u << 20) | 3u);
+  EXPECT_EQ(got->lib_ino, 123456789u);
+  EXPECT_EQ(got->ppid, 7u);
+  // A record of the old size (struct gpuobs_proc's head only) is short.
+  gpuobs_lib_map cut = m;
+  cut.hdr.size = 60;
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(d.decode(&cut, 60)));
+}
+
 namespace {
 
 gpuobs_launch sample_launch() {
