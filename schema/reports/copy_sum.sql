@@ -3,7 +3,11 @@
 -- of GPU time). Directions: HtoD, DtoH, DtoD, HtoH, peer, AtoD..., default
 -- (unified addressing: the driver decides).
 -- Columns: direction, mode (sync/async), copies, bytes, avg_bytes, min_bytes,
---   max_bytes, host_ns (time inside the calls), failed (calls that failed);
+--   max_bytes, host_ns (time inside the calls), failed (calls that failed),
+--   failed_bytes (what the failed calls asked to copy: copies + failed is
+--   every call of the copies table, bytes + failed_bytes its bytes; a
+--   driver that fails every call, like the toolkit's stub libcuda, shows
+--   0 bytes and all of them here);
 --   with --gpu-time (schema 20): gpu_copies (copies with a measured GPU
 --   time), gpu_ns (their time on the GPU), gpu_avg_ns, gpu_gbps (their
 --   bytes over their GPU time, GB/s).
@@ -18,6 +22,7 @@ SELECT x.direction                                           AS direction,
        max(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.bytes END) AS max_bytes,
        coalesce(sum(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.duration_ns END), 0) AS host_ns,
        sum(x.result IS NOT NULL AND x.result != 0)           AS failed,
+       coalesce(sum(CASE WHEN x.result IS NOT NULL AND x.result != 0 THEN x.bytes END), 0) AS failed_bytes,
        count(g.duration_ns)                                  AS gpu_copies,
        sum(g.duration_ns)                                    AS gpu_ns,
        round(avg(g.duration_ns), 1)                          AS gpu_avg_ns,

@@ -1,5 +1,6 @@
 -- memset_sum: memsets by API and kind (sync or async), successful calls only.
--- Columns: api, mode, memsets, bytes, avg_bytes, host_ns, failed; with
+-- Columns: api, mode, memsets, bytes, avg_bytes, host_ns, failed,
+--   failed_bytes (what the failed calls asked to set); with
 --   --gpu-time (schema 20): gpu_memsets, gpu_ns (their time on the GPU).
 -- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture)
@@ -10,6 +11,7 @@ SELECT x.api                                                 AS api,
        round(avg(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.bytes END), 1) AS avg_bytes,
        coalesce(sum(CASE WHEN x.result IS NULL OR x.result = 0 THEN x.duration_ns END), 0) AS host_ns,
        sum(x.result IS NOT NULL AND x.result != 0)           AS failed,
+       coalesce(sum(CASE WHEN x.result IS NOT NULL AND x.result != 0 THEN x.bytes END), 0) AS failed_bytes,
        count(g.duration_ns)                                  AS gpu_memsets,
        sum(g.duration_ns)                                    AS gpu_ns
 FROM copies x JOIN processes p ON p.id = x.process_id

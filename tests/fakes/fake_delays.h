@@ -38,3 +38,19 @@ __attribute__((noinline)) static void api_delay(const char *name)
 		if (p) ++p;
 	}
 }
+
+/* FAKE_CUDA_FAIL="cuMemcpyHtoD_v2,cuMemsetD8_v2": the named calls fail with
+ * CUDA_ERROR_UNKNOWN (999), as every call of the toolkit's stub libcuda
+ * fails (copy_sum's failed columns). Only those two read it. */
+__attribute__((noinline)) static int api_fails(const char *name)
+{
+	const char *env = getenv("FAKE_CUDA_FAIL");
+	size_t n = strlen(name);
+	for (const char *p = env; p && *p;) {
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+			return 1;
+		p = strchr(p, ',');
+		if (p) ++p;
+	}
+	return 0;
+}

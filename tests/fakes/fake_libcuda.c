@@ -251,6 +251,8 @@ API CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUst
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
 	api_delay("cuMemcpyHtoD_v2");
+	if (api_fails("cuMemcpyHtoD_v2"))
+		return 999;
 	return touch();
 }
 
@@ -412,6 +414,8 @@ API CUresult cuMemcpyAtoH_v2_ptds(void *dst, void *src_array, size_t src_offset,
 
 API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t count)
 {
+	if (api_fails("cuMemsetD8_v2"))
+		return 999;
 	return touch();
 }
 

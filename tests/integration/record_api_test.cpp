@@ -203,3 +203,41 @@ TEST(RecordApiStub, EverySymbolOfTheRealLayoutAttaches) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE result IS NOT NULL AND result != 34"), 0);
   EXPECT_GT(scalar(*db, "SELECT count(*) FROM api_calls WHERE result = 34"), 50);
 }
+
+// copy_sum and memset_sum against the copies table when calls fail (the
+// toolkit's stub libcuda fails every call): successful and failed calls
+// add up to every call, their bytes to every byte asked for (issue 37).
+TEST(RecordApiFailures, CopySumAndMemsetSumAccountForEveryCallAndByte) {
+  TempDir dir;
+  const std::string out = dir.file("f.gpuobs"), truth = dir.file("t.json");
+  ASSERT_EQ(run("FAKE_CUDA_FAIL=cuMemcpyHtoD_v2,cuMemsetD8_v2 " + std::string(GPUOBS_BIN) + " record -o " + out +
+                " --libcuda " + FAKE_LIBCUDA + " -- " + API_WORKLOAD + " --lib " + FAKE_LIBCUDA +
+                " --threads 2 --iterations 5 --truth " + truth + " 2>" + dir.file("err")),
+            0)
+      << read_file(dir.file("err"));
+  auto db = open_capture_readonly(out);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  auto q = [&](const std::string& sql) { return scalar(*db, sql); };
+  ASSERT_GT(q("SELECT count(*) FROM copies WHERE api = 'cuMemcpyHtoD_v2' AND result = 999"), 0);
+  ASSERT_GT(q("SELECT count(*) FROM copies WHERE api = 'cuMemsetD8_v2' AND result = 999"), 0);
+  for (const char* rep : {"copy_sum", "memset_sum"}) {
+    const std::string kind = std::string(rep) == "copy_sum" ? "copy" : "memset";
+    const std::string n = kind == "copy" ? "copies" : "memsets";
+    auto [rc, text_out] = run_output(std::string(GPUOBS_BIN) + " report --format json " + rep + " " + out);
+    ASSERT_EQ(rc, 0) << text_out;
+    auto rows = nlohmann::json::parse(text_out);
+    int64_t calls = 0, bytes = 0, failed = 0, failed_bytes = 0;
+    for (const auto& r : rows) {
+      calls += r.at(n).get<int64_t>();
+      bytes += r.at("bytes").get<int64_t>();
+      failed += r.at("failed").get<int64_t>();
+      failed_bytes += r.at("failed_bytes").get<int64_t>();
+    }
+    const std::string w = " FROM copies WHERE kind = '" + kind + "'";
+    EXPECT_EQ(calls + failed, q("SELECT count(*)" + w)) << rep;
+    EXPECT_EQ(bytes + failed_bytes, q("SELECT sum(bytes)" + w)) << rep;
+    EXPECT_EQ(failed, q("SELECT count(*)" + w + " AND result <> 0")) << rep;
+    EXPECT_EQ(failed_bytes, q("SELECT sum(bytes)" + w + " AND result <> 0")) << rep;
+    EXPECT_GT(failed_bytes, 0) << rep;
+  }
+}

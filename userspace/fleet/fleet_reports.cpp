@@ -189,7 +189,7 @@ const std::string kOk = "(ifNull(result, 0) = 0)";
 const std::string kSized = "(" + kOk + " AND isNotNull(bytes))";
 
 // The inner columns x_n (successful calls), x_bytes, x_avg, x_host_ns,
-// x_failed, and from the GPU times g_n (calls with one), g_ns, g_avg,
+// x_failed, x_failed_bytes, and from the GPU times g_n (calls with one), g_ns, g_avg,
 // g_gbps.
 std::string copy_aggregates() {
   const std::string n = "countIf(" + kSized + ")";
@@ -201,7 +201,7 @@ std::string copy_aggregates() {
          " = 0, CAST(NULL AS Nullable(Int64)), toNullable(minIf(assumeNotNull(bytes), " + kSized + "))) AS x_min, if(" +
          n + " = 0, CAST(NULL AS Nullable(Int64)), toNullable(maxIf(assumeNotNull(bytes), " + kSized +
          "))) AS x_max, toInt64(sumIf(ifNull(duration_ns, 0), " + kOk + ")) AS x_host_ns, toInt64(countIf(NOT " + kOk +
-         ")) AS x_failed, toInt64(sum(g_has)) AS g_n,"
+         ")) AS x_failed, toInt64(sumIf(ifNull(bytes, 0), NOT " + kOk + ")) AS x_failed_bytes, toInt64(sum(g_has)) AS g_n,"
          " if(g_n = 0, CAST(NULL AS Nullable(Int64)), toNullable(toInt64(sum(g_d)))) AS g_ns,"
          " if(g_n = 0, CAST(NULL AS Nullable(Float64)), toNullable(" + round_sql("sum(g_d) / g_n", 1) + ")) AS g_avg,"
          " if(g_n = 0 OR sum(g_d) = 0 OR countIf(g_has = 1 AND isNotNull(bytes)) = 0, CAST(NULL AS Nullable(Float64)),"
@@ -222,14 +222,15 @@ std::string copy_sum(const FleetFilter& f, bool gpu_times) {
   // are two 'sync' rows there); SQLite sorts NULL first.
   return "SELECT direction, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS copies, x_bytes AS bytes,"
          " x_avg AS avg_bytes, x_min AS min_bytes, x_max AS max_bytes, x_host_ns AS host_ns, x_failed AS failed,"
-         " g_n AS gpu_copies, g_ns AS gpu_ns, g_avg AS gpu_avg_ns, g_gbps AS gpu_gbps FROM (SELECT direction, async, " +
+         " x_failed_bytes AS failed_bytes, g_n AS gpu_copies, g_ns AS gpu_ns, g_avg AS gpu_avg_ns, g_gbps AS gpu_gbps FROM (SELECT direction, async, " +
          copy_aggregates() + " FROM (" + copies_timed(f, "copy", gpu_times) +
          ") GROUP BY direction, async) ORDER BY bytes DESC NULLS LAST, direction NULLS FIRST, mode";
 }
 
 std::string memset_sum(const FleetFilter& f, bool gpu_times) {
   return "SELECT api, if(ifNull(async, 0) = 1, 'async', 'sync') AS mode, x_n AS memsets, x_bytes AS bytes,"
-         " x_avg AS avg_bytes, x_host_ns AS host_ns, x_failed AS failed, g_n AS gpu_memsets, g_ns AS gpu_ns"
+         " x_avg AS avg_bytes, x_host_ns AS host_ns, x_failed AS failed, x_failed_bytes AS failed_bytes,"
+         " g_n AS gpu_memsets, g_ns AS gpu_ns"
          " FROM (SELECT api, async, " +
          copy_aggregates() + " FROM (" + copies_timed(f, "memset", gpu_times) +
          ") GROUP BY api, async) ORDER BY bytes DESC NULLS LAST, api, mode";
