@@ -58,6 +58,101 @@ API CUresult cuInit(unsigned int flags)
 	return flags == 0 ? touch() : 1;
 }
 
+/* Set-up calls (issue 37): values a test can check. Version 13000, two
+ * devices whose handle is their ordinal, attribute A of device D is
+ * 1000 * (D + 1) + A, 80 GiB each, one primary context per device. */
+API CUresult cuDriverGetVersion(int *v)
+{
+	if (!v)
+		return 1;
+	*v = 13000;
+	return touch();
+}
+
+API CUresult cuDeviceGetCount(int *n)
+{
+	if (!n)
+		return 1;
+	*n = 2;
+	return touch();
+}
+
+API CUresult cuDeviceGet(int *dev, int ordinal)
+{
+	if (!dev || ordinal < 0 || ordinal > 1)
+		return 101; /* CUDA_ERROR_INVALID_DEVICE */
+	*dev = ordinal;
+	return touch();
+}
+
+API CUresult cuDeviceGetAttribute(int *v, int attrib, int dev)
+{
+	if (!v || dev < 0 || dev > 1)
+		return 101;
+	*v = 1000 * (dev + 1) + attrib;
+	return touch();
+}
+
+API CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev)
+{
+	if (!bytes || dev < 0 || dev > 1)
+		return 101;
+	*bytes = 80ull << 30;
+	return touch();
+}
+
+API CUresult cuCtxCreate_v2(void **ctx, unsigned int flags, int dev)
+{
+	if (!ctx || dev < 0 || dev > 1)
+		return 101;
+	*ctx = (void *)new_handle();
+	return touch();
+}
+
+API CUresult cuCtxCreate_v3(void **ctx, void *params, int n, unsigned int flags, int dev)
+{
+	if (!ctx || dev < 0 || dev > 1)
+		return 101;
+	*ctx = (void *)new_handle();
+	return touch();
+}
+
+API CUresult cuCtxCreate_v4(void **ctx, void *params, unsigned int flags, int dev)
+{
+	if (!ctx || dev < 0 || dev > 1)
+		return 101;
+	*ctx = (void *)new_handle();
+	return touch();
+}
+
+API CUresult cuCtxDestroy_v2(void *ctx)
+{
+	return ctx ? touch() : 201; /* CUDA_ERROR_INVALID_CONTEXT */
+}
+
+API CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+	if (!ctx || dev < 0 || dev > 1)
+		return 101;
+	*ctx = (void *)(0x7f2000000000ull + (unsigned long long)dev * 0x10000ull);
+	return touch();
+}
+
+API CUresult cuDevicePrimaryCtxRelease_v2(int dev)
+{
+	return dev < 0 || dev > 1 ? 101 : touch();
+}
+
+API CUresult cuDevicePrimaryCtxReset_v2(int dev)
+{
+	return dev < 0 || dev > 1 ? 101 : touch();
+}
+
+API CUresult cuDevicePrimaryCtxSetFlags_v2(int dev, unsigned int flags)
+{
+	return dev < 0 || dev > 1 ? 101 : touch();
+}
+
 API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
 			    unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params,
 			    void **extra)

@@ -56,6 +56,35 @@ TEST_F(RecordApi, EveryCallOfEveryThreadIsRecordedExactlyOnce) {
             static_cast<int64_t>(cuda_api_table().size()));
 }
 
+// The set-up calls (issue 37): the driver, the device and the contexts,
+// with what each returned through its pointer; a failed cuDeviceGet keeps
+// its ordinal and its result, and no device.
+TEST_F(RecordApi, SetUpCallsCarryDevicesContextsAndValues) {
+  for (const auto& t : (*truth_)["threads"]) {
+    const std::string w = " FROM context_ops WHERE tid = " + std::to_string(t["tid"].get<int64_t>());
+    const auto& s = t["handles"]["setup"];
+    EXPECT_EQ(q("SELECT count(*)" + w), 12);
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND api = 'cuInit' AND op = 'init' AND flags = 0 AND result = 0"), 1);
+    EXPECT_EQ(q("SELECT value" + w + " AND op = 'driver_version'"), s["version"].get<int64_t>());
+    EXPECT_EQ(q("SELECT value" + w + " AND op = 'device_count'"), 2);
+    EXPECT_EQ(q("SELECT device" + w + " AND op = 'device_get' AND ordinal = 1 AND result = 0"), 1);
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'device_get' AND ordinal = 7 AND result = 101 AND device IS NULL"), 1);
+    EXPECT_EQ(q("SELECT value" + w + " AND op = 'device_attribute' AND attribute = 75 AND device = 1"),
+              s["cc_major"].get<int64_t>());
+    EXPECT_EQ(q("SELECT value" + w + " AND op = 'device_total_mem' AND device = 1"), s["total"].get<int64_t>());
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'primary_set_flags' AND device = 1 AND flags = 4"), 1);
+    EXPECT_EQ(q("SELECT context" + w + " AND op = 'primary_retain' AND device = 1"), s["primary"].get<int64_t>());
+    EXPECT_EQ(q("SELECT context" + w + " AND op = 'context_create' AND device = 1 AND flags = 0"),
+              s["ctx"].get<int64_t>());
+    EXPECT_EQ(q("SELECT context" + w + " AND op = 'context_destroy'"), s["ctx"].get<int64_t>());
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'primary_release' AND device = 1"), 1);
+    // In api_calls, as their own family.
+    EXPECT_EQ(q("SELECT count(*) FROM api_calls WHERE family = 'context' AND tid = " +
+                std::to_string(t["tid"].get<int64_t>())),
+              12);
+  }
+}
+
 TEST_F(RecordApi, LaunchesCarryNamesStreamsAndAttributes) {
   for (const auto& t : (*truth_)["threads"]) {
     std::string tid = std::to_string(t["tid"].get<int64_t>());

@@ -52,6 +52,25 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   static const char image[] = "fake cubin";
   H mod = nullptr, fn = nullptr, lib = nullptr, kernel = nullptr, kfn = nullptr;
   H s1 = nullptr, s2 = nullptr, ev = nullptr, graph = nullptr;
+  // The set-up calls (context_ops): device 1 of the fake's two.
+  int version = 0, ndev = 0, dev = -1, cc_major = 0;
+  size_t total = 0;
+  H primary = nullptr, ctx = nullptr;
+  th.call("cuInit", 0u);
+  th.call("cuDriverGetVersion", &version);
+  th.call("cuDeviceGetCount", &ndev);
+  th.call("cuDeviceGet", &dev, 1);
+  th.call("cuDeviceGetAttribute", &cc_major, 75, dev);  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  th.call("cuDeviceTotalMem_v2", &total, dev);
+  th.call("cuDevicePrimaryCtxSetFlags_v2", dev, 4u);  // CU_CTX_SCHED_BLOCKING_SYNC
+  th.call("cuDevicePrimaryCtxRetain", &primary, dev);
+  th.call("cuCtxCreate_v2", &ctx, 0u, dev);
+  th.call("cuCtxDestroy_v2", ctx);
+  th.call("cuDevicePrimaryCtxRelease_v2", dev);
+  th.call("cuDeviceGet", &dev, 7);  // fails: CUDA_ERROR_INVALID_DEVICE, dev unchanged
+  th.handles["setup"] = {{"version", version}, {"devices", ndev},    {"device", dev},
+                         {"cc_major", cc_major}, {"total", total},  {"primary", reinterpret_cast<uint64_t>(primary)},
+                         {"ctx", reinterpret_cast<uint64_t>(ctx)}};
   th.call("cuModuleLoadData", &mod, static_cast<const void*>(image));
   th.call("cuModuleGetFunction", &fn, mod, kSquareMangled);
   th.call("cuLibraryLoadData", &lib, static_cast<const void*>(image), (H) nullptr, (H*)nullptr, 0u, (H) nullptr,

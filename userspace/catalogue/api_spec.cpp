@@ -32,6 +32,18 @@ std::string_view to_string(ApiOp op) {
     case ApiOp::get_kernel: return "get_kernel";
     case ApiOp::kernel_function: return "kernel_function";
     case ApiOp::register_function: return "register_function";
+    case ApiOp::init: return "init";
+    case ApiOp::driver_version: return "driver_version";
+    case ApiOp::device_get: return "device_get";
+    case ApiOp::device_count: return "device_count";
+    case ApiOp::device_attribute: return "device_attribute";
+    case ApiOp::device_total_mem: return "device_total_mem";
+    case ApiOp::context_create: return "context_create";
+    case ApiOp::context_destroy: return "context_destroy";
+    case ApiOp::primary_retain: return "primary_retain";
+    case ApiOp::primary_release: return "primary_release";
+    case ApiOp::primary_reset: return "primary_reset";
+    case ApiOp::primary_set_flags: return "primary_set_flags";
   }
   return "unknown";
 }

@@ -12,7 +12,7 @@
 
 namespace gpuobs {
 
-enum class Family : uint8_t { launch, memory, copy, memset, stream, event, sync, module, collective };
+enum class Family : uint8_t { launch, memory, copy, memset, stream, event, sync, module, collective, context };
 enum class ProbeKind : uint8_t {
   launch,        // cu_launch_kernel: 11-argument launch, entry only
   launch_ex,     // cu_launch_kernel_ex: CUlaunchConfig, entry only
@@ -36,6 +36,9 @@ enum class ApiOp : uint8_t {
   destroy, wait_event, query, capture_begin, capture_end, record,          // streams, events (and create)
   sync,                                                                     // synchronizations
   load, get_function, get_kernel, kernel_function, register_function,       // modules, kernel names
+  init, driver_version, device_get, device_count, device_attribute,         // set-up: driver, devices
+  device_total_mem, context_create, context_destroy,                        //   (context_ops, schema 24)
+  primary_retain, primary_release, primary_reset, primary_set_flags,        //   primary contexts
 };
 
 // The qualifier the row stores next to the op: a memory kind, a copy
@@ -92,7 +95,8 @@ struct ApiSpec {
   uint8_t event = 0;
   uint8_t handle = 0;  // module, library, kernel, graph, pool, context, host function
   uint8_t flags = 0;
-  uint8_t value = 0;        // memset value, stream priority
+  uint8_t value = 0;        // memset value, stream priority; set-up: cuDeviceGet's ordinal, the attribute asked
+  uint8_t device = 0;       // set-up calls: the CUdevice argument
   uint8_t elem = 1;         // memset element size in bytes
   bool per_thread = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread stream
   uint8_t dir_arg = 0;      // the argument holding a copy direction (hipMemcpyKind)

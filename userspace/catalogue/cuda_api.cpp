@@ -141,6 +141,23 @@ constexpr ApiSpec kTable[] = {
     {.id = 126, .symbol = "cuMemcpy3DPeer_ptds", .family = Family::copy, .op = ApiOp::copy, .kind = ApiKind::three_d, .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .per_thread = true},
     {.id = 127, .symbol = "cuMemcpy3DPeerAsync", .family = Family::copy, .op = ApiOp::copy_async, .kind = ApiKind::three_d, .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .stream = 2},
     {.id = 128, .symbol = "cuMemcpy3DPeerAsync_ptsz", .family = Family::copy, .op = ApiOp::copy_async, .kind = ApiKind::three_d, .probe = ProbeKind::entry_return, .blob_arg = 1, .blob_kind = 2, .blob_len = 200, .stream = 2, .per_thread = true},
+    // Set-up calls (issue 37): the driver, its devices and contexts
+    // (context_ops). Not cuCtxGetCurrent/SetCurrent/Push/Pop: cudart makes
+    // them around many calls, where a probe would cost on the hot path.
+    {.id = 129, .symbol = "cuInit", .family = Family::context, .op = ApiOp::init, .probe = ProbeKind::entry_return, .flags = 1},
+    {.id = 130, .symbol = "cuDriverGetVersion", .family = Family::context, .op = ApiOp::driver_version, .probe = ProbeKind::entry_return, .out_arg = 1},
+    {.id = 131, .symbol = "cuDeviceGet", .family = Family::context, .op = ApiOp::device_get, .probe = ProbeKind::entry_return, .out_arg = 1, .value = 2},
+    {.id = 132, .symbol = "cuDeviceGetCount", .family = Family::context, .op = ApiOp::device_count, .probe = ProbeKind::entry_return, .out_arg = 1},
+    {.id = 133, .symbol = "cuDeviceGetAttribute", .family = Family::context, .op = ApiOp::device_attribute, .probe = ProbeKind::entry_return, .out_arg = 1, .value = 2, .device = 3},
+    {.id = 134, .symbol = "cuDeviceTotalMem_v2", .family = Family::context, .op = ApiOp::device_total_mem, .probe = ProbeKind::entry_return, .out_arg = 1, .device = 2},
+    {.id = 135, .symbol = "cuCtxCreate_v2", .family = Family::context, .op = ApiOp::context_create, .probe = ProbeKind::entry_return, .out_arg = 1, .flags = 2, .device = 3},
+    {.id = 136, .symbol = "cuCtxCreate_v3", .family = Family::context, .op = ApiOp::context_create, .probe = ProbeKind::entry_return, .out_arg = 1, .flags = 4, .device = 5},
+    {.id = 137, .symbol = "cuCtxCreate_v4", .family = Family::context, .op = ApiOp::context_create, .probe = ProbeKind::entry_return, .out_arg = 1, .flags = 3, .device = 4},
+    {.id = 138, .symbol = "cuCtxDestroy_v2", .family = Family::context, .op = ApiOp::context_destroy, .probe = ProbeKind::entry_return, .handle = 1},
+    {.id = 139, .symbol = "cuDevicePrimaryCtxRetain", .family = Family::context, .op = ApiOp::primary_retain, .probe = ProbeKind::entry_return, .out_arg = 1, .device = 2},
+    {.id = 140, .symbol = "cuDevicePrimaryCtxRelease_v2", .family = Family::context, .op = ApiOp::primary_release, .probe = ProbeKind::entry_return, .device = 1},
+    {.id = 141, .symbol = "cuDevicePrimaryCtxReset_v2", .family = Family::context, .op = ApiOp::primary_reset, .probe = ProbeKind::entry_return, .device = 1},
+    {.id = 142, .symbol = "cuDevicePrimaryCtxSetFlags_v2", .family = Family::context, .op = ApiOp::primary_set_flags, .probe = ProbeKind::entry_return, .flags = 2, .device = 1},
 };
 // clang-format on
 }  // namespace

@@ -255,4 +255,40 @@ ModuleCall decode_module(const ApiCallEvent& e, const ApiSpec& s) {
   return m;
 }
 
+ContextCall decode_context(const ApiCallEvent& e, const ApiSpec& s) {
+  ContextCall c;
+  c.call = call_common(e, s);
+  c.op = s.op;
+  // An int written through the pointer: the 8 bytes read at return hold
+  // whatever follows it in the caller's memory above the low 4.
+  auto out_int = [&]() -> std::optional<int64_t> {
+    if (!out_read(e) || !c.call.ok) return std::nullopt;
+    return static_cast<int32_t>(e.out_value & 0xffffffffu);
+  };
+  if (s.device) c.device = static_cast<int32_t>(arg32(e, s.device));
+  if (s.flags) c.flags = arg32(e, s.flags);
+  switch (s.op) {
+    case ApiOp::driver_version:
+    case ApiOp::device_count: c.value = out_int(); break;
+    case ApiOp::device_get:
+      c.ordinal = static_cast<int32_t>(arg32(e, s.value));
+      c.device = out_int();
+      break;
+    case ApiOp::device_attribute:
+      c.attribute = static_cast<int32_t>(arg32(e, s.value));
+      c.value = out_int();
+      break;
+    case ApiOp::device_total_mem:
+      if (out_read(e) && c.call.ok) c.value = static_cast<int64_t>(e.out_value);
+      break;
+    case ApiOp::context_create:
+    case ApiOp::primary_retain:
+      if (out_read(e) && c.call.ok) c.context = e.out_value;
+      break;
+    case ApiOp::context_destroy: c.context = arg_if(e, s.handle); break;
+    default: break;
+  }
+  return c;
+}
+
 }  // namespace gpuobs

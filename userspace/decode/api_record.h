@@ -130,6 +130,20 @@ struct ModuleCall {
   uint64_t kernel = 0;  // from_kernel: the CUkernel
 };
 
+// context_ops (schema 24): the driver's, devices' and contexts' set-up.
+struct ContextCall {
+  CallCommon call;
+  ApiOp op = ApiOp::init;
+  std::optional<int64_t> device;     // the CUdevice argument, or the one cuDeviceGet returned
+  std::optional<uint64_t> context;   // made (cuCtxCreate, primary retain: none when not read) or destroyed
+  std::optional<uint64_t> flags;     // unsigned int
+  std::optional<int64_t> ordinal;    // cuDeviceGet's
+  std::optional<int64_t> attribute;  // cuDeviceGetAttribute's CUdevice_attribute
+  // What the call returned through its pointer: the driver version, the
+  // device count, the attribute's value (int), the device's total bytes.
+  std::optional<int64_t> value;
+};
+
 // The common columns of a call of spec s (shared by decode/nccl_record.cpp).
 CallCommon call_common(const ApiCallEvent& e, const ApiSpec& s);
 
@@ -139,5 +153,6 @@ CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& spec);      // Family
 StreamCall decode_stream(const ApiCallEvent& e, const ApiSpec& spec);  // Family::stream and Family::event
 SyncCall decode_sync(const ApiCallEvent& e, const ApiSpec& spec);
 ModuleCall decode_module(const ApiCallEvent& e, const ApiSpec& spec);
+ContextCall decode_context(const ApiCallEvent& e, const ApiSpec& spec);
 
 }  // namespace gpuobs

@@ -41,6 +41,8 @@ Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
                              ":op, :stream, :event, :handle, :flags, :priority"));
   sync_ = stmt(call_insert("sync_rows", "target_id, stream, event, context, blocked_ns",
                            ":target, :stream, :event, :context, :blocked_ns"));
+  context_ = stmt(call_insert("context_op_rows", "op_id, device, context, flags, ordinal, attribute, value",
+                              ":op, :device, :context, :flags, :ordinal, :attribute, :value"));
   // gpu_modules has no per_thread_stream column.
   module_ = stmt(
       "INSERT INTO gpu_module_shapes (process_id, tgid, tid, api_id, result, op_id, kind_id, handle, source, path_id,"
@@ -51,7 +53,7 @@ Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
       "INSERT INTO kernel_name_rows (ts_mono_ns, process_id, handle, kind_id, name_id, demangled_id, api_id, source,"
       " stack_id, vendor_id) VALUES (:ts, :process_id, :handle, :kind, :name, :demangled, :api, :source, :stack_id,"
       " :vendor)");
-  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_, &copy_row_, &module_row_})
+  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_, &copy_row_, &module_row_, &context_})
     if (!s->valid()) return make_error(std::string("cannot prepare API statements: ") + sqlite3_errmsg(db));
   // Every named parameter once, here: binding through them costs no lookup per row.
   memory_p_ = call_params(memory_);
@@ -68,13 +70,17 @@ Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
   sync_p_ = call_params(sync_);
   sy_ = {sync_.param(":target"), sync_.param(":stream"), sync_.param(":event"), sync_.param(":context"),
          sync_.param(":blocked_ns")};
+  context_p_ = call_params(context_);
+  ctx_ = {context_.param(":op"),      context_.param(":device"),    context_.param(":context"),
+          context_.param(":flags"),   context_.param(":ordinal"),   context_.param(":attribute"),
+          context_.param(":value")};
   module_p_ = call_params(module_, false, false);
   mod_ = {module_.param(":op"),     module_.param(":kind"), module_.param(":handle"),
           module_.param(":source"), module_.param(":path"), module_.param(":name")};
   nm_ = {name_.param(":ts"),       name_.param(":process_id"), name_.param(":handle"), name_.param(":kind"),
          name_.param(":name"),     name_.param(":demangled"),  name_.param(":api"),    name_.param(":source"),
          name_.param(":stack_id"), name_.param(":vendor")};
-  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_, &copy_row_, &module_row_})
+  for (auto* s : {&memory_, &copy_, &stream_, &sync_, &module_, &name_, &copy_row_, &module_row_, &context_})
     if (!s->unresolved().empty()) return make_error("API statement lacks parameters: " + s->unresolved());
   return {};
 }
@@ -136,6 +142,7 @@ int ApiRowWriter::write_call(const ApiCallEvent& e, int64_t pid) {
     case Family::event: return write_stream(decode_stream(e, *s), pid);
     case Family::sync: return write_sync(decode_sync(e, *s), pid);
     case Family::module: return write_module(decode_module(e, *s), pid);
+    case Family::context: return write_context(decode_context(e, *s), pid);
   }
   return SQLITE_MISMATCH;
 }
@@ -239,6 +246,17 @@ int ApiRowWriter::write_stream(const StreamCall& c, int64_t pid) {
       .bind(so_.flags, c.flags)
       .bind(so_.priority, c.priority);
   return run_call(stream_, stream_p_, c.call, pid);
+}
+
+int ApiRowWriter::write_context(const ContextCall& c, int64_t pid) {
+  context_.bind(ctx_.op, static_id(to_string(c.op)))
+      .bind(ctx_.device, c.device)
+      .bind(ctx_.context, c.context)
+      .bind(ctx_.flags, c.flags)
+      .bind(ctx_.ordinal, c.ordinal)
+      .bind(ctx_.attribute, c.attribute)
+      .bind(ctx_.value, c.value);
+  return run_call(context_, context_p_, c.call, pid);
 }
 
 int ApiRowWriter::write_sync(const SyncCall& c, int64_t pid) {

@@ -63,6 +63,7 @@ class ApiRowWriter {
   int write_stream(const StreamCall& c, int64_t pid);
   int write_sync(const SyncCall& c, int64_t pid);
   int write_module(const ModuleCall& m, int64_t pid);
+  int write_context(const ContextCall& c, int64_t pid);
   // demangled: the name's demangled form if known (none: demangle name).
   int write_name(const ModuleCall& m, int64_t pid, std::string_view name, const std::string* demangled);
   // The strings id of a text of static storage (catalogue symbols, the
@@ -90,8 +91,8 @@ class ApiRowWriter {
   uint64_t unreadable_names_ = 0;
   bool learned_name_ = false;
   bool failed_id_ = false;  // a text_id or static_id of this row failed: the row is not written
-  Stmt memory_, copy_, stream_, sync_, module_, name_;
-  CallParams memory_p_, copy_p_, stream_p_, sync_p_, module_p_;
+  Stmt memory_, copy_, stream_, sync_, module_, name_, context_;
+  CallParams memory_p_, copy_p_, stream_p_, sync_p_, module_p_, context_p_;
   // Copies and module calls as launches are stored (schema 14): a row holds
   // the time, the duration and a shape id; the shape, everything else, once.
   Stmt copy_row_, module_row_;
@@ -127,6 +128,9 @@ class ApiRowWriter {
   struct {
     Param target, stream, event, context, blocked_ns;
   } sy_;
+  struct {
+    Param op, device, context, flags, ordinal, attribute, value;
+  } ctx_;
   struct {
     Param op, kind, handle, source, path, name;
   } mod_;

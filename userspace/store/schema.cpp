@@ -241,7 +241,7 @@ namespace {
 // and stacks.python_end NULL; no GPU metrics (19), GPU times (20) or replay
 // idle-time tables (21): empty views; stacks.python_thread (22) reads
 // 'calling' where a Python walk was stored, capture.python_main_thread
-// NULL; no library_maps (23): an empty view; the columns later migrations
+// NULL; no library_maps (23) or context_ops (24): empty views; the columns later migrations
 // added to `capture` read as NULL (what they mean for a capture that predates
 // them), through a TEMP view that shadows the table for this connection only.
 // The file is opened read-only: nothing is written into it. Schema 12's
@@ -359,6 +359,16 @@ void present_as_current(Db& db, int64_t version) {
         " NULL AS attached_mono_ns, NULL AS calls_before_attach, NULL AS reason WHERE 0";
     if (auto s = db.exec(sql); !s)
       spdlog::warn("cannot present the schema-{} capture's library mappings: {}", version, s.error().message);
+  }
+  if (version < 24) {
+    // No set-up calls before 24 (cuInit, cuDeviceGet, cuCtxCreate, ...).
+    const char* sql =
+        "CREATE TEMP VIEW context_ops AS SELECT NULL AS id, NULL AS ts_mono_ns, NULL AS duration_ns,"
+        " NULL AS process_id, NULL AS tgid, NULL AS tid, NULL AS api, NULL AS result, NULL AS op, NULL AS device,"
+        " NULL AS context, NULL AS flags, NULL AS ordinal, NULL AS attribute, NULL AS value, NULL AS stack_id,"
+        " NULL AS vendor WHERE 0";
+    if (auto s = db.exec(sql); !s)
+      spdlog::warn("cannot present the schema-{} capture's set-up calls: {}", version, s.error().message);
   }
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";

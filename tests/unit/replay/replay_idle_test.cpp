@@ -441,6 +441,7 @@ TEST(ReplayIdle, Schema20CaptureReadsEmptyThenReplays) {
     ASSERT_TRUE(db->exec("DROP TABLE replay_idle_pieces; DROP TABLE replay_idle_gaps; DROP TABLE replay_idle_spans;"
                          " ALTER TABLE stacks DROP COLUMN python_thread; ALTER TABLE capture DROP COLUMN python_main_thread;"  // 22
                          " DROP TABLE library_maps;"  // 23
+                         " DROP VIEW context_ops; DROP TABLE context_op_rows;"  // 24
                          " DELETE FROM schema_migrations WHERE version >= 21; PRAGMA user_version = 20;")
                     .ok())
         << db->errmsg();
