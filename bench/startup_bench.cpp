@@ -158,6 +158,11 @@ int main(int argc, char** argv) {
     fs::create_directories(nd);
     fs::copy_file(lib, nd + "/libcuda.so.1");
     fresh.push_back(time_run(cmd, nd));
+    // Gone again, as a pip cache or a test's copy goes: its probes are
+    // released at the next rescan (a root-owned file in a root-only
+    // directory stays attached while installed, and 64 such files would
+    // reach library_max_files).
+    fs::remove_all(nd);
   }
   kill(d, SIGTERM);
   waitpid(d, nullptr, 0);
@@ -193,6 +198,20 @@ int main(int argc, char** argv) {
   print("hold (mapping to SIGCONT)", holds);
   std::printf("mappings: %lld, attached before the process could call: %lld (%.1f%%)\n", maps, maps - missed,
               maps ? 100.0 * static_cast<double>(maps - missed) / static_cast<double>(maps) : 0.0);
-  fs::remove_all(dir);
+  {
+    // What the misses were, if any.
+    sqlite3_stmt* q = nullptr;
+    sqlite3_prepare_v2(cap->get(),
+                       "SELECT hold, coalesce(reason, ''), count(*) FROM library_maps WHERE calls_before_attach = 1"
+                       " GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5",
+                       -1, &q, nullptr);
+    while (q && sqlite3_step(q) == SQLITE_ROW)
+      std::printf("  could call unseen: %d x %s: %s\n", sqlite3_column_int(q, 2),
+                  reinterpret_cast<const char*>(sqlite3_column_text(q, 0)),
+                  reinterpret_cast<const char*>(sqlite3_column_text(q, 1)));
+    sqlite3_finalize(q);
+  }
+  if (std::getenv("GPUOBS_BENCH_KEEP")) std::printf("kept %s\n", dir.c_str());
+  else fs::remove_all(dir);
   return 0;
 }
