@@ -242,6 +242,42 @@ TEST(FirstCall, DaemonStoresBothNcclRanksFromCommInit) {
   print_holds(*db, "NCCL ranks");
 }
 
+// The HIP runtime (Debian's real libamdhip64), copied to a new directory and
+// dlopen()ed by path: every call of every thread, 5 runs (the runtime takes
+// ~100 ms to load here).
+TEST(FirstCall, DaemonStoresEveryHipCallOfACopyOfTheRuntime) {
+  TempDir dir;
+  const std::string db_path = dir.file("d.gpuobs");
+  Daemon d(dir, db_path);
+  ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
+  fs::create_directories(dir.file("rocm/lib"));
+  const std::string lib = dir.file("rocm/lib/libamdhip64.so.5");
+  fs::copy_file(fs::canonical(HIP_RUNTIME), lib);
+  std::vector<nlohmann::json> truths;
+  for (int i = 0; i < 5; ++i) {
+    const std::string truth = dir.file("h" + std::to_string(i) + ".json");
+    ASSERT_EQ(run(std::string(HIP_WORKLOAD) + " --lib " + lib + " --threads 2 --iterations 3 --truth " + truth +
+                  " 2>/dev/null"),
+              0);
+    truths.push_back(read_json(truth));
+  }
+  ASSERT_EQ(d.stop(), 0) << read_file(d.log);
+  auto db = open_capture_readonly(db_path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  for (const auto& t : truths) {
+    for (const auto& th : t["threads"]) {
+      const std::string tid = std::to_string(th["tid"].get<int64_t>());
+      int64_t want = 0;
+      for (const auto& [k, v] : th["counts"].items()) want += v.get<int64_t>();
+      EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE vendor = 'hip' AND tid = " + tid), want)
+          << "thread " << tid;
+    }
+    expect_seen_from_first_call(*db, t["pid"].get<int64_t>());
+  }
+  EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");
+  print_holds(*db, "HIP runtime copies");
+}
+
 // An attach that cannot happen (no room under library_max_files_per_user):
 // the process is resumed at once, and the capture and `gpuobs status` say
 // "incomplete" with the reason.

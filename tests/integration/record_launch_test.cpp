@@ -164,9 +164,11 @@ TEST(RecordExample, BundledExampleAgainstTheCudaStub) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 20000);
   EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT stream) FROM kernel_launches"), 4);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE grid_x = 16 AND block_x = 256"), 20000);
-  // The stub fails every other call with CUDA_ERROR_STUB_LIBRARY (34): visible.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family != 'launch'"), 11);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family != 'launch' AND result = 34"), 11);
-  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT family) FROM api_calls"), 6);
+  // The stub fails every other call with CUDA_ERROR_STUB_LIBRARY (34): visible,
+  // cuInit among them (a set-up call, family 'context', since schema 24).
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family != 'launch'"), 12);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE family != 'launch' AND result = 34"), 12);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM context_ops WHERE api = 'cuInit' AND op = 'init' AND result = 34"), 1);
+  EXPECT_EQ(scalar(*db, "SELECT count(DISTINCT family) FROM api_calls"), 7);
   EXPECT_EQ(scalar(*db, "SELECT sum(value) FROM counters WHERE name LIKE 'dropped_%'"), 0);
 }
