@@ -157,7 +157,10 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     runtimes.emplace_back(key, m.path);
     {
       std::lock_guard lk(mu_);
-      if (libs_.count(key)) continue;
+      if (auto l = libs_.find(key); l != libs_.end()) {
+        if (!l->second.trusted) untrusted_mappers_.insert(tgid);
+        continue;
+      }
     }
     PinnedFile pin;
     pin.fd = ::open(f.realpath.c_str(), O_RDONLY | O_CLOEXEC);
@@ -172,6 +175,10 @@ void LibraryWatch::scan_process(uint32_t tgid, const char* reason, int64_t trigg
     // or replaced one (map_files) belongs to its owner.
     bool trusted = via_root && trusted_location(st, dir + "/root", m.path);
     uint32_t owner = static_cast<uint32_t>(st.st_uid);
+    if (!trusted) {
+      std::lock_guard lk(mu_);
+      untrusted_mappers_.insert(tgid);
+    }
     if (!admit(key, f, trusted, owner, tgid)) continue;
     WatchedLibrary w;
     w.file = f;
@@ -355,6 +362,7 @@ void LibraryWatch::scan_all(const char* reason) {
   {
     std::lock_guard lk(mu_);
     mappers_.clear();  // refilled by the scans below
+    untrusted_mappers_.clear();
   }
   for (uint32_t pid : pids) {
     if (stopping()) return;  // SIGTERM must not wait for a scan of every process
@@ -468,7 +476,11 @@ void LibraryWatch::process_exited(uint32_t tgid) {
       report_locked(std::move(row));
     }
     triggered_.erase(tgid);
-    if (mappers_.erase(tgid) == 0) return;
+    mappers_.erase(tgid);
+    // A process of trusted files only releases nothing: no rescan of every
+    // process's maps at each exit of a short CUDA program (the next one
+    // starting would compete with it for the CPU).
+    if (untrusted_mappers_.erase(tgid) == 0) return;
   }
   {
     std::lock_guard lk(queue_mu_);
@@ -701,11 +713,13 @@ void LibraryWatch::finish_hold_locked(std::map<uint32_t, Held>::iterator it, con
   ++stats_.holds_released;
   stats_.hold_ns_total += static_cast<uint64_t>(std::max<int64_t>(row.held_ns, 0));
   stats_.hold_ns_max = std::max(stats_.hold_ns_max, static_cast<uint64_t>(std::max<int64_t>(row.held_ns, 0)));
-  if (hooks_.resume) hooks_.resume(it->first);
-  spdlog::debug("resumed pid {} after {:.2f} ms ({})", it->first, static_cast<double>(row.held_ns) / 1e6,
+  const uint32_t tgid = it->first;
+  spdlog::debug("resuming pid {} after {:.2f} ms ({})", tgid, static_cast<double>(row.held_ns) / 1e6,
                 row.calls_before_attach ? row.reason : std::string("probes live"));
   held_.erase(it);
+  // The row first (a cheap push): whoever sees the process run finds it.
   report_locked(std::move(row));
+  if (hooks_.resume) hooks_.resume(tgid);
 }
 
 void LibraryWatch::expire_holds() {

@@ -205,6 +205,10 @@ class LibraryWatch {
   mutable std::mutex mu_;  // libs_ and stats_ (read by the session's accessors)
   std::map<Key, WatchedLibrary> libs_;
   std::set<uint32_t> mappers_;    // processes seen mapping a GPU library
+  // Of them, those that map a file released with its last process (not
+  // trusted): only their exit makes a rescan worth its cost (every
+  // process's maps); a trusted file stays while installed.
+  std::set<uint32_t> untrusted_mappers_;
   std::set<uint32_t> triggered_;  // !host_wide: the processes rescans look at
   std::set<Key> refused_;         // files refused (counted and logged once)
   LibraryWatchStats stats_;
