@@ -34,7 +34,7 @@ namespace {
 
 constexpr int kRuns = 20;
 
-bool wait_for_text(const std::string& file, const std::string& what, int ms) {
+bool wait_for_log(const std::string& file, const std::string& what, int ms) {
   for (int t = 0; t < ms; t += 10) {
     if (read_file(file).find(what) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -44,10 +44,10 @@ bool wait_for_text(const std::string& file, const std::string& what, int ms) {
 
 // gpuobsd with no system libcuda or HIP runtime (nothing is known before a
 // process maps it), one capture file, rescans only every 60 s.
-struct Daemon {
+struct HoldingDaemon {
   pid_t pid = -1;
   std::string log, status;
-  Daemon(const TempDir& dir, const std::string& db, const std::vector<std::string>& extra = {}) {
+  HoldingDaemon(const TempDir& dir, const std::string& db, const std::vector<std::string>& extra = {}) {
     fs::create_directories(dir.file("empty"));
     log = dir.file("daemon.log");
     status = dir.file("status.json");
@@ -72,7 +72,7 @@ struct Daemon {
     pid = -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
-  ~Daemon() {
+  ~HoldingDaemon() {
     if (pid > 0 && ::kill(pid, SIGKILL) == 0) ::waitpid(pid, nullptr, 0);
   }
 };
@@ -117,8 +117,8 @@ void print_holds(Db& db, const char* what) {
 TEST(FirstCall, DaemonStoresEveryLaunchOfShortProgramsTwentyRunsInARow) {
   TempDir dir;
   const std::string db_path = dir.file("d.gpuobs");
-  Daemon d(dir, db_path);
-  ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
+  HoldingDaemon d(dir, db_path);
+  ASSERT_TRUE(wait_for_log(d.log, "capturing to", 20000)) << read_file(d.log);
   fresh_copy(dir, "new");  // created after the daemon started
 
   std::vector<nlohmann::json> truths;
@@ -158,8 +158,8 @@ TEST(FirstCall, DaemonStoresEveryLaunchOfShortProgramsTwentyRunsInARow) {
 TEST(FirstCall, DaemonStoresEveryLaunchOfCtypesPrograms) {
   TempDir dir;
   const std::string db_path = dir.file("d.gpuobs");
-  Daemon d(dir, db_path);
-  ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
+  HoldingDaemon d(dir, db_path);
+  ASSERT_TRUE(wait_for_log(d.log, "capturing to", 20000)) << read_file(d.log);
   const std::string lib = fresh_copy(dir, "wheel/site-packages/nvidia/cuda/lib");
   const std::string script = std::string(GPUOBS_SOURCE_DIR) + "/tests/workloads/ctypes_launches.py";
   std::vector<int64_t> pids;
@@ -194,8 +194,8 @@ TEST(FirstCall, DaemonStoresEveryLaunchOfCtypesPrograms) {
 TEST(FirstCall, DaemonStoresBothNcclRanksFromCommInit) {
   TempDir dir;
   const std::string db_path = dir.file("d.gpuobs");
-  Daemon d(dir, db_path);
-  ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
+  HoldingDaemon d(dir, db_path);
+  ASSERT_TRUE(wait_for_log(d.log, "capturing to", 20000)) << read_file(d.log);
   const std::string cuda = fresh_copy(dir, "cuda");
   std::vector<nlohmann::json> truths;
   for (int i = 0; i < kRuns; ++i) {
@@ -248,8 +248,8 @@ TEST(FirstCall, DaemonStoresBothNcclRanksFromCommInit) {
 TEST(FirstCall, DaemonStoresEveryHipCallOfACopyOfTheRuntime) {
   TempDir dir;
   const std::string db_path = dir.file("d.gpuobs");
-  Daemon d(dir, db_path);
-  ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
+  HoldingDaemon d(dir, db_path);
+  ASSERT_TRUE(wait_for_log(d.log, "capturing to", 20000)) << read_file(d.log);
   fs::create_directories(dir.file("rocm/lib"));
   const std::string lib = dir.file("rocm/lib/libamdhip64.so.5");
   fs::copy_file(fs::canonical(HIP_RUNTIME), lib);
@@ -284,14 +284,14 @@ TEST(FirstCall, DaemonStoresEveryHipCallOfACopyOfTheRuntime) {
 TEST(FirstCall, RefusedAttachMakesTheCaptureIncompleteWithTheReason) {
   TempDir dir;
   const std::string db_path = dir.file("d.gpuobs");
-  Daemon d(dir, db_path, {"--library-max-files-per-user", "0"});
-  ASSERT_TRUE(wait_for_text(d.log, "capturing to", 20000)) << read_file(d.log);
+  HoldingDaemon d(dir, db_path, {"--library-max-files-per-user", "0"});
+  ASSERT_TRUE(wait_for_log(d.log, "capturing to", 20000)) << read_file(d.log);
   fresh_copy(dir, "user");
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(run("LD_LIBRARY_PATH=" + dir.file("user") + " " + LIB_NEEDED_WORKLOAD + " 10 0 > " + dir.file("o")), 0);
   std::printf("a refused library: the process ran in %.0f ms\n", ms_since(t0));
   // The journal (stderr) names the process and why.
-  ASSERT_TRUE(wait_for_text(d.log, "capture incomplete", 5000)) << read_file(d.log);
+  ASSERT_TRUE(wait_for_log(d.log, "capture incomplete", 5000)) << read_file(d.log);
   EXPECT_NE(read_file(d.log).find("library_max_files_per_user"), std::string::npos) << read_file(d.log);
   // gpuobs status, from the status file the daemon writes once a second.
   std::string st;
