@@ -16,18 +16,28 @@ constexpr int kMaxProblems = 100;
 
 int check_one(const std::string& file) {
   auto db = open_capture_readonly(file, OpenCheck::none);
+  if (!db && db.error().corrupt) {
+    // Damaged past opening (its schema or header): that is this command's
+    // finding, not a failure to run it, and its hint would name this command.
+    std::printf("%s: corrupt\n  %s\n", terminal_safe(file).c_str(), terminal_safe(db.error().message).c_str());
+    print_error(kProgram, make_error("capture is corrupt: " + file + ": it cannot be opened",
+                                     "its numbers cannot be trusted; record it again"));
+    return 1;
+  }
   if (!db) {
     print_error(kProgram, db.error());
     return db.error().exit_code;
   }
   auto problems = integrity_problems(*db, false, kMaxProblems);
   if (!problems) {
-    print_error(kProgram, problems.error());
+    Error e = problems.error();
+    if (e.corrupt) e.hint = "its numbers cannot be trusted; record it again";  // not "run gpuobs check"
+    print_error(kProgram, e);
     return 1;
   }
   if (!problems->empty()) {
-    std::printf("%s: corrupt\n", file.c_str());
-    for (const auto& p : *problems) std::printf("  %s\n", p.c_str());
+    std::printf("%s: corrupt\n", terminal_safe(file).c_str());
+    for (const auto& p : *problems) std::printf("  %s\n", terminal_safe(p).c_str());
     print_error(kProgram, make_error("capture is corrupt: " + file + ": " + std::to_string(problems->size()) +
                                          (problems->size() >= static_cast<size_t>(kMaxProblems) ? " or more" : "") +
                                          " problem(s) found by PRAGMA integrity_check and the reference checks",

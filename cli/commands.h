@@ -14,6 +14,8 @@ struct RecordArgs {
   // --gpu-time: CUPTI's kernel/copy/memset times, joined to the capture's
   // calls after the command exits (capture/gpu_time_import.h).
   bool gpu_time = false;
+  // --verbose: record's summary adds the probe counts and the absent sources.
+  bool verbose = false;
 };
 int run_record(RecordArgs& args);
 // For `gpuobs [global options] record [options] [--] CMD ARGS...`: removes
@@ -85,6 +87,7 @@ struct StackArgs {
   std::string format = "table";
   std::string output;       // export: file to write (default stdout)
   bool force = false;       // export: replace an existing output file
+  bool full_names = false;  // stacks' table: whole demangled names (default: folded, common/short_name.h)
   bool by_process = false;  // export folded, pprof: root every stack at its process (comm;pid N)
 };
 int run_stacks(const StackArgs& args);
@@ -145,6 +148,13 @@ struct CheckArgs {
   std::vector<std::string> files;
 };
 int run_check(const CheckArgs& args);
+
+// gpuobs summary [FILE] (cli/summary.cpp): the capture's story on one screen.
+struct SummaryArgs {
+  std::string file;
+  std::string html;  // an HTML report of it to name (the demo writes one)
+};
+int run_summary(const SummaryArgs& args);
 
 // gpuobs upgrade FILE... (cli/upgrade.cpp): migrates captures of older
 // schemas in place. Exit status 0: upgraded or already current; 2: not done.

@@ -14,6 +14,7 @@
 #include "diff/diff_fail_on.h"
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/number_checks.h"
 #include "report/query.h"
 #include "version.h"
 
@@ -48,6 +49,7 @@ size_t terminal_columns() {
 struct Args {
   std::string log_level = "warn";
   bool wide = false;  // report, sql: tables never cut
+  bool full_names = false;  // report, sql, diff: demangled names not folded
   cli::RecordArgs rec;
   uint32_t ring_mb = kRingMbDefault;
   // Which captures: files, --segment in --state-dir, or gpuobsd's current segment.
@@ -62,6 +64,7 @@ struct Args {
   cli::StatusArgs status_args;
   cli::SegmentsArgs seg_args;
   cli::CheckArgs check_args;
+  cli::SummaryArgs summary_args;
   cli::UpgradeArgs upgrade_args;
   cli::DiffArgs diff_args;
   cli::FleetArgs ship_args, ch_args;
@@ -72,7 +75,7 @@ struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
            *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr, *diff = nullptr,
-           *ship = nullptr, *ch_init = nullptr;
+           *ship = nullptr, *ch_init = nullptr, *summary = nullptr;
 };
 
 void add_record(CLI::App& app, Args& a, Commands& c) {
@@ -81,6 +84,8 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
   record->add_option("-o,--output", a.rec.session.output,
                      "capture file to write (SQLite; default: gpuobs-COMMAND-YYYYMMDD-HHMMSS.gpuobs here)");
   record->add_flag("-f,--force", a.rec.session.force, "overwrite an existing output file");
+  record->add_flag("--verbose", a.rec.verbose,
+                   "the summary adds the library probes attached, process events, stacks and absent GPU metrics");
   // The options gpuobsd shares: one definition (capture/capture_options.h).
   // One exception in the defaults: a recording is a run being studied, so
   // GPM and per-process utilization come every 1 s, not the always-on daemon's 10 s.
@@ -127,7 +132,10 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
                    "default: ns in json and csv, in a table each column in the unit that reads best")
       ->capture_default_str();
   report->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
-  report->add_option("--pid", a.rep.pid, "only this process id")->check(CLI::PositiveNumber);
+  report->add_flag("--full-names", a.full_names,
+                   "tables and CSV: whole demangled names (default: templates and parameters folded to <...> and "
+                   "(...), as nsys stats; JSON always has them whole)");
+  report->add_option("--pid", a.rep.pid, "only this process id")->check(whole_number(1, kPidMaxLimit));
   report->add_option("--process", a.rep.process, "only processes with this name (comm)");
   report->add_option("--clickhouse", a.rep.clickhouse,
                      "run it in ClickHouse over the shipped hosts (URL as for gpuobs ship; reports: " +
@@ -149,6 +157,7 @@ void add_queries(CLI::App& app, Args& a, Commands& c) {
   sql->add_option("-p,--param", a.sq.params, "parameter name=value (repeatable)");
   sql->add_option("--format", a.sq.format, "table, json or csv")->capture_default_str();
   sql->add_flag("--wide", a.wide, "tables: never cut a cell (default: fit the terminal, each cell at most 96)");
+  sql->add_flag("--full-names", a.full_names, "tables and CSV: whole demangled names (default: folded)");
 }
 
 // stacks and export: stacks weighted by a measure, and the timeline formats.
@@ -159,13 +168,15 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
         ->capture_default_str();
     cmd->add_option("--kernel", s.kernel, "only launches of kernels whose name contains this");
     cmd->add_option("--api", s.api, "only calls of this API (e.g. cuMemcpyHtoD_v2)");
-    cmd->add_option("--pid", s.pid, "only this process id")->check(CLI::PositiveNumber);
+    cmd->add_option("--pid", s.pid, "only this process id")->check(whole_number(1, kPidMaxLimit));
   };
   auto* stacks = c.stacks =
       app.add_subcommand("stacks", "the call stacks behind the most launches, bytes or blocked time");
   add_stack_options(stacks, a.stk);
+  stacks->add_flag("--full-names", a.stk.full_names,
+                   "whole demangled names (default: templates and parameters folded to <...> and (...))");
   stacks->add_option("--top", a.stk.top, "how many stacks (at least 1)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   stacks->add_option("--format", a.stk.format, "table, json or csv (a row per frame)")->capture_default_str();
 
@@ -236,6 +247,11 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
   segs->add_option("--state-dir", a.seg_args.state_dir, "gpuobsd's state directory")->capture_default_str();
   segs->add_option("--format", a.seg_args.format, "table, json or csv")->capture_default_str();
 
+  auto* summary = c.summary = app.add_subcommand(
+      "summary", "a capture on one screen: what ran, what gpuobs saw, the top stack, what to try next");
+  summary->add_option("file", a.summary_args.file, "capture (default: gpuobsd's current segment)");
+  summary->add_option("--html", a.summary_args.html, "name this HTML report (gpuobs export html) beside the capture");
+
   auto* check = c.check = app.add_subcommand("check",
                                              "PRAGMA integrity_check over captures: exit status 0 intact, 1 corrupt, "
                                              "2 not a readable capture");
@@ -266,7 +282,7 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
       ->check(kSeconds);
   diff->add_option("--until", d.until_s, "new window: up to this many seconds after its capture started")
       ->check(kSeconds);
-  diff->add_option("--pid", d.pid, "only this process id (both sides)")->check(CLI::PositiveNumber);
+  diff->add_option("--pid", d.pid, "only this process id (both sides)")->check(whole_number(1, kPidMaxLimit));
   diff->add_option("--process", d.process, "only processes with this name (comm)");
   diff->add_option("--kernel", d.kernel, "only kernels whose name contains this (launch and GPU time rows)");
   diff->add_flag("--no-stacks", d.no_stacks, "key rows without their stack (stacks unwound differently, or too many)");
@@ -278,20 +294,20 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
   diff->add_option("--step-api", d.step_api, "an API called once per step");
   diff->add_option("--alpha", d.alpha, "false discovery rate: rows significant at q <= this")
       ->capture_default_str()
-      ->check(CLI::Range(1e-12, 0.5));
+      ->check(decimal_number(1e-12, 0.5));
   diff->add_option("--min-change", d.min_change_pct, "percent a value must move to count as changed")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(decimal_number(0.0, 1e6));
   diff->add_option("--min-effect", d.min_effect,
                    "distributions: |Cliff's delta| a row must reach (docs/diff.md: what runs of one unchanged "
                    "program differ by)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(decimal_number(0.0, 1.0));
   diff->add_option("--min-impact", d.min_impact_pct,
                    "rows with a time: percent of the activity time they must add or remove (calls of a "
                    "microsecond move by half between identical runs; docs/diff.md)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(decimal_number(0.0, 100.0));
   diff->add_option("--fail-on", d.fail_on,
                    "thresholds, e.g. 'p95_latency>+10%,new_kernels>0': exit 1 with a one-line verdict when one "
                    "is crossed. Metrics: " + diff::fail_on_metrics());
@@ -299,6 +315,7 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
   diff->add_option("--format", d.format, "table, json or csv")->capture_default_str();
   diff->add_option("--timeunit", d.timeunit, "impact_ns in ns, us, ms or s");
   diff->add_flag("--wide", a.wide, "tables: never cut a cell");
+  diff->add_flag("--full-names", a.full_names, "tables and CSV: whole demangled names (default: folded)");
 }
 
 // ship and clickhouse init: captures to ClickHouse (docs/operations.md, "Fleet").
@@ -379,6 +396,7 @@ int dispatch(Args& a, const Commands& c) {
   }
   if (c.status->parsed()) return cli::run_status(a.status_args);
   if (c.check->parsed()) return cli::run_check(a.check_args);
+  if (c.summary->parsed()) return cli::run_summary(a.summary_args);
   if (c.upgrade->parsed()) return cli::run_upgrade(a.upgrade_args);
   if (c.segs->parsed()) return cli::run_segments(a.seg_args);
   // The default capture is the daemon's current segment.
@@ -435,6 +453,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) { return app.exit(e) == 0 ? 0 : 2; }
   log_init(a.log_level);
   if (auto rc = check_option_pairs(a, c)) return *rc;
-  set_table_layout(TableLayout{a.wide ? 0 : terminal_columns(), !a.wide});
+  set_table_layout(TableLayout{a.wide ? 0 : terminal_columns(), !a.wide, !a.full_names});
   return dispatch(a, c);
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,12 +11,25 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 
 namespace gpuobs::cli {
 namespace {
 
 enum class Target { absent, in_place, regular };
+
+// The character devices a stream may go to: /dev/null and terminals (what
+// /dev/stdout is on a console). Any other (/dev/nvidia0, /dev/mem, a disk's
+// raw node) is refused, as `record` refuses every device.
+bool stream_device(const std::string& path, const struct stat& st) {
+  if (major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) return true;  // /dev/null
+  int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool tty = ::isatty(fd);
+  ::close(fd);
+  return tty;
+}
 
 // What is at path, following a link to what it names: a /proc/*/fd/N link
 // (what /dev/stdout is) to a file is written in place as the shell's
@@ -33,7 +47,16 @@ Result<Target> target_of(const std::string& path, std::string* real) {
       return make_error(path + " is a link to nothing", "give a file name with -o", 2);
     return make_error("cannot write " + path + ": " + std::strerror(errno), "", 1);
   }
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return Target::in_place;
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return Target::in_place;
+  if (S_ISCHR(st.st_mode)) {
+    if (stream_device(path, st)) return Target::in_place;
+    return make_error(path + " is a device (character " + std::to_string(major(st.st_rdev)) + ":" +
+                          std::to_string(minor(st.st_rdev)) + "); refusing to write it",
+                      "gpuobs writes files, pipes, sockets, terminals, /dev/null or - (standard output)", 2);
+  }
+  if (S_ISBLK(st.st_mode))
+    return make_error(path + " is a block device; refusing to write it",
+                      "gpuobs writes files, pipes, sockets, terminals, /dev/null or - (standard output)", 2);
   if (!S_ISREG(st.st_mode))
     return make_error(path + " exists and is not a regular file", "give a file name with -o", 2);
   if (S_ISLNK(lst.st_mode)) {
@@ -53,6 +76,7 @@ Result<Target> target_of(const std::string& path, std::string* real) {
 }  // namespace
 
 Status check_output(const std::string& path, bool force) {
+  if (path == kStdoutPath) return {};
   std::string real;
   auto t = target_of(path, &real);
   if (!t) return t.error();
@@ -62,6 +86,12 @@ Status check_output(const std::string& path, bool force) {
 }
 
 Status write_output(const std::string& path, bool force, const std::function<Status(std::ostream&)>& write) {
+  if (path == kStdoutPath) {  // as other tools take "-"
+    if (Status s = write(std::cout); !s) return s;
+    std::cout.flush();
+    if (!std::cout) return make_error("cannot write to standard output");
+    return {};
+  }
   std::string real;
   auto target = target_of(path, &real);
   if (!target) return target.error();

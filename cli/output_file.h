@@ -1,3 +1,10 @@
+// The one rule for every command's output file (export, stacks -o and, for
+// a capture, record): a new file, or an existing regular file only with
+// --force, never through a link planted there, never a device other than
+// /dev/null or a terminal. Streams (export, stacks) may also go to "-"
+// (standard output), a pipe or a socket; a capture is a database and needs a
+// regular file (store/capture_file.h refuses the rest).
+//
 // Where `gpuobs export` writes: a new file, or an existing regular file only
 // with --force (like `gpuobs record`), always through a temporary file of its
 // own (mkstemp, beside the target) renamed when complete, so a failed export
@@ -15,6 +22,9 @@
 #include "common/result.h"
 
 namespace gpuobs::cli {
+
+// -o -: standard output.
+inline constexpr const char* kStdoutPath = "-";
 
 // Refuses, before any work, what write_output would refuse (an existing
 // output without force, a directory): a big export should not run for

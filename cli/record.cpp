@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include "capture/gpu_time_import.h"
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/split.h"
@@ -173,17 +175,48 @@ int record_until_exit(Session& session, pid_t pid) {
   }
 }
 
-void print_summary(const RecordArgs& a, int status, const SessionSummary& sum) {
-  std::fprintf(
-      stderr,
-      "gpuobs: recorded %s (exit status %d): %llu kernel launches, %llu other CUDA calls and %llu driver "
-      "ioctls from %llu process(es), %llu process events; %llu events dropped, %llu decode errors, %llu rows not "
-      "stored; %d/%d library probes attached. Capture written to %s (%s).\n",
-      a.session.command.c_str(), status, (unsigned long long)sum.launches, (unsigned long long)sum.api_calls,
-      (unsigned long long)sum.ioctls, (unsigned long long)sum.processes, (unsigned long long)sum.process_events,
-      (unsigned long long)sum.dropped, (unsigned long long)sum.decode_errors, (unsigned long long)sum.store_failed,
-      sum.probes_attached, sum.probes_planned, a.session.output.c_str(), sum.state.c_str());
-  if (!sum.gpu_metrics.empty())
+// What a user needs at the end of a recording, a line each and only the
+// lines that say something: what ran and what was seen, where the capture is
+// and whether it is complete; losses and failed probes when there are any.
+// Probe counts and an absent GPU-metrics source are details (--verbose): a
+// libcuda that lacks 8 of the 142 symbols (an older driver) is normal.
+void print_summary(const RecordArgs& a, int status, double seconds, const SessionSummary& sum) {
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::string cmd = terminal_safe(a.session.command);
+  if (cmd.size() > 64) cmd = cmd.substr(0, 61) + "...";
+  std::fprintf(stderr, "gpuobs: recorded %s (exit status %d, %.2f s)\n", cmd.c_str(), status, seconds);
+  // Only the families seen: "0 driver ioctls" says nothing.
+  std::string seen;
+  auto count = [&](uint64_t n, const char* what) {
+    if (n) seen += (seen.empty() ? "" : ", ") + std::to_string(n) + what;
+  };
+  count(sum.launches, " kernel launches");
+  count(sum.api_calls, " other CUDA calls");
+  count(sum.ioctls, " driver ioctls");
+  if (seen.empty()) std::fprintf(stderr, "gpuobs: no GPU calls seen\n");
+  else
+    std::fprintf(stderr, "gpuobs: %s from %llu %s\n", seen.c_str(), u(sum.processes),
+                 sum.processes == 1 ? "process" : "processes");
+  std::fprintf(stderr, "gpuobs: capture written to %s (%s)\n", terminal_safe(a.session.output).c_str(),
+               terminal_safe(sum.state).c_str());
+  std::string lost;
+  auto add = [&](uint64_t n, const char* what) {
+    if (n) lost += (lost.empty() ? "" : ", ") + std::to_string(n) + what;
+  };
+  add(sum.dropped, " events dropped (ring buffer full)");
+  add(sum.decode_errors, " records not decoded");
+  add(sum.store_failed, sum.disk_full ? " events not stored (the disk was full)" : " events not stored (store errors)");
+  if (!lost.empty()) std::fprintf(stderr, "gpuobs: lost: %s (gpuobs report capture)\n", lost.c_str());
+  if (sum.probes_failed)
+    std::fprintf(stderr, "gpuobs: %d library probes failed to attach (gpuobs report probes)\n", sum.probes_failed);
+  if (a.verbose) {
+    std::fprintf(stderr,
+                 "gpuobs: %d of %d library probes attached (%d symbols the libraries do not export: gpuobs report "
+                 "probes); %llu process events; %llu distinct stacks\n",
+                 sum.probes_attached, sum.probes_planned, sum.probes_planned - sum.probes_attached - sum.probes_failed,
+                 u(sum.process_events), u(sum.stacks));
+  }
+  if (!sum.gpu_metrics.empty() && (a.verbose || !sum.gpu_metrics_absent))
     std::fprintf(stderr, "gpuobs: GPU metrics: %s (gpuobs report gpu_sum)\n", terminal_safe(sum.gpu_metrics).c_str());
 }
 
@@ -263,6 +296,12 @@ int run_record(RecordArgs& a) {
     print_error("gpuobs record", make_error("command not found: " + a.command[0]));
     return 127;
   }
+  if (a.session.output == kStdoutPath) {
+    print_error("gpuobs record",
+                make_error("-o -: a capture is an SQLite database and needs a file",
+                           "record into a file, then stream it: gpuobs export perfetto FILE -o - (or chrome, folded)", 2));
+    return 2;
+  }
   if (a.session.output.empty()) {
     a.session.output = default_output(a.command[0]);
     std::fprintf(stderr, "gpuobs: recording into %s\n", terminal_safe(a.session.output).c_str());
@@ -316,6 +355,7 @@ int run_record(RecordArgs& a) {
     return 1;
   }
   release(*child, a.command[0]);
+  auto started = std::chrono::steady_clock::now();
   int status = record_until_exit(**session, child->pid);
   Result<SessionSummary> sum = make_error("not finished");
   {
@@ -332,7 +372,7 @@ int run_record(RecordArgs& a) {
     print_error("gpuobs record", sum.error());
     return 1;
   }
-  print_summary(a, status, *sum);
+  print_summary(a, status, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), *sum);
   if (a.gpu_time) import_gpu_time(a.session.output, gpu_time_file, gpu_time_cupti);
   return status;
 }

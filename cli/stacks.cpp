@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "common/log.h"
+#include "common/short_name.h"
 #include "common/terminal_text.h"
 #include "report/query.h"
 #include "report/stacks_query.h"
@@ -139,6 +140,8 @@ int run_stacks(const StackArgs& a) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
+  // Folded as nsys stats and perf report show C++ names (--full-names: whole).
+  auto shorten = [&](const std::string& n) { return a.full_names ? n : short_name(n); };
   std::cout << "top " << ranked.size() << " stacks by " << a.by << " (" << total << " " << unit << " in all)\n";
   int rank = 0;
   for (auto& [w, id] : ranked) {
@@ -150,12 +153,13 @@ int run_stacks(const StackArgs& a) {
     auto ls = leaves_of[id];
     std::sort(ls.rbegin(), ls.rend());
     for (size_t i = 0; i < ls.size() && i < 3; ++i)
-      std::cout << "    " << (i == 0 ? "-> " : "   ") << terminal_safe(ls[i].second) << "  (" << ls[i].first << ")\n";
+      std::cout << "    " << (i == 0 ? "-> " : "   ") << terminal_safe(shorten(ls[i].second)) << "  (" << ls[i].first
+                << ")\n";
     if (ls.size() > 3) std::cout << "       ... " << ls.size() - 3 << " more\n";
     const size_t borrowed = main_thread_python_start(s);
     for (size_t i = 0; i < s.frames.size(); ++i) {
       if (i == borrowed) std::cout << "    -- the main thread's Python (this thread ran none) --\n";
-      std::cout << "    #" << i << "  " << terminal_safe(frame_label(s.frames[i])) << "  ["
+      std::cout << "    #" << i << "  " << terminal_safe(shorten(frame_label(s.frames[i]))) << "  ["
                 << terminal_safe(location(s.frames[i])) << "]\n";
     }
   }
@@ -175,7 +179,7 @@ int run_export_folded(const StackArgs& a) {
   }
   // Traced names reach a terminal when folded goes to standard output there:
   // their control characters are escaped (a file keeps every byte).
-  const bool to_terminal = a.output.empty() && ::isatty(STDOUT_FILENO);
+  const bool to_terminal = (a.output.empty() || a.output == kStdoutPath) && ::isatty(STDOUT_FILENO);
   auto write = [&](std::ostream& out) -> Status {
     auto clean = [to_terminal](std::string s) {  // ';' separates frames, newlines end lines
       for (char& c : s)

@@ -1,6 +1,7 @@
 #include "daemon/config.h"
 
 #include "capture/capture_options.h"
+#include "common/number_checks.h"
 
 #include <CLI/CLI.hpp>
 
@@ -194,17 +195,17 @@ Parsed parse_config(int argc, char** argv) {
       ->default_str("10s");
   app.add_option("--library-max-files,--library_max_files", c.library_max_files,
                  "attach GPU library files up to this many in all (1 to 4096)")
-      ->check(CLI::Range(1u, 4096u))
+      ->check(whole_number(1, 4096u))
       ->capture_default_str();
   app.add_option("--library-max-files-per-user,--library_max_files_per_user", c.library_max_files_per_user,
                  "of them, files outside root-only system directories per owning user (0 to 4096)")
-      ->check(CLI::Range(0u, 4096u))
+      ->check(whole_number(0, 4096u))
       ->capture_default_str();
   app.add_option("--library-hold,--library_hold", c.library_hold_ms,
                  "hold a process that maps a GPU library gpuobs has no probes on yet until they are made, at most "
                  "this long (e.g. 2s, 500ms; 0: never hold, its first calls may go unseen)")
       ->transform(duration_ms())
-      ->check(CLI::Range(uint64_t{0}, uint64_t{60000}))
+      ->check(whole_number(0, 60000))
       ->default_str("2s");
   app.add_option("-v,--log-level,--log_level", c.log_level, "trace, debug, info, warn, error, off")
       ->capture_default_str();
@@ -212,7 +213,7 @@ Parsed parse_config(int argc, char** argv) {
                  "serve Prometheus metrics on this 127.0.0.1:PORT (empty: no listening socket)");
   app.add_option("--metrics-max-connections,--metrics_max_connections", c.metrics_max_connections,
                  "metrics connections served at once, 1 to 1024; more get 503 and are closed")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1024}))
+      ->check(whole_number(1, 1024))
       ->capture_default_str();
   app.add_option("--status-file,--status_file", c.status_file, "JSON health file rewritten every second")
       ->capture_default_str();
@@ -221,12 +222,12 @@ Parsed parse_config(int argc, char** argv) {
                  "into the status file and Prometheus (empty: off; docs/diff.md)");
   app.add_option("--diff-interval,--diff_interval", c.diff_interval_s, "how often to compare (s, min, h)")
       ->transform(duration_units())
-      ->check(CLI::Range(uint64_t{10}, uint64_t{86400}))
+      ->check(whole_number(10, 86400))
       ->capture_default_str();
   app.add_option("--diff-window,--diff_window", c.diff_window_s,
                  "compare the current segment's last this long (s, min, h)")
       ->transform(duration_units())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{86400}))
+      ->check(whole_number(1, 86400))
       ->capture_default_str();
   app.add_option("--ship-url,--ship_url", c.ship_url,
                  "ship every finished segment to this ClickHouse (http://HOST:8123/?database=gpuobs; empty: off; "
@@ -236,7 +237,7 @@ Parsed parse_config(int argc, char** argv) {
   app.add_option("--ship-interval,--ship_interval", c.ship_interval_s,
                  "how often to look for segments to ship (s, min, h; a rotation also starts a pass)")
       ->transform(duration_units())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{86400}))
+      ->check(whole_number(1, 86400))
       ->capture_default_str();
   app.set_version_flag("--version", GPUOBS_VERSION);
   bool print_config = false;

@@ -47,7 +47,9 @@ top AS (
 SELECT s.tgid                                                        AS pid,
        s.comm                                                        AS process,
        CASE WHEN s.queue_id IS NULL THEN 'all'
-            ELSE q.kind || ' ' || printf('0x%x', q.handle) || coalesce(' tid ' || q.tid, '') END AS queue,
+            ELSE CASE q.kind WHEN 'legacy' THEN 'legacy' WHEN 'per_thread' THEN 'per-thread tid ' || q.tid
+                 ELSE coalesce((SELECT label FROM stream_names sn WHERE sn.process_id = q.process_id
+                                AND sn.stream = q.handle), 'stream') || ' ' || printf('0x%x', q.handle) END END AS queue,
        CAST(s.span AS INTEGER)                                       AS span_ns,
        CAST(s.span - coalesce(g.idle, 0) AS INTEGER)                 AS busy_ns,
        CAST(coalesce(g.idle, 0) AS INTEGER)                          AS idle_ns,

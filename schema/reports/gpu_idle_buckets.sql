@@ -42,7 +42,7 @@ bucket AS (
          sum(CASE kind WHEN 'other' THEN ns ELSE 0 END)           AS other
   FROM sized GROUP BY process_id, t_s)
 SELECT p.tgid                                                  AS pid,
-       p.comm                                                  AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.process_id) AS process,
        b.t_s                                                   AS t_s,
        b.span                                                  AS span_ns,
        b.span - b.idle                                         AS busy_ns,

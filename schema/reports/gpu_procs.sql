@@ -51,7 +51,7 @@ keys AS (SELECT p.tgid AS pid, io.process_id AS process_id FROM io JOIN processe
          UNION
          SELECT nv.pid, nv.process_id FROM nv)
 SELECT k.pid                                                 AS pid,
-       p.comm                                                AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        io.drivers                                            AS drivers,
        io.devices                                            AS devices,
        round((io.first_ns - c.t0) / 1e9, 6)                  AS first_s,

@@ -4,7 +4,7 @@
 --   return or an error status), total_ns / avg_ns / max_ns (latency; ns in
 --   every report, gpuobs report --timeunit converts them).
 SELECT p.tgid                                        AS pid,
-       p.comm                                        AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        i.dev_major || ':' || i.dev_minor             AS device,
        coalesce(i.driver, 'other')                   AS driver,
        coalesce(i.request, printf('0x%08x', i.cmd))  AS request,

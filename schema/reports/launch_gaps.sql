@@ -40,8 +40,10 @@ gpu AS (
        LEFT JOIN dist d ON d.queue_id = l.queue_id
   GROUP BY l.queue_id)
 SELECT q.tgid                                                AS pid,
-       p.comm                                                AS process,
-       q.kind || ' ' || printf('0x%x', q.handle) || coalesce(' tid ' || q.tid, '') AS queue,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
+       CASE q.kind WHEN 'legacy' THEN 'legacy' WHEN 'per_thread' THEN 'per-thread tid ' || q.tid
+            ELSE coalesce((SELECT label FROM stream_names sn WHERE sn.process_id = q.process_id
+                           AND sn.stream = q.handle), 'stream') || ' ' || printf('0x%x', q.handle) END AS queue,
        count(*)                                              AS launches,
        coalesce(d.intervals, 0)                              AS intervals,
        d.p50                                                 AS gap_p50_ns,

@@ -13,7 +13,7 @@ act AS (SELECT process_id, ts_mono_ns AS first_ns, ts_mono_ns AS last_ns FROM ap
         UNION ALL SELECT process_id, first_ns, last_ns FROM launch_agg),
 span AS (SELECT process_id, min(first_ns) AS first_ns, max(last_ns) AS last_ns FROM act GROUP BY process_id),
 kern AS (SELECT process_id, sum(launches) AS n FROM launch_agg GROUP BY process_id)
-SELECT p.tgid AS pid, p.comm AS process,
+SELECT p.tgid AS pid, (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        (SELECT count(*) FROM api_calls_timed a WHERE a.process_id = p.id) + coalesce(kern.n, 0)  AS api_calls,
        coalesce(kern.n, 0)                                                                       AS kernels,
        (SELECT coalesce(sum(x.bytes), 0) FROM copies x WHERE x.process_id = p.id AND x.kind = 'copy'

@@ -25,8 +25,10 @@ cum AS (
          sum(t) OVER (PARTITION BY queue_id) AS total
   FROM dd)
 SELECT q.tgid                                                AS pid,
-       p.comm                                                AS process,
-       q.kind || ' ' || printf('0x%x', q.handle) || coalesce(' tid ' || q.tid, '') AS queue,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
+       CASE q.kind WHEN 'legacy' THEN 'legacy' WHEN 'per_thread' THEN 'per-thread tid ' || q.tid
+            ELSE coalesce((SELECT label FROM stream_names sn WHERE sn.process_id = q.process_id
+                           AND sn.stream = q.handle), 'stream') || ' ' || printf('0x%x', q.handle) END AS queue,
        CAST(max(total) AS INTEGER)                           AS span_ns,
        round(1.0 * sum(depth * t) / max(total), 3)           AS mean_depth,
        min(CASE WHEN upto * 2 >= total THEN depth END)       AS p50_depth,

@@ -10,7 +10,10 @@ WITH c AS (SELECT start_mono_ns AS t0 FROM capture)
 SELECT p.tgid                                       AS pid,
        o.tid                                        AS tid,
        o.kind                                       AS kind,
-       CASE WHEN o.queue_id IS NOT NULL THEN q.kind || ' ' || printf('0x%x', q.handle)
+       CASE WHEN o.queue_id IS NOT NULL THEN
+              CASE q.kind WHEN 'legacy' THEN 'legacy' WHEN 'per_thread' THEN 'per-thread tid ' || q.tid
+                   ELSE coalesce((SELECT label FROM stream_names sn WHERE sn.process_id = q.process_id
+                                  AND sn.stream = q.handle), 'stream') || ' ' || printf('0x%x', q.handle) END
             WHEN o.event != 0 THEN 'event ' || printf('0x%x', o.event)
             ELSE 'context' END                      AS target,
        count(*)                                     AS calls,

@@ -1,15 +1,19 @@
 -- replay_queues: the GPU queues `gpuobs replay FILE` rebuilt (run it first:
 -- these tables are empty until then; docs/replay.md).
 -- Columns: queue, pid, process, kind (legacy, per_thread, created, unknown),
---   handle, tid (per-thread streams), non_blocking, ops, max_depth (most ops
+--   stream (the label of stream_names, as every report, export and diff name it),
+--   handle (hex), tid (per-thread streams), non_blocking, ops, max_depth (most ops
 --   that may have been pending at once), never_proven (ops no host
 --   observation proved complete), deps_in (cross-queue dependencies of its ops).
 -- Filters: :pid, :process.
 SELECT q.id                                        AS queue,
        q.tgid                                      AS pid,
-       p.comm                                      AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        q.kind                                      AS kind,
-       q.handle                                    AS handle,
+       CASE q.kind WHEN 'legacy' THEN 'legacy' WHEN 'per_thread' THEN 'per-thread'
+            ELSE coalesce((SELECT label FROM stream_names sn WHERE sn.process_id = q.process_id AND sn.stream = q.handle),
+                          'stream') END AS stream,
+       printf('0x%x', q.handle)                    AS handle,
        q.tid                                       AS tid,
        q.non_blocking                              AS non_blocking,
        q.ops                                       AS ops,

@@ -188,10 +188,17 @@ TEST(OptionValidation, NumericOptionsAreCheckedNotWrappedOrClamped) {
     std::string err = read_file(e);
     EXPECT_EQ(rc, 2) << args << ": " << err;
     EXPECT_NE(err.find(says), std::string::npos) << args << ": " << err;
+    // The range in people's terms: CLI11's own printed DBL_MAX (309 digits).
+    EXPECT_LT(err.size(), 300u) << args << ": " << err;
   };
   // ring_mb << 20 wrapped to a 4 KiB ring; above 1024 it was clamped.
   refused("record --ring-mb 0 -o " + out + " -- touch " + marker, "--ring-mb");
-  refused("record --ring-mb 4096 -o " + out + " -- touch " + marker, "Value 4096 not in range 1 to 1024");
+  refused("record --ring-mb 4096 -o " + out + " -- touch " + marker,
+          "--ring-mb: 4096 is out of range (a whole number from 1 to 1024)");
+  refused("record --ring-mb abc -o " + out + " -- touch " + marker,
+          "--ring-mb: 'abc' is not a number (a whole number from 1 to 1024)");
+  refused("record --ring-mb 1.5 -o " + out + " -- touch " + marker, "'1.5' is not a number");
+  refused("record --metrics-hz x -o " + out + " -- touch " + marker, "--metrics-hz: 'x' is not a number");
   refused("record --ring-mb -1 -o " + out + " -- touch " + marker, "--ring-mb");
   refused("record --stack-depth 128 -o " + out + " -- touch " + marker, "--stack-depth");
   refused("record --unwind lbr -o " + out + " -- touch " + marker, "--unwind");
@@ -208,7 +215,10 @@ TEST(OptionValidation, NumericOptionsAreCheckedNotWrappedOrClamped) {
   refused("report api_sum " + cap + " --since nan", "is not a number of seconds >= 0");
   refused("report api_sum " + cap + " --until inf", "is not a number of seconds >= 0");
   refused("report api_sum " + cap + " --since 10 --until 1", "--until 1.000000 is not after --since 10.000000");
-  refused("report api_sum " + cap + " --pid -3", "--pid");
+  refused("report api_sum " + cap + " --pid -3", "--pid: '-3' is not a number (a whole number from 1 to 4194304)");
+  refused("report api_sum " + cap + " --pid 0", "--pid: 0 is out of range");
+  refused("diff " + cap + " " + cap + " --alpha 2", "--alpha: 2 is out of range (a number from 1e-12 to 0.5)");
+  refused("diff " + cap + " " + cap + " --alpha many", "--alpha: 'many' is not a number");
   EXPECT_EQ(run(kGpuobs + " report api_sum " + cap + " --since 0.5 --until 2 >/dev/null"), 0);
   // report a,b (like nsys stats -r): JSON is one object keyed by report; a
   // name it does not know is refused before anything is printed (issue 20).
@@ -322,8 +332,11 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
     ASSERT_TRUE((*w)->write_end(4000, 0, {}).ok());
   }
   std::string o = dir.file("out");
+  // CSV too, as tables (it reached the terminal as it was: issue 38).
   for (std::string cmd :
-       {"report kern_sum", "report launches", "report proc_sum", "stacks", "sql 'SELECT comm FROM processes'"}) {
+       {"report kern_sum", "report launches", "report proc_sum", "stacks", "sql 'SELECT comm FROM processes'",
+        "report kern_sum --format csv", "report proc_sum --format csv", "stacks --format csv",
+        "sql 'SELECT comm FROM processes' --format csv"}) {
     ASSERT_EQ(run(kGpuobs + " " + cmd + " " + cap + " >" + o), 0) << cmd;
     std::string out = read_file(o);
     EXPECT_EQ(out.find('\x1b'), std::string::npos) << cmd << ":\n" << out;
@@ -335,6 +348,8 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
   EXPECT_NE(read_file(o).find("k\\e[2J\\e[H\\r\\nroot@host:~#"), std::string::npos) << read_file(o);
   ASSERT_EQ(run(kGpuobs + " stacks " + cap + " >" + o), 0);
   EXPECT_NE(read_file(o).find("\\e[31mlib.so"), std::string::npos) << read_file(o);
+  ASSERT_EQ(run(kGpuobs + " sql 'SELECT comm FROM processes' " + cap + " --format csv >" + o), 0);
+  EXPECT_EQ(read_file(o), "comm\np\\e]0;x\\x07\n");
   ASSERT_EQ(run(kGpuobs + " sql 'SELECT comm FROM processes' " + cap + " --format json >" + o), 0);
   EXPECT_EQ(nlohmann::json::parse(read_file(o))[0]["comm"], comm);
   // export folded to a terminal escapes them too (into a file it keeps every byte).
@@ -342,6 +357,13 @@ TEST(TerminalOutput, HostileNamesDoNotReachTheTerminal) {
   EXPECT_NE(folded.find(";pid 77;"), std::string::npos) << folded;
   EXPECT_EQ(folded.find('\x1b'), std::string::npos) << folded;
   EXPECT_EQ(folded.find('\x07'), std::string::npos) << folded;
+  // record's summary names the command it ran: escaped as well (issue 38).
+  std::string e = dir.file("err"), cap2 = dir.file("r.gpuobs");
+  ASSERT_EQ(run(kGpuobs + " record -o " + cap2 + " -- true \"$(printf 'x\\033[2J\\r')\" 2>" + e), 0);
+  std::string said = read_file(e);
+  EXPECT_EQ(said.find('\x1b'), std::string::npos) << said;
+  EXPECT_EQ(said.find('\r'), std::string::npos) << said;
+  EXPECT_NE(said.find("gpuobs: recorded true 'x\\e[2J\\r' (exit status 0"), std::string::npos) << said;
 }
 
 // Tables fit the terminal: the widest text columns are cut with "...",
@@ -465,4 +487,46 @@ TEST(OptionValidation, RecordAndTheDaemonShareTheCaptureOptions) {
     EXPECT_FALSE(read_file(e1).empty());
     EXPECT_FALSE(read_file(e2).empty());
   }
+}
+
+// One name per process and per stream (issue 38): a comm the kernel cut to
+// 15 bytes reads as the executable's name, and streams are "stream#N" in
+// order of first use in the reports, the summary and the Perfetto/Chrome
+// tracks alike; a table prints one time unit per report.
+TEST(Readability, ProcessAndStreamNamesAreTheSameEverywhere) {
+  TempDir dir;
+  std::string cap = dir.file("n.gpuobs");
+  {
+    auto w = CaptureWriter::create(cap, false, nullptr);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    ASSERT_TRUE((*w)->write_meta(CaptureMeta{"t", CaptureMode::record, "c", "h", "k", "", 1000, 0, 4096}).ok());
+    (*w)->start();
+    gpuobs_hdr h{GPUOBS_EV_PROC_FORK, 0, 1000, 88, 88};
+    (*w)->push(ProcEvent{GPUOBS_EV_PROC_FORK, h, 1, 1, 0, "very_long_progr", ""});
+    gpuobs_hdr e{GPUOBS_EV_PROC_EXEC, 0, 1100, 88, 88};
+    (*w)->push(ProcEvent{GPUOBS_EV_PROC_EXEC, e, 1, 1, 0, "very_long_progr", "/opt/app/very_long_program_name"});
+    // 3 launches on 0x5000 first, then 2 on 0x4000.
+    uint64_t ts = 2000;
+    for (uint64_t stream : {0x5000, 0x5000, 0x5000, 0x4000, 0x4000}) {
+      gpuobs_launch l{};
+      l.hdr = gpuobs_hdr{GPUOBS_EV_LAUNCH, 0, ts += 1000, 88, 88};
+      l.function = 0xF1;
+      l.stream = stream;
+      l.grid_x = l.grid_y = l.grid_z = l.block_x = l.block_y = l.block_z = 1;
+      l.api = GPUOBS_API_CU_LAUNCH_KERNEL;
+      (*w)->push(l);
+    }
+    (*w)->stop();
+    ASSERT_TRUE((*w)->write_end(20000, 0, {}).ok());
+  }
+  std::string o = dir.file("out");
+  ASSERT_EQ(run(kGpuobs + " report proc_sum " + cap + " >" + o), 0);
+  EXPECT_NE(read_file(o).find("very_long_program_name"), std::string::npos) << read_file(o);
+  ASSERT_EQ(run(kGpuobs + " summary " + cap + " >" + o), 0);
+  EXPECT_NE(read_file(o).find("stream#1 3 launches"), std::string::npos) << read_file(o);
+  EXPECT_NE(read_file(o).find("very_long_program_name (pid 88)"), std::string::npos) << read_file(o);
+  // The exports' stream tracks carry the same label.
+  ASSERT_EQ(run(kGpuobs + " export chrome " + cap + " -o " + o + " -f"), 0);
+  EXPECT_NE(read_file(o).find("Stream stream#1 0x5000 (pid 88)"), std::string::npos);
+  EXPECT_NE(read_file(o).find("Stream stream#2 0x4000 (pid 88)"), std::string::npos);
 }

@@ -171,7 +171,7 @@ TEST(RecordKill, CleanEndIsMarkedComplete) {
       0)
       << read_file(out);
   EXPECT_NE(read_file(out).find("1000 kernel launches"), std::string::npos) << read_file(out);
-  EXPECT_NE(read_file(out).find("Capture written to " + cap + " (complete)."), std::string::npos) << read_file(out);
+  EXPECT_NE(read_file(out).find("capture written to " + cap + " (complete)\n"), std::string::npos) << read_file(out);
   auto db = open_capture_readonly(cap);
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");

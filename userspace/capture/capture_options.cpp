@@ -6,6 +6,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "common/number_checks.h"
 #include "events.h"
 
 namespace gpuobs {
@@ -34,11 +35,11 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
   app.add_flag("!--no-gpu-devices", *f.gpu_devices, "do not watch the GPU drivers' devices found in /proc/devices");
   app.add_option(names("--ring-mb", config_spellings), *f.ring_mb,
                  "ring buffer size in MiB, 1 to " + std::to_string(kRingMbMax) + " (rounded up to a power of two)")
-      ->check(CLI::Range(1u, kRingMbMax))
+      ->check(whole_number(1, kRingMbMax))
       ->capture_default_str();
   app.add_option(names("--stack-depth", config_spellings), *f.stack_depth,
                  "user-stack frames per event, 0 to " + std::to_string(kStackDepthMax) + " (0: no stacks)")
-      ->check(CLI::Range(0u, kStackDepthMax))
+      ->check(whole_number(0, kStackDepthMax))
       ->capture_default_str();
   // The word is checked against the words (CLI11's message names them) and
   // stored as the enum, never kept as a string.
@@ -67,7 +68,7 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
                  "seconds after which a collective that some ranks of a communicator entered and others did not "
                  "(or that none returned from) is reported as a stall, 1 to " +
                      std::to_string(kNcclStallMaxS))
-      ->check(CLI::Range(1u, kNcclStallMaxS))
+      ->check(whole_number(1, kNcclStallMaxS))
       ->capture_default_str();
   // on|off, like the words of --unwind: never a bare flag whose value could
   // be taken for the command.
@@ -92,7 +93,7 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
                    "GPU metrics (utilization, memory, power, clocks, throttling; GPM where supported) sampled per "
                    "second through NVML or AMD's sysfs, 0 to " +
                        std::to_string(kMetricsHzMax) + " (0: off)")
-        ->check(CLI::Range(0u, kMetricsHzMax))
+        ->check(whole_number(0, kMetricsHzMax))
         ->capture_default_str();
   if (f.detail_interval_ms)
     app.add_option(names("--detail-interval-ms", config_spellings), *f.detail_interval_ms,
@@ -100,7 +101,7 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
                    "averaged over, and per-process GPU utilization read every, this many ms (each costs about "
                    "1 ms of CPU per GPU), up to " +
                        std::to_string(kDetailIntervalMsMax))
-        ->check(CLI::Range(0u, kDetailIntervalMsMax))
+        ->check(whole_number(0, kDetailIntervalMsMax))
         ->capture_default_str();
   // Every value option defined here is one record's command splitter knows.
   auto added = app.get_options();

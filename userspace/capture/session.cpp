@@ -6,6 +6,7 @@
 #include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "capture/api_library_check.h"
 #include "capture/host_info.h"
 #include "capture/procfs.h"
 #include "catalogue/api_spec.h"
@@ -31,6 +32,10 @@ constexpr auto kCountersPushInterval = std::chrono::milliseconds(100);
 // poll: one lock per this many, and the writer sees them within ~1 ms at
 // the highest rates.
 constexpr size_t kHandOverEvents = 1024;
+// record's room for its capture's end, counters and state on a full disk: the
+// end transaction of a big capture (140 counters, the last launch counts,
+// the library maps) measured ~300 KiB of WAL; 1 MiB leaves a margin.
+constexpr uint64_t kRecordDiskReserveBytes = 1 << 20;
 
 std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
@@ -78,6 +83,10 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
     remove_capture_files(opts.output);
     return e;
   };
+  // record: a full disk ends the storing with room kept for the capture's
+  // end (gpuobsd makes room instead: its emergency deletion).
+  if (opts.mode == CaptureMode::record)
+    if (auto st = s->writer_->stop_storing_when_full(kRecordDiskReserveBytes); !st) return fail(st.error());
 
   EngineOptions eo;
   eo.only_tracked = opts.only_tracked;
@@ -285,6 +294,7 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     for (const auto& p : paths) {
       auto f = library_file(p);
       if (!f) return make_error(f.error().message, std::string("pass the path of ") + soname + " with " + flag, 2);
+      if (auto st = check_api_library(f->realpath, table, flag); !st) return st.error();
       add_unique(libs, *f);
     }
     if (paths.empty()) libs = discover();
@@ -483,6 +493,8 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stored_process_events"] = {w.process_events, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
   out["store_failed_batches"] = {w.failed_batches, "userspace"};
+  out["store_lost_disk_full"] = {w.full_lost, "userspace"};
+  out["store_failed_launches"] = {w.failed_launches, "userspace"};
   out["dropped_store_backlog"] = {w.backlog_dropped, "userspace"};
   out["frames_unsymbolized"] = {w.symbols.unsymbolized, "userspace"};
   out["modules_without_symbols"] = {w.symbols.modules_no_symbols, "userspace"};
@@ -621,7 +633,11 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.stacks = stacks_->stats().stacks;
   s.with_stack = stacks_->stats().with_stack;
   s.probes_planned = static_cast<int>(probes_.size());
-  for (auto& p : probes_) s.probes_attached += p.status == ProbeStatus::attached;
+  for (auto& p : probes_) {
+    s.probes_attached += p.status == ProbeStatus::attached;
+    s.probes_failed += p.status == ProbeStatus::failed;
+  }
+  s.disk_full = w.disk_full;
   s.state = state;
   if (sampler_) {
     gpumetrics::SamplerStats g = sampler_->stats();
@@ -629,6 +645,11 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
     if (!sampler_->gpus().empty())
       s.gpu_metrics += ": " + std::to_string(g.ticks) + " samples, " + std::to_string(g.query_errors) +
                        " failed queries";
+    // Every source's status says why it has nothing as "no ..." when the
+    // thing is simply not there (gpu_metrics/gpu_sample.h).
+    s.gpu_metrics_absent = sampler_->gpus().empty();
+    for (const auto& st : sampler_->statuses())
+      if (st.status.rfind("no ", 0) != 0) s.gpu_metrics_absent = false;
   }
   if (watch_) {
     // Libraries found where processes mapped them count too (record's
@@ -636,6 +657,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
     LibraryWatchStats ls = watch_->stats();
     s.probes_attached += static_cast<int>(ls.probes_attached);
     s.probes_planned += static_cast<int>(ls.probes_attached + ls.probes_failed);
+    s.probes_failed += static_cast<int>(ls.probes_failed);
   }
   return s;
 }
@@ -836,6 +858,9 @@ std::string Session::capture_state() const {
     add(std::to_string(d) + " events dropped (report capture: counter.dropped_*)");
   if (uint64_t f = attach_failures() - attach_failures_before_segment_; f)
     add(std::to_string(f) + " probes failed to attach (report probes)");
+  if (WriterStats w = writer_->stats(); w.failed_rows)
+    add(std::to_string(w.failed_rows) + " events not stored (" +
+        (w.disk_full ? "the disk was full" : "store errors: counter.store_failed_rows") + ")");
   return why.empty() ? std::string(kStateComplete) : "incomplete (" + why + ")";
 }
 

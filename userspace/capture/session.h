@@ -82,6 +82,10 @@ struct SessionSummary {
   uint64_t stacks = 0;      // distinct stacks
   uint64_t with_stack = 0;  // events that carried a stack
   int probes_attached = 0, probes_planned = 0;
+  int probes_failed = 0;  // attaches that failed (the rest of planned - attached: symbols this version lacks)
+  bool disk_full = false;     // the store stopped: the disk holding the capture filled up
+  // No GPU and no metrics source that failed: nothing worth a line (a host without a driver).
+  bool gpu_metrics_absent = false;
   std::string state;  // capture.state: "complete" once the end is written
   // GPU metrics: "2 GPUs (nvml: ...), 10 Hz: 51 samples" or why none; empty with --metrics-hz 0.
   std::string gpu_metrics;

@@ -11,6 +11,9 @@ struct Error {
   std::string message;  // lower-case: what failed, on what, and the errno text
   std::string hint;     // how to fix it, when known
   int exit_code = 1;    // what a CLI should exit with
+  // The file is damaged (SQLite's corruption codes, a failed quick_check):
+  // `gpuobs check` says "corrupt" and exits 1 where others exit 2.
+  bool corrupt = false;
 };
 
 inline Error make_error(std::string message, std::string hint = {}, int exit_code = 1) {

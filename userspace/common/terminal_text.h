@@ -2,8 +2,8 @@
 // executable and library paths) is printed to root's terminal by the tables,
 // `stacks`, `status` and the log. Any process can name itself or its files
 // with ESC, CR or LF, and so clear, rewrite or forge that output; these
-// helpers make such text inert. Machine formats (JSON, CSV, folded) escape by
-// their own rules and do not use them.
+// helpers make such text inert. CSV uses them too (it is read on terminals
+// as often as by programs); JSON and folded stacks escape by their own rules.
 #pragma once
 
 #include <string>

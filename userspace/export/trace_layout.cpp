@@ -175,6 +175,9 @@ class Builder {
     if (q.kind == "legacy") std::snprintf(buf, sizeof buf, "Stream legacy (pid %u)", q.tgid);
     else if (q.kind == "per_thread")
       std::snprintf(buf, sizeof buf, "Stream per-thread tid %u (pid %u)", q.tid.value_or(0), q.tgid);
+    else if (!q.label.empty())  // stream_names' label: the one reports and diff use
+      std::snprintf(buf, sizeof buf, "Stream %s 0x%llx (pid %u)", q.label.c_str(),
+                    static_cast<unsigned long long>(q.handle), q.tgid);
     else std::snprintf(buf, sizeof buf, "Stream 0x%llx (pid %u)", static_cast<unsigned long long>(q.handle), q.tgid);
     return buf;
   }

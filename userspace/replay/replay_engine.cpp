@@ -26,6 +26,7 @@ std::string Engine::stream_label(size_t q) const {
   const Queue& k = r_.queues[q];
   if (k.kind == "legacy") return "the legacy default stream";
   if (k.kind == "per_thread") return "thread " + std::to_string(k.tid.value_or(0)) + "'s per-thread default stream";
+  if (!k.label.empty()) return k.label + " (" + hex(k.handle) + ")";
   return "stream " + hex(k.handle);
 }
 
@@ -38,6 +39,7 @@ size_t Engine::new_queue(ProcessState& p, const Call& c, const char* kind, uint6
   q.tgid = c.tgid;
   q.kind = kind;
   q.handle = handle;
+  if (auto it = in_.stream_labels.find({c.process_id, handle}); it != in_.stream_labels.end()) q.label = it->second;
   if (q.kind == "per_thread") q.tid = c.tid;
   QueueState st;
   st.index = r_.queues.size();

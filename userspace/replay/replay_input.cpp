@@ -160,6 +160,14 @@ Result<Input> load_input(Db& db) {
   for (const Call& c : calls) last = std::max(last, c.end());
   in.end_ns = last;
   if (auto e = opt_end(db)) in.end_ns = *e;
+  // Best effort: a capture without the view (it is presented for every
+  // schema) would only name streams by handle.
+  (void)each_row(db, "SELECT process_id, stream, label FROM stream_names WHERE stream > 2", "stream_names",
+                 [&](sqlite3_stmt* r) {
+    const unsigned char* t = sqlite3_column_text(r, 2);
+    in.stream_labels[{sqlite3_column_int64(r, 0), static_cast<uint64_t>(sqlite3_column_int64(r, 1))}] =
+        t ? reinterpret_cast<const char*>(t) : "";
+  });
   return in;
 }
 

@@ -22,6 +22,7 @@ struct Queue {
   std::string kind;  // "legacy" (handle 0/0x1), "per_thread" (handle 0x2 or _ptsz with 0), "created", "unknown" (never
                      // seen created)
   uint64_t handle = 0;          // CUstream / hipStream_t value (0 for the default streams)
+  std::string label;            // stream_names' "stream#N" (created streams; empty for the defaults)
   std::optional<uint32_t> tid;  // per_thread: the owning thread
   bool non_blocking = false;    // created with CU_STREAM_NON_BLOCKING: no implicit sync with the legacy stream
   std::optional<int64_t> created_ns, destroyed_ns;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "common/short_name.h"
 #include "common/terminal_text.h"
 #include "store/embedded_sql.h"
 #include "store/schema.h"
@@ -42,7 +43,12 @@ std::string cell_text(const Cell& c) {
   return std::get<std::string>(c);
 }
 
-std::string csv_escape(const std::string& s) {
+// CSV is read on terminals as often as by programs (`gpuobs report X
+// --format csv | head`): traced names are made inert as in tables
+// (common/terminal_text.h), so an ESC in a kernel name prints as \e. JSON
+// keeps every byte (its own escapes are inert).
+std::string csv_escape(const std::string& raw) {
+  const std::string s = terminal_safe(raw);
   // A bare CR ends a record for RFC 4180 readers too: a traced name holding
   // one must not split its row.
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -71,8 +77,21 @@ std::string cut_to(std::string t, size_t w) {
 
 // Tables go to terminals: control characters in traced names are escaped
 // (common/terminal_text.h).
-std::string table_text(const Cell& c) {
-  std::string t = terminal_safe(cell_text(c));
+// Seconds (timestamps t_s, first_s, and durations shown in s): to the
+// millisecond, whatever their size; other numbers to 4 significant digits.
+std::string table_text(const Cell& c, bool seconds = false) {
+  std::string t;
+  if (auto* d = std::get_if<double>(&c)) {
+    if (seconds && std::isfinite(*d)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f", *d);
+      t = buf;
+    } else {
+      t = table_number_text(*d);
+    }
+  } else {
+    t = terminal_safe(cell_text(c));
+  }
   return g_table_layout.cut_cells ? cut_to(std::move(t), kTableCellMax) : t;
 }
 
@@ -94,7 +113,44 @@ void fit_widths(std::vector<size_t>& width, const std::vector<size_t>& floor, si
   }
 }
 
+// The columns that hold demangled function names.
+bool is_name_column(const std::string& c) {
+  static const char* kNames[] = {"kernel", "kernel_name", "name", "symbol", "call_site", "function", "leaf", "site"};
+  for (const char* n : kNames)
+    if (c == n) return true;
+  return false;
+}
+
+// print_result's tables and CSV: name columns folded (TableLayout::fold_names).
+QueryResult with_short_names(const QueryResult& r) {
+  QueryResult out = r;
+  for (size_t i = 0; i < out.columns.size(); ++i) {
+    if (!is_name_column(out.columns[i])) continue;
+    for (auto& row : out.rows)
+      if (auto* t = std::get_if<std::string>(&row[i])) *t = short_name(*t);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string table_number_text(double d) {
+  if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
+  if (d == 0) return "0";
+  double a = std::fabs(d);
+  char buf[64];
+  int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  // p-values and other small fractions: 3 significant digits, as a plain
+  // decimal (never scientific: "1e-07" reads as text in a spreadsheet).
+  int decimals = a < 1e-3 ? std::min(2 - magnitude, 15) : std::clamp(3 - magnitude, 0, 6);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, d);
+  std::string t(buf);
+  if (t.find('.') != std::string::npos) {
+    while (t.back() == '0') t.pop_back();
+    if (t.back() == '.') t.pop_back();
+  }
+  return t == "-0" ? "0" : t;
+}
 
 Result<OutputFormat> parse_format(std::string_view s) {
   if (s == "table") return OutputFormat::table;
@@ -186,7 +242,16 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
   return r;
 }
 
-void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
+void print_result(const QueryResult& full, OutputFormat f, std::ostream& out) {
+  if (f != OutputFormat::json && g_table_layout.fold_names) {
+    QueryResult folded = with_short_names(full);
+    TableLayout keep = g_table_layout;
+    g_table_layout.fold_names = false;
+    print_result(folded, f, out);
+    g_table_layout = keep;
+    return;
+  }
+  const QueryResult& r = full;
   if (f == OutputFormat::json) {
     // Raw numbers: integers stay integers, NULL is null. A repeated column
     // name (SELECT a.id, b.id) gets a suffix rather than hiding the first.
@@ -220,6 +285,8 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
     }
     return;
   }
+  std::vector<bool> seconds(r.columns.size());
+  for (size_t i = 0; i < r.columns.size(); ++i) seconds[i] = r.columns[i].ends_with("_s");
   // Numbers are right-aligned, but only in columns holding nothing else.
   std::vector<bool> numeric(r.columns.size(), true);
   for (const auto& row : r.rows)
@@ -229,12 +296,12 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   for (const auto& c : r.columns) heads.push_back(terminal_safe(c));
   for (size_t i = 0; i < r.columns.size(); ++i) width[i] = heads[i].size();
   for (const auto& row : r.rows)
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i]).size());
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i], seconds[i]).size());
   std::vector<size_t> number_width(r.columns.size(), 0);  // the widest number of each column
   for (const auto& row : r.rows)
     for (size_t i = 0; i < row.size(); ++i)
       if (std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]))
-        number_width[i] = std::max(number_width[i], table_text(row[i]).size());
+        number_width[i] = std::max(number_width[i], table_text(row[i], seconds[i]).size());
   if (g_table_layout.max_width) fit_widths(width, number_width, g_table_layout.max_width);
   auto line = [&](auto get, auto right) {
     for (size_t i = 0; i < r.columns.size(); ++i) {
@@ -248,7 +315,8 @@ void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   line([&](size_t i) { return heads[i]; }, [](size_t) { return false; });
   line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
   for (const auto& row : r.rows)
-    line([&](size_t i) { return table_text(row[i]); }, [&](size_t i) { return static_cast<bool>(numeric[i]); });
+    line([&](size_t i) { return table_text(row[i], seconds[i]); },
+         [&](size_t i) { return static_cast<bool>(numeric[i]); });
   if (r.rows.empty()) out << "(no rows)\n";
 }
 
@@ -283,21 +351,30 @@ void convert_column(QueryResult& r, size_t i, double divisor, const std::string&
 
 }  // namespace
 
+// One unit for every duration column of a report (never total_ms beside
+// avg_us): the one in which its typical value (the median of the nonzero
+// durations) reads between 1 and 1000; the unit is in each column's name.
 void convert_time_units_for_reading(QueryResult& r) {
-  static const std::pair<double, const char*> kUnits[] = {{1e9, "_s"}, {1e6, "_ms"}, {1e3, "_us"}};
+  std::vector<double> values;
   for (size_t i = 0; i < r.columns.size(); ++i) {
     if (!is_duration_column(r.columns[i])) continue;
-    double largest = 0;
     for (const auto& row : r.rows) {
-      if (auto* v = std::get_if<int64_t>(&row[i])) largest = std::max(largest, std::fabs(static_cast<double>(*v)));
-      else if (auto* d = std::get_if<double>(&row[i])) largest = std::max(largest, std::fabs(*d));
+      double v = 0;
+      if (auto* n = std::get_if<int64_t>(&row[i])) v = std::fabs(static_cast<double>(*n));
+      else if (auto* d = std::get_if<double>(&row[i])) v = std::fabs(*d);
+      if (v > 0) values.push_back(v);
     }
-    for (const auto& [divisor, suffix] : kUnits)
-      if (largest >= divisor) {
-        convert_column(r, i, divisor, suffix);
-        break;
-      }
   }
+  if (values.empty()) return;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+  const double typical = values[values.size() / 2];
+  static const std::pair<double, const char*> kUnits[] = {{1e9, "_s"}, {1e6, "_ms"}, {1e3, "_us"}};
+  for (const auto& [divisor, suffix] : kUnits)
+    if (typical >= divisor) {
+      for (size_t i = 0; i < r.columns.size(); ++i)
+        if (is_duration_column(r.columns[i])) convert_column(r, i, divisor, suffix);
+      return;
+    }
 }
 
 void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix) {

@@ -49,6 +49,8 @@ void convert_time_unit(QueryResult& r, double divisor, const std::string& suffix
 // Tables without --timeunit: each *_ns column in the largest unit in which its
 // largest value is at least 1 (434269 ns -> 434.269 us), renamed to match.
 void convert_time_units_for_reading(QueryResult& r);
+// Tables: a number as a person reads it (4 significant digits, integers whole).
+std::string table_number_text(double d);
 
 // How tables are laid out, for the whole process (the CLI sets it once from
 // the terminal and --wide): cells cut at 96 characters unless cut_cells is
@@ -57,6 +59,9 @@ void convert_time_units_for_reading(QueryResult& r);
 struct TableLayout {
   size_t max_width = 0;
   bool cut_cells = true;
+  // Tables and CSV: demangled names in name columns (kernel, name, symbol,
+  // call_site, ...) folded by common/short_name.h; --full-names: false.
+  bool fold_names = true;
 };
 void set_table_layout(const TableLayout& layout);
 

@@ -22,8 +22,10 @@ PathKind classify_capture_path(const std::string& path);
 Status create_capture_file(const std::string& path, bool force);
 
 // SQLite's files beside a database: its write-ahead log, shared-memory index
-// and rollback journal. The one list of them.
-inline constexpr const char* kCaptureCompanions[] = {"-wal", "-shm", "-journal"};
+// and rollback journal, and record's reserve. The one list of them.
+inline constexpr const char* kCaptureCompanions[] = {"-wal", "-shm", "-journal", "-reserve"};
+// `gpuobs record`'s room for a capture's end on a full disk (CaptureWriter::stop_storing_when_full).
+inline constexpr const char* kCaptureReserveSuffix = "-reserve";
 
 // Removes a capture and its SQLite companions, never following links: one
 // this process created and could not finish, or an old segment. Returns

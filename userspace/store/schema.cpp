@@ -1,8 +1,13 @@
 #include "store/schema.h"
 
 #include <spdlog/spdlog.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -115,9 +120,12 @@ bool is_corruption(int rc) {
 Error capture_error(sqlite3* db, const std::string& what, int exit_code) {
   const char* file = sqlite3_db_filename(db, "main");
   std::string path = file && *file ? file : "the capture";
-  if (is_corruption(sqlite3_extended_errcode(db)))
-    return make_error("capture is corrupt: " + path + ": " + sqlite3_errmsg(db),
-                      "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", exit_code);
+  if (is_corruption(sqlite3_extended_errcode(db))) {
+    Error e = make_error("capture is corrupt: " + path + ": " + sqlite3_errmsg(db),
+                         "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", exit_code);
+    e.corrupt = true;
+    return e;
+  }
   return make_error(what + ": " + sqlite3_errmsg(db), "", exit_code);
 }
 
@@ -370,6 +378,18 @@ void present_as_current(Db& db, int64_t version) {
     if (auto s = db.exec(sql); !s)
       spdlog::warn("cannot present the schema-{} capture's set-up calls: {}", version, s.error().message);
   }
+  if (version < 25) {
+    // The names views (025_names.sql) read tables every older capture has:
+    // the migration's own text, as temporary views.
+    for (const auto& m : sql::migrations()) {
+      if (version_of(m.name) != 25) continue;
+      std::string text(m.text);
+      for (size_t at = 0; (at = text.find("CREATE VIEW", at)) != std::string::npos; at += 16)
+        text.replace(at, 11, "CREATE TEMP VIEW");
+      if (auto s = db.exec(text); !s)
+        spdlog::warn("cannot present the schema-{} capture's process and stream names: {}", version, s.error().message);
+    }
+  }
   std::string extra;
   if (version < 10) extra += ", NULL AS segment";
   if (version < 11) extra += ", NULL AS state, NULL AS committed_mono_ns";
@@ -387,7 +407,23 @@ void present_as_current(Db& db, int64_t version) {
 
 Result<Db> open_capture_readonly(const std::string& path, OpenCheck check, Threads threads) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return make_error("cannot open capture " + path + ": no such file", "", 2);
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == EACCES) return make_error("permission denied: " + path + " (a directory on the way is not searchable)", "", 2);
+    return make_error("cannot open capture " + path + ": no such file", "", 2);
+  }
+  // SQLite would say "unable to open database file": say whose file it is.
+  if (::access(path.c_str(), R_OK) != 0 && errno == EACCES) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    const group* g = ::getgrgid(st.st_gid);
+    const passwd* u = ::getpwuid(st.st_uid);
+    std::string group_name = g ? g->gr_name : std::to_string(st.st_gid);
+    return make_error("permission denied: " + path + " (mode " + mode + ", owner " +
+                          (u ? std::string(u->pw_name) : std::to_string(st.st_uid)) + ", group " + group_name + ")",
+                      "members of group " + group_name + " can read it (usermod -aG " + group_name +
+                          " USER, then log in again), or run as root",
+                      2);
+  }
   auto db = Db::open(path, SQLITE_OPEN_READONLY | (threads == Threads::one ? SQLITE_OPEN_NOMUTEX : 0));
   if (!db) return make_error(db.error().message, "", 2);
   (void)db->exec("PRAGMA query_only = 1");
@@ -398,12 +434,15 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check, Threa
     int rc = sqlite3_errcode(db->get());
     if (rc == SQLITE_BUSY)
       return make_error(path + " is locked by another process", "retry when its writer has finished", 2);
-    if (is_corruption(rc))
-      return make_error(path +
-                            " is not a readable SQLite database (not a capture, or a capture whose header is "
-                            "corrupt): " +
-                            app.error().message,
-                        "gpuobs check " + path, 2);
+    if (is_corruption(rc)) {
+      Error e = make_error(path +
+                               " is not a readable SQLite database (not a capture, or a capture whose header is "
+                               "corrupt): " +
+                               app.error().message,
+                           "gpuobs check " + path, 2);
+      e.corrupt = true;
+      return e;
+    }
     return make_error(path + " is not a readable SQLite database: " + app.error().message, "", 2);
   }
   if (*app != kApplicationId)
@@ -417,8 +456,10 @@ Result<Db> open_capture_readonly(const std::string& path, OpenCheck check, Threa
     if (!problems->empty()) {
       std::string list;
       for (const auto& p : *problems) list += (list.empty() ? "" : "; ") + p;
-      return make_error("capture is corrupt: " + path + ": " + list,
-                        "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", 2);
+      Error e = make_error("capture is corrupt: " + path + ": " + list,
+                           "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", 2);
+      e.corrupt = true;
+      return e;
     }
   }
   // A cheap structural check catches truncated files before a report half-prints.

@@ -4,6 +4,7 @@
 #include "common/thread_priority.h"
 
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,14 @@ constexpr size_t kSpareChunks = 16;          // emptied chunks kept for the cons
 constexpr auto kMaxBacklog = std::chrono::milliseconds(250);
 constexpr size_t kMaxBacklogEvents = 65536;
 
+// A kernel launch, whichever API made it (the launch record, or a call of the launch family).
+bool is_launch(const Event& ev) {
+  if (std::holds_alternative<gpuobs_launch>(ev)) return true;
+  if (auto* c = std::get_if<ApiCallEvent>(&ev))
+    if (const ApiSpec* spec = api_by_id(c->api)) return spec->family == Family::launch;
+  return false;
+}
+
 bool droppable(const Event& ev) {
   return std::holds_alternative<gpuobs_launch>(ev) || std::holds_alternative<ApiCallEvent>(ev) ||
          std::holds_alternative<IoctlEvent>(ev);
@@ -60,6 +69,13 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   // Only a new file, or (force) an old capture, becomes the capture; SQLite
   // then opens that file, never a link planted in its place.
   if (auto s = create_capture_file(path, force); !s) return s.error();
+  auto made = create_in(path, std::move(lookup));
+  // Nothing half-made is left behind (a disk too full for the schema).
+  if (!made) remove_capture_files(path);
+  return made;
+}
+
+Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create_in(const std::string& path, ProcessLookup lookup) {
   // NOMUTEX: SQLite's serialized mode locks the connection's mutex in every
   // bind, step and reset, ~30 lock/unlock pairs per launch row (15% of the
   // daemon's CPU in the issue-17 profile). The writer thread owns the
@@ -111,7 +127,10 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create(const std::string& 
   return w;
 }
 
-CaptureWriter::~CaptureWriter() { stop(); }
+CaptureWriter::~CaptureWriter() {
+  stop();
+  if (!reserve_path_.empty()) ::unlink(reserve_path_.c_str());
+}
 
 Status CaptureWriter::write_meta(const CaptureMeta& m) {
   Stmt st(db_.get(),
@@ -411,10 +430,22 @@ void CaptureWriter::run() {
     {
       std::lock_guard db_lk(db_mu_);  // one lock per batch (the connection is NOMUTEX)
       if (events) write_batch(batch, events);
-      else write_counters_only();
-      write_library_changes(library);
-      write_stalls(stalls);
-      write_gpu_samples(gpu);
+      if (stopped_full_) {
+        // The reserve is for the end alone: the side batches are counted too.
+        uint64_t n = library.size() + gpu.metrics.size() + gpu.processes.size() + gpu.events.size();
+        for (const auto& st : stalls) n += 1 + st.ranks.size();
+        library = {};
+        stalls.clear();
+        gpu.clear();
+        std::lock_guard lk(mu_);
+        stats_.failed_rows += n;
+        stats_.full_lost += n;
+      } else {
+        if (!events) write_counters_only();
+        write_library_changes(library);
+        write_stalls(stalls);
+        write_gpu_samples(gpu);
+      }
     }
     // The chunks go back to the consumer empty, their capacity kept (a few:
     // a burst's many chunks are freed).
@@ -439,12 +470,69 @@ bool CaptureWriter::check(int rc) {
   // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) make SQLite roll
   // the whole transaction back; writing on would autocommit row by row.
   if (sqlite3_get_autocommit(db_.get())) {
+    note_failure();
     batch_rolled_back_ = true;
     return false;
   }
   std::lock_guard lk(mu_);
   ++stats_.failed_rows;
   return true;
+}
+
+void CaptureWriter::note_failure() {
+  failure_code_ = sqlite3_errcode(db_.get()) & 0xff;
+  failure_why_ = db_.errmsg();
+}
+
+namespace {
+constexpr auto kLossLogInterval = std::chrono::seconds(10);
+}
+
+void CaptureWriter::log_loss(size_t lost) {
+  loss_unlogged_ += lost;
+  auto now = std::chrono::steady_clock::now();
+  if (loss_logged_ != std::chrono::steady_clock::time_point{} && now - loss_logged_ < kLossLogInterval) return;
+  spdlog::warn("store: a batch was not stored ({}); {} events lost{} (counter store_failed_rows)", failure_why_,
+               loss_unlogged_, loss_logged_ == std::chrono::steady_clock::time_point{} ? "" : " since the last message");
+  loss_logged_ = now;
+  loss_unlogged_ = 0;
+}
+
+Status CaptureWriter::stop_storing_when_full(uint64_t reserve_bytes) {
+  stop_when_full_ = true;
+  if (!reserve_bytes) return {};
+  reserve_path_ = path_ + kCaptureReserveSuffix;
+  int fd = ::open(reserve_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    Error e = make_error("cannot set aside room beside " + path_ + ": " + std::strerror(errno),
+                         "is the disk full already?", 2);
+    reserve_path_.clear();
+    return e;
+  }
+  int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(reserve_bytes));
+  ::close(fd);
+  if (rc != 0) {
+    ::unlink(reserve_path_.c_str());
+    reserve_path_.clear();
+    return make_error("cannot set aside " + std::to_string(reserve_bytes >> 10) + " KiB beside " + path_ + ": " +
+                          std::strerror(rc),
+                      "the disk is (nearly) full: free some room or choose another output path (-o)", 2);
+  }
+  return {};
+}
+
+void CaptureWriter::on_disk_full() {
+  stopped_full_ = true;
+  if (!reserve_path_.empty()) ::unlink(reserve_path_.c_str());  // room for the end, the counters and the state
+  reserve_path_.clear();
+  {
+    std::lock_guard lk(mu_);
+    stats_.disk_full = true;
+    counters_dirty_ = true;
+  }
+  spdlog::error("the disk holding {} is full ({}): events are no longer stored, each one is counted; "
+                "the capture will be marked incomplete",
+                path_, failure_why_);
 }
 
 // After a rollback, the rows this batch inserted are gone: ids that point at
@@ -537,16 +625,35 @@ void CaptureWriter::write_transaction(Cursor& items) {
   bool overloaded = waiting >= max_backlog_events_;
   // Everything left is lost with a transaction that cannot begin or commit.
   auto lose_all = [&] {
-    size_t n = items.left;
-    for (; !items.done(); items.next()) skip_event(items.item());
+    size_t n = items.left, launches = 0;
+    for (; !items.done(); items.next()) {
+      launches += is_launch(items.item().ev);
+      skip_event(items.item());
+    }
     ++definitions_lost_;  // stack definitions in the batch must be sent again
     std::lock_guard lk(mu_);
     stats_.failed_rows += n;
+    stats_.failed_launches += launches;
     ++stats_.failed_batches;
     return n;
   };
+  if (stopped_full_) {  // the disk filled up: counted, never tried again
+    size_t n = items.left, launches = 0;
+    for (; !items.done(); items.next()) {
+      launches += is_launch(items.item().ev);
+      skip_event(items.item());
+    }
+    std::lock_guard lk(mu_);
+    stats_.failed_rows += n;
+    stats_.failed_launches += launches;
+    stats_.full_lost += n;
+    return;
+  }
   if (auto s = db_.exec("BEGIN"); !s) {
-    spdlog::warn("store: cannot begin a transaction: {}; {} events lost", s.error().message, lose_all());
+    note_failure();
+    size_t n = lose_all();
+    if (failure_code_ == SQLITE_FULL && stop_when_full_) on_disk_full();
+    else log_loss(n);
     return;
   }
   BatchTally tally;
@@ -570,6 +677,7 @@ void CaptureWriter::write_transaction(Cursor& items) {
   // The launches, in time order, with their counts: a batch whose counts
   // cannot be stored is rolled back whole.
   if (!batch_rolled_back_ && launches_.flush(&tally.launch_rows_failed) != SQLITE_DONE) {
+    note_failure();
     (void)db_.exec("ROLLBACK");
     batch_rolled_back_ = true;
   }
@@ -586,6 +694,7 @@ void CaptureWriter::write_transaction(Cursor& items) {
   }
   if (!batch_rolled_back_) {
     if (auto s = db_.exec("COMMIT"); !s) {
+      note_failure();
       (void)db_.exec("ROLLBACK");
       batch_rolled_back_ = true;
     } else {
@@ -596,15 +705,16 @@ void CaptureWriter::write_transaction(Cursor& items) {
   if (batch_rolled_back_) {
     // As before transactions were cut by time: the whole batch is lost (its
     // stack definitions with it; later events may refer to them).
-    std::string why = db_.errmsg();
     forget_batch_state();
     size_t lost = written + lose_all();
     {
       std::lock_guard lk(mu_);
       stats_.failed_rows += written;  // lose_all counted the rest
+      stats_.failed_launches += tally.launches;
       counters_dirty_ = true;         // its counter rows went with it
     }
-    spdlog::warn("store: batch rolled back ({}); {} events lost", why, lost);
+    if (failure_code_ == SQLITE_FULL && stop_when_full_) on_disk_full();
+    else log_loss(lost);
     return;
   }
   if (tally.behind)
@@ -801,10 +911,16 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
     return make_error("cannot finish the capture: " + s.error().message);
   }
   launches_.committed();
+  if (!reserve_path_.empty()) ::unlink(reserve_path_.c_str());
+  reserve_path_.clear();
   // A finished capture is one self-contained file: fold the WAL in and leave
-  // WAL mode, so read-only readers need (and create) no -wal/-shm files.
+  // WAL mode, so read-only readers need (and create) no -wal/-shm files. On a
+  // full disk the fold does not fit (the file would grow by the WAL's pages):
+  // the capture is whole as it is, with its -wal beside it.
+  if (stopped_full_) return {};
   if (auto s = db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;"); !s)
-    return make_error("cannot finish the capture: " + s.error().message);
+    spdlog::warn("{}: the write-ahead log could not be folded in ({}); keep {}-wal beside it", path_,
+                 s.error().message, path_);
   return {};
 }
 

@@ -87,10 +87,15 @@ struct WriterStats {
   uint64_t batches = 0;
   uint64_t failed_rows = 0;     // rows lost to SQLite errors (disk full, I/O)
   uint64_t failed_batches = 0;  // batches not committed (begin failed or rolled back); rows in failed_rows
+  uint64_t failed_launches = 0;  // of failed_rows, the kernel launches (stored + these = launches received)
   // Launches, calls and ioctls dropped because the writer was more than 250 ms
   // and 65536 events behind (overload): memory and the loss at a
   // kill stay bounded. Process and stack records are never dropped.
   uint64_t backlog_dropped = 0;
+  // stop_storing_when_full: the disk filled up; every event from then on is
+  // in failed_rows (and in full_lost, those after the first failure).
+  bool disk_full = false;
+  uint64_t full_lost = 0;
   SymbolStats symbols;
 };
 
@@ -148,6 +153,15 @@ class CaptureWriter {
   // goes on. Tests use it to simulate a full disk.
   Status limit_pages(int64_t pages);
 
+  // `gpuobs record`, before start(): a full disk ends the storing, never the
+  // recording. reserve_bytes are set aside beside the capture now (PATH-reserve)
+  // and given back at the first SQLITE_FULL, so that the capture's end, its
+  // counters and its state still fit; every event after that is counted as
+  // not stored (failed_rows, full_lost) without touching SQLite again, and
+  // one message says so. Without it (gpuobsd) the writer keeps trying: the
+  // daemon's emergency deletion makes room.
+  Status stop_storing_when_full(uint64_t reserve_bytes);
+
   // Before start(): the backlog past which events are dropped: queued longer
   // than age while at least events are waiting (defaults 250 ms and 65536;
   // tests set less).
@@ -193,6 +207,8 @@ class CaptureWriter {
 
  private:
   CaptureWriter() = default;
+  // create() after the file is made: the database, its schema, the statements.
+  static Result<std::unique_ptr<CaptureWriter>> create_in(const std::string& path, ProcessLookup lookup);
   void run();
   using Item = Queued;  // queued: when push() or push_many() took it
   using Chunk = std::vector<Item>;
@@ -253,6 +269,14 @@ class CaptureWriter {
   void write_counters_only();
   // Counts a failed row; false once SQLite has rolled the whole batch back.
   bool check(int rc);
+  // SQLite's error as it was when the batch failed (a ROLLBACK after it
+  // replaces errmsg with "cannot rollback - no transaction is active").
+  void note_failure();
+  // A rolled-back or unbegun batch: counted, and said at most once per
+  // kLossLogInterval (a full disk fails every batch: ~100 warnings a run).
+  void log_loss(size_t lost);
+  // stop_storing_when_full: the first full-disk failure.
+  void on_disk_full();
   void forget_batch_state();
 
   Db db_;
@@ -287,6 +311,13 @@ class CaptureWriter {
   int64_t next_process_id_ = 1;
   std::vector<uint32_t> created_in_batch_;  // tgids whose process row this batch inserted
   bool batch_rolled_back_ = false;
+  int failure_code_ = SQLITE_OK;  // note_failure(): the failed batch's SQLite code
+  std::string failure_why_;       // and its message
+  std::string reserve_path_;      // stop_storing_when_full: the reserve beside the capture
+  bool stop_when_full_ = false;
+  bool stopped_full_ = false;  // the writer thread's: storing ended by a full disk
+  std::chrono::steady_clock::time_point loss_logged_{};
+  uint64_t loss_unlogged_ = 0;  // events lost since the last loss message
   std::unordered_set<uint64_t> threads_;  // (process_id << 32 | tid)
 
   // Held by the writer thread around each batch, and by the other threads

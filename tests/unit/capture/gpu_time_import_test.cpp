@@ -195,7 +195,7 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
   auto doc = nlohmann::json::parse(std::ifstream(trace));
   int64_t measured_tid = -1;
   for (auto& e : doc["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "Stream 0x10 (pid 100) measured")
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "Stream stream#1 0x10 (pid 100) measured")
       measured_tid = e["tid"];
   ASSERT_NE(measured_tid, -1) << "no measured track";
   std::vector<std::string> slices;

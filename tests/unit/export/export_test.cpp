@@ -543,8 +543,13 @@ TEST_F(Export, EndToEndWithTheReplayEngine) {
   std::set<std::string> names;
   for (auto u : streams) names.insert(d.tracks[u].name());
   EXPECT_EQ(streams.size(), r.queues.size());
-  EXPECT_TRUE(names.count("Stream 0x10 (pid 100)"));
-  EXPECT_TRUE(names.count("Stream 0x20 (pid 100)"));
+  // The label of stream_names, as reports and diff name the stream, then the handle.
+  EXPECT_TRUE(names.count("Stream stream#1 0x10 (pid 100)")) << [&] {
+    std::string all;
+    for (const auto& n : names) all += n + "; ";
+    return all;
+  }();
+  EXPECT_TRUE(names.count("Stream stream#2 0x20 (pid 100)"));
   // Every replayed operation proven complete is one slice on its stream's
   // lanes; those never proven are one marker per stream listing them; each
   // has a flow from the call that enqueued it.

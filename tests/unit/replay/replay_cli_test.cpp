@@ -102,7 +102,7 @@ TEST(ReplayCli, ReportsOverTheReplayTables) {
   ASSERT_EQ(blocked.size(), 1u) << blocked.dump();
   EXPECT_EQ(blocked[0]["tid"], 100);
   EXPECT_EQ(blocked[0]["kind"], "stream_sync");
-  EXPECT_EQ(blocked[0]["target"], "created 0xa");
+  EXPECT_EQ(blocked[0]["target"], "stream#1 0xa");
   EXPECT_EQ(blocked[0]["blocked_ns"], 30);
   EXPECT_EQ(blocked[0]["ops_proven"], 2);
   auto queues = report("replay_queues");

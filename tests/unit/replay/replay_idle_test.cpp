@@ -157,12 +157,12 @@ TEST(ReplayIdle, SyncOnAnotherStreamIsSyncWait) {
   EXPECT_EQ(rows[0]["sync_wait_ns"], 0);
   EXPECT_EQ(rows[0]["measured"], "estimated");
   EXPECT_EQ(rows[0]["top_host_wait_stack"], "sync_a");  // 100 ns after the sync at 210, 70 after the one at 120
-  EXPECT_EQ(rows[1]["queue"], "created 0xa");
+  EXPECT_EQ(rows[1]["queue"], "stream#1 0xa");
   EXPECT_EQ(rows[1]["span_ns"], 300);
   EXPECT_EQ(rows[1]["idle_ns"], 0);
   EXPECT_EQ(rows[1]["gaps"], 0);
   EXPECT_TRUE(rows[1]["top_host_wait_stack"].is_null());
-  EXPECT_EQ(rows[2]["queue"], "created 0xb");
+  EXPECT_EQ(rows[2]["queue"], "stream#2 0xb");
   EXPECT_EQ(rows[2]["span_ns"], 520);
   EXPECT_EQ(rows[2]["busy_ns"], 50);
   EXPECT_EQ(rows[2]["idle_ns"], 470);
@@ -218,7 +218,7 @@ TEST(ReplayIdle, EventWaitIsDependencyWaitWithMeasuredTimes) {
   EXPECT_EQ(rows[0]["host_wait_ns"], 20);
   EXPECT_EQ(rows[0]["dependency_wait_ns"], 10);
   EXPECT_EQ(rows[0]["other_ns"], 5);
-  EXPECT_EQ(rows[2]["queue"], "created 0xb");
+  EXPECT_EQ(rows[2]["queue"], "stream#2 0xb");
   EXPECT_EQ(rows[2]["dependency_wait_ns"], 180);
   EXPECT_EQ(rows[2]["top_host_wait_stack"], "f10");
 
@@ -296,7 +296,7 @@ TEST(ReplayIdle, BucketsAndTimeFilters) {
   EXPECT_EQ(idle[0]["idle_ns"], 700000000);
   EXPECT_EQ(idle[0]["host_wait_ns"], 700000000);
   EXPECT_DOUBLE_EQ(idle[0]["idle_pct"].get<double>(), 70.0);
-  EXPECT_EQ(idle[1]["queue"], "legacy 0x0");
+  EXPECT_EQ(idle[1]["queue"], "legacy");
   EXPECT_EQ(idle[1]["busy_ns"], 300000000);
 }
 
@@ -329,7 +329,7 @@ TEST(ReplayIdle, LaunchGapsReport) {
   ASSERT_EQ(rows.size(), 2u) << rows.dump();
   EXPECT_EQ(rows[0].dump(), json({{"pid", 100},
                                   {"process", "app"},
-                                  {"queue", "legacy 0x0"},
+                                  {"queue", "legacy"},
                                   {"launches", 6},
                                   {"intervals", 5},
                                   {"gap_p50_ns", 30},
@@ -342,7 +342,7 @@ TEST(ReplayIdle, LaunchGapsReport) {
                                   {"short_launches", 2},
                                   {"short_pct", 50.0}})
                                 .dump());
-  EXPECT_EQ(rows[1]["queue"], "created 0xa");
+  EXPECT_EQ(rows[1]["queue"], "stream#1 0xa");
   EXPECT_EQ(rows[1]["launches"], 2);
   EXPECT_EQ(rows[1]["gap_p50_ns"], 40);
   EXPECT_EQ(rows[1]["gap_p99_ns"], 40);
@@ -382,7 +382,7 @@ TEST(ReplayIdle, QueueDepthReport) {
   ASSERT_EQ(rows.size(), 2u) << rows.dump();
   EXPECT_EQ(rows[0].dump(), json({{"pid", 100},
                                   {"process", "app"},
-                                  {"queue", "created 0xa"},
+                                  {"queue", "stream#1 0xa"},
                                   {"span_ns", 212},
                                   {"mean_depth", 2.745},
                                   {"p50_depth", 3},
@@ -393,7 +393,7 @@ TEST(ReplayIdle, QueueDepthReport) {
                                 .dump());
   EXPECT_EQ(rows[1].dump(), json({{"pid", 100},
                                   {"process", "app"},
-                                  {"queue", "created 0xb"},
+                                  {"queue", "stream#2 0xb"},
                                   {"span_ns", 870},
                                   {"mean_depth", 0.954},
                                   {"p50_depth", 1},
@@ -442,6 +442,7 @@ TEST(ReplayIdle, Schema20CaptureReadsEmptyThenReplays) {
                          " ALTER TABLE stacks DROP COLUMN python_thread; ALTER TABLE capture DROP COLUMN python_main_thread;"  // 22
                          " DROP TABLE library_maps;"  // 23
                          " DROP VIEW context_ops; DROP TABLE context_op_rows;"  // 24
+                         " DROP VIEW process_names; DROP VIEW stream_names;"  // 25
                          " DELETE FROM schema_migrations WHERE version >= 21; PRAGMA user_version = 20;")
                     .ok())
         << db->errmsg();

@@ -303,7 +303,7 @@ TEST(ReplayHazards, DestroyedStream) {
     } else {
       EXPECT_EQ(hazards(r), (Strs{"destroyed_stream op2 other- kernel_launches s5 s0"}));
       EXPECT_EQ(r.hazards[0].ts_ns, T0 + 130);
-      EXPECT_NE(r.hazards[0].detail.find("stream 0xa"), std::string::npos) << r.hazards[0].detail;
+      EXPECT_NE(r.hazards[0].detail.find("stream#1 (0xa)"), std::string::npos) << r.hazards[0].detail;
     }
   }
 }
