@@ -5,7 +5,7 @@
 --   the launch paths, have no duration and count 0 here). Durations are in ns
 --   in every report (gpuobs report --timeunit converts them).
 -- Launches are counted from the writer's launch_agg. Filters: :pid, :process.
-SELECT p.tgid AS pid, p.comm AS process, x.family, x.api, x.calls, x.failures, x.total_ns, x.avg_ns
+SELECT p.tgid AS pid, (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process, x.family, x.api, x.calls, x.failures, x.total_ns, x.avg_ns
 FROM (
   SELECT a.process_id, a.family, a.api,
          count(*)                                           AS calls,

@@ -26,7 +26,7 @@ e AS (
   FROM ioctls WHERE coalesce(failed, ret < 0))
 SELECT round((e.ts_mono_ns - c.t0) / 1e9, 6)                AS time_s,
        e.tgid                                                AS pid,
-       p.comm                                                AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        e.tid                                                 AS tid,
        e.layer                                               AS layer,
        e.call                                                AS call,

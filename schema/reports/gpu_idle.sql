@@ -45,7 +45,7 @@ top AS (
          row_number() OVER (PARTITION BY process_id, queue_id ORDER BY sum(host) DESC, before_stack_id) AS rn
   FROM per_gap GROUP BY process_id, queue_id, before_stack_id)
 SELECT s.tgid                                                        AS pid,
-       s.comm                                                        AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = s.process_id) AS process,
        CASE WHEN s.queue_id IS NULL THEN 'all'
             ELSE CASE q.kind WHEN 'legacy' THEN 'legacy' WHEN 'per_thread' THEN 'per-thread tid ' || q.tid
                  ELSE coalesce((SELECT label FROM stream_names sn WHERE sn.process_id = q.process_id

@@ -5,7 +5,7 @@
 -- Reads the writer's launch_agg (schema/migrations/005): no launch row is scanned.
 -- Filters: :pid, :process.
 SELECT p.tgid                                        AS pid,
-       p.comm                                        AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        l.api                                         AS api,
        CASE WHEN l.kernel_name != '' THEN l.kernel_name ELSE printf('(unknown: handle 0x%x)', l.function) END AS kernel,
        sum(l.launches)                               AS launches,

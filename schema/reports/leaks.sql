@@ -6,7 +6,7 @@
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture)
 SELECT round((l.ts_mono_ns - c.t0) / 1e9, 6)                AS time_s,
        l.tgid                                                AS pid,
-       p.comm                                                AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        l.api                                                 AS api,
        l.kind                                                AS kind,
        l.address                                             AS address,

@@ -6,7 +6,7 @@
 --   peak_live_bytes, end_live_bytes, leaks, leaked_bytes.
 -- Filters: :pid, :process (:since_s/:until_s do not apply: live bytes need
 --   the whole history).
-SELECT p.tgid AS pid, p.comm AS process, t.kind AS kind,
+SELECT p.tgid AS pid, (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process, t.kind AS kind,
        sum(t.op IN ('alloc', 'create'))                          AS allocs,
        sum(CASE WHEN t.op IN ('alloc', 'create') THEN t.bytes END) AS alloc_bytes,
        sum(t.op IN ('free', 'release'))                          AS frees,

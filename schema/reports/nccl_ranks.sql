@@ -50,7 +50,7 @@ site AS (
 SELECT printf('%016x', arr.comm_hash)   AS comm,
        arr.rank                         AS rank,
        arr.tgid                         AS tgid,
-       p.comm                           AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        count(*)                         AS collectives,
        count(arr.lateness)              AS late,
        coalesce(sum(arr.lateness), 0)   AS late_ns,

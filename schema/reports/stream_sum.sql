@@ -20,7 +20,7 @@ ops AS (
   UNION ALL SELECT process_id, stream, op, 0, 1 FROM stream_ops, win
     WHERE op IN ('event_record', 'wait_event', 'host_func', 'graph_launch') AND (result IS NULL OR result = 0)
       AND process_id IN sel AND ts_mono_ns BETWEEN lo AND hi)
-SELECT p.tgid AS pid, p.comm AS process, o.stream AS stream,
+SELECT p.tgid AS pid, (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process, o.stream AS stream,
        sum(o.n)                                          AS ops,
        sum(CASE WHEN o.what = 'kernel' THEN o.n ELSE 0 END) AS kernels,
        sum(o.what = 'copy')                              AS copies,

@@ -5,7 +5,7 @@
 -- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).
 WITH c AS (SELECT start_mono_ns AS t0 FROM capture)
 SELECT p.tgid                                                AS pid,
-       p.comm                                                AS process,
+       (SELECT name FROM process_names pn WHERE pn.id = p.id) AS process,
        s.api                                                 AS api,
        s.target                                              AS target,
        CASE s.target WHEN 'stream' THEN s.stream WHEN 'event' THEN s.event END AS handle,

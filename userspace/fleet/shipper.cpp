@@ -53,6 +53,8 @@ struct Source {
   const char* sql;
   bool stack;
 };
+// Every row's process is named by process_names (schema 25): comm, or the
+// executable's name when comm is its 15-byte cut, as the local reports say.
 const Source kSources[] = {
     {&kProcessesTable,
      "SELECT p.id, p.tgid, coalesce(p.comm, ''), coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns) + ?1,"
@@ -60,15 +62,15 @@ const Source kSources[] = {
      " p.exit_code, p.cgroup, p.container_id FROM processes p, capture c ORDER BY p.id",
      false},
     {&kLaunchesTable,
-     "SELECT k.ts_mono_ns + ?1, k.process_id, k.tgid, coalesce(p.comm, ''), k.tid, k.api,"
+     "SELECT k.ts_mono_ns + ?1, k.process_id, k.tgid, coalesce(p.name, ''), k.tid, k.api,"
      " CASE WHEN coalesce(k.kernel_name, '') != '' THEN k.kernel_name"
      " ELSE printf('(unknown: handle 0x%x)', k.function) END, k.function, k.grid_x, k.grid_y, k.grid_z,"
      " k.block_x, k.block_y, k.block_z, k.shared_mem_bytes, coalesce(k.stream, 0), k.cooperative != 0, k.stack_id"
-     " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN processes p ON p.id = k.process_id",
+     " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN process_names p ON p.id = k.process_id",
      true},
     {&kApiCallsTable,
-     "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.comm, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
-     " a.stack_id FROM api_calls_timed a LEFT JOIN processes p ON p.id = a.process_id",
+     "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.name, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
+     " a.stack_id FROM api_calls_timed a LEFT JOIN process_names p ON p.id = a.process_id",
      true},
     // call_site and python_site: each stack's, as nccl_ranks.sql finds them
     // (the stack's symbols and full file paths are not shipped).
@@ -82,41 +84,41 @@ const Source kSources[] = {
      " ORDER BY (s.file LIKE '%/site-packages/%' OR s.file LIKE '%/dist-packages/%'"
      " OR s.file GLOB '*/lib/python3.[0-9]*/*' OR s.file GLOB '<*>'), s.position LIMIT 1) AS python_site"
      " FROM (SELECT DISTINCT stack_id FROM nccl_calls WHERE stack_id IS NOT NULL) st)"
-     " SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.comm, ''), n.tid, n.api, n.op,"
+     " SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.name, ''), n.tid, n.api, n.op,"
      " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
      " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, x.call_site,"
-     " x.python_site, n.stack_id, n.stack_id FROM nccl_calls n LEFT JOIN processes p ON p.id = n.process_id"
+     " x.python_site, n.stack_id, n.stack_id FROM nccl_calls n LEFT JOIN process_names p ON p.id = n.process_id"
      " LEFT JOIN sites x ON x.stack_id = n.stack_id",
      true},
     {&kCopiesTable,
-     "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.comm, ''), x.tid, x.api,"
+     "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.name, ''), x.tid, x.api,"
      " x.kind, x.direction, x.bytes, x.async, x.stream, x.result, x.id,"
-     " x.stack_id FROM copies x LEFT JOIN processes p ON p.id = x.process_id",
+     " x.stack_id FROM copies x LEFT JOIN process_names p ON p.id = x.process_id",
      true},
     {&kSyncsTable,
-     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.comm, ''), s.tid, s.api,"
+     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.name, ''), s.tid, s.api,"
      " s.target, s.stream, s.event, s.blocked_ns, s.result, s.stack_id"
-     " FROM syncs s LEFT JOIN processes p ON p.id = s.process_id",
+     " FROM syncs s LEFT JOIN process_names p ON p.id = s.process_id",
      true},
     {&kMemoryOpsTable,
-     "SELECT m.ts_mono_ns + ?1, m.duration_ns, m.process_id, m.tgid, coalesce(p.comm, ''), m.tid, m.api, m.op,"
+     "SELECT m.ts_mono_ns + ?1, m.duration_ns, m.process_id, m.tgid, coalesce(p.name, ''), m.tid, m.api, m.op,"
      " m.kind, m.address, m.bytes, m.stream, m.handle, m.flags, m.id, m.alloc_id, m.result, m.stack_id"
-     " FROM memory_ops m LEFT JOIN processes p ON p.id = m.process_id",
+     " FROM memory_ops m LEFT JOIN process_names p ON p.id = m.process_id",
      true},
     {&kStreamOpsTable,
-     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.comm, ''), s.tid, s.api, s.op,"
+     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.name, ''), s.tid, s.api, s.op,"
      " s.stream, s.event, s.handle, s.flags, s.priority, s.result, s.stack_id"
-     " FROM stream_ops s LEFT JOIN processes p ON p.id = s.process_id",
+     " FROM stream_ops s LEFT JOIN process_names p ON p.id = s.process_id",
      true},
     {&kIoctlsTable,
-     "SELECT i.ts_mono_ns + ?1, i.latency_ns, i.process_id, i.tgid, coalesce(p.comm, ''), i.tid, i.fd, i.dev_major,"
+     "SELECT i.ts_mono_ns + ?1, i.latency_ns, i.process_id, i.tgid, coalesce(p.name, ''), i.tid, i.fd, i.dev_major,"
      " i.dev_minor, i.cmd, i.driver, i.request, i.ret, i.status, i.status_name, i.failed, i.object_class,"
-     " i.class_name, i.control, i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN processes p ON p.id = i.process_id",
+     " i.class_name, i.control, i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN process_names p ON p.id = i.process_id",
      true},
     {&kDriverObjectsTable,
-     "SELECT d.ts_mono_ns + ?1, d.process_id, d.tgid, coalesce(p.comm, ''), d.tid, d.driver, d.op, d.kind, d.client,"
+     "SELECT d.ts_mono_ns + ?1, d.process_id, d.tgid, coalesce(p.name, ''), d.tid, d.driver, d.op, d.kind, d.client,"
      " d.parent, d.handle, d.class_name, d.bytes, d.flags, d.address, d.id, d.alloc_id, d.stack_id"
-     " FROM driver_objects d LEFT JOIN processes p ON p.id = d.process_id",
+     " FROM driver_objects d LEFT JOIN process_names p ON p.id = d.process_id",
      true},
     {&kGpuMetricsTable,
      "SELECT m.ts_mono_ns + ?1, m.until_mono_ns + ?1, m.gpu_id, coalesce(m.gpu_uuid, ''), coalesce(g.name, ''),"
@@ -124,8 +126,8 @@ const Source kSources[] = {
      false},
     {&kGpuProcessMetricsTable,
      "SELECT m.ts_mono_ns + ?1, m.until_mono_ns + ?1, m.gpu_id, coalesce(m.gpu_uuid, ''), m.pid, m.process_id,"
-     " coalesce(p.comm, ''), m.sm_util_pct, m.mem_util_pct, m.memory_bytes, m.gone"
-     " FROM gpu_process_metrics m LEFT JOIN processes p ON p.id = m.process_id",
+     " coalesce(p.name, ''), m.sm_util_pct, m.mem_util_pct, m.memory_bytes, m.gone"
+     " FROM gpu_process_metrics m LEFT JOIN process_names p ON p.id = m.process_id",
      false},
     {&kGpuEventsTable,
      "SELECT e.ts_mono_ns + ?1, e.gpu_id, coalesce(g.uuid, ''), e.kind, e.code"
@@ -133,8 +135,8 @@ const Source kSources[] = {
      false},
     {&kGpuTimesTable,
      "SELECT t.start_mono_ns + ?1, t.end_mono_ns + ?1, t.duration_ns, t.process_id, coalesce(p.tgid, 0),"
-     " coalesce(p.comm, ''), t.call_table, t.row_id, t.kernel, t.device, t.stream_id, t.correlation_id,"
-     " t.activities, t.joined_by FROM gpu_times t LEFT JOIN processes p ON p.id = t.process_id",
+     " coalesce(p.name, ''), t.call_table, t.row_id, t.kernel, t.device, t.stream_id, t.correlation_id,"
+     " t.activities, t.joined_by FROM gpu_times t LEFT JOIN process_names p ON p.id = t.process_id",
      false},
     {&kNcclStallsTable,
      "SELECT s.detected_mono_ns + ?1, s.id, coalesce(s.comm_hash, 0), s.seq, s.op, s.kind, s.nranks,"
