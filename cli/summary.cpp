@@ -202,8 +202,11 @@ int run_summary(const SummaryArgs& a) {
   if (!copies.empty()) {
     std::string s = "  copies and memsets:";
     for (const auto& r : copies) {
-      std::string what = Q::str(r[0]) == "memset" ? "memset" : Q::str(r[1]).empty() ? "copy" : Q::str(r[1]);
-      s += " " + grouped(Q::i64(r[2])) + " " + what + " (" + bytes_text(static_cast<double>(Q::i64(r[3]))) +
+      const int64_t n = Q::i64(r[2]);
+      std::string what = Q::str(r[0]) == "memset"  ? (n == 1 ? "memset" : "memsets")
+                         : Q::str(r[1]).empty() ? (n == 1 ? "copy" : "copies")
+                                                 : Q::str(r[1]);
+      s += " " + grouped(n) + " " + what + " (" + bytes_text(static_cast<double>(Q::i64(r[3]))) +
            (Q::i64(r[4]) ? ", " + grouped(Q::i64(r[4])) + " failed" : "") + "),";
     }
     s.pop_back();

@@ -18,38 +18,51 @@ verbose=0
 
 out=${GPUOBS_DEMO_OUTPUT:-/tmp/gpuobs-demo.gpuobs}
 html=${out%.gpuobs}.html
-example=build/examples/cuda_streams/cuda_streams
+# GPUOBS_DEMO_BUILD: the build directory whose binaries run (the demo-output
+# test passes its own; demo.sh builds ./build).
+bd=${GPUOBS_DEMO_BUILD:-build}
+example=$bd/examples/cuda_streams/cuda_streams
 stub=/usr/local/cuda/lib64/stubs/libcuda.so
 
 STEP_TOTAL=3
 [ "${GPUOBS_DEMO_SKIP_BUILD:-0}" = 1 ] && STEP_TOTAL=1
 if [ "${GPUOBS_DEMO_SKIP_BUILD:-0}" != 1 ]; then  # the demo-output test reuses the suite's build
   step install-deps "installing the build dependencies (Debian 12 packages)" ./scripts/install-deps.sh build
-  step build "building gpuobs and the example" ./scripts/build.sh gpuobs cuda_streams
+  step build "building gpuobs and the example" ./scripts/build.sh gpuobs cuda_streams fake_cuda
 fi
 ./scripts/mount-tracefs.sh
 
-if ldconfig -p | grep -q 'libcuda.so.1 (libc6,x86-64)' || [ -e /usr/local/nvidia/lib64/libcuda.so.1 ]; then
-  where="on the GPU"
-  lib_args=()
-  example_args=()
-elif [ -e "$stub" ]; then
-  where="with the CUDA toolkit's stub libcuda (no GPU)"
-  lib_args=(--libcuda "$stub")
-  example_args=(--lib "$stub")
-else
-  fake=build/tests/libcuda.so.1
-  [ -e "$fake" ] || ./scripts/build.sh fake_cuda >/dev/null
-  where="with gpuobs's fake libcuda (no GPU, no CUDA toolkit)"
-  lib_args=(--libcuda "$fake")
-  example_args=(--lib "$PWD/$fake")
+# Which libcuda the example drives: the driver's, else the CUDA toolkit's
+# stub, else gpuobs's fake (a fresh machine has neither). GPUOBS_DEMO_LIBCUDA
+# =fake|stub picks one (the demo-output test checks both paths).
+pick=${GPUOBS_DEMO_LIBCUDA:-}
+if [ -z "$pick" ]; then
+  if ldconfig -p | grep -q 'libcuda.so.1 (libc6,x86-64)' || [ -e /usr/local/nvidia/lib64/libcuda.so.1 ]; then pick=gpu
+  elif [ -e "$stub" ]; then pick=stub
+  else pick=fake
+  fi
 fi
+case $pick in
+  gpu)
+    where="on the GPU"
+    lib_args=()
+    example_args=() ;;
+  stub)
+    where="with the CUDA toolkit's stub libcuda (no GPU)"
+    lib_args=(--libcuda "$stub")
+    example_args=(--lib "$stub") ;;
+  *)
+    fake=$bd/tests/libcuda.so.1
+    where="with gpuobs's fake libcuda (no GPU, no CUDA toolkit)"
+    lib_args=(--libcuda "$fake")
+    example_args=(--lib "$(realpath "$fake")" --no-verify) ;;  # the fake runs no kernels
+esac
 verbose_args=()
 ((verbose)) && verbose_args=(--verbose)
 record() {
-  build/cli/gpuobs record -f -o "$out" "${verbose_args[@]}" "${lib_args[@]}" -- \
+  "$bd/cli/gpuobs" record -f -o "$out" "${verbose_args[@]}" "${lib_args[@]}" -- \
     "$example" "${example_args[@]}" --launches 20000 --streams 4
-  build/cli/gpuobs export html -f "$out" -o "$html"
+  "$bd/cli/gpuobs" export html -f "$out" -o "$html"
 }
 echo "the example runs $where"
 step record "recording the 4-stream example" record
@@ -59,8 +72,8 @@ case $where in
   *stub*) echo "(no GPU here: the stub libcuda fails every call, so the kernels have no names and copies fail)" ;;
 esac
 echo
-build/cli/gpuobs summary "$out" --html "$html"
+"$bd/cli/gpuobs" summary "$out" --html "$html"
 if ((verbose)); then
   echo
-  build/cli/gpuobs report capture "$out"
+  "$bd/cli/gpuobs" report capture "$out"
 fi

@@ -109,6 +109,16 @@ API CUresult cuCtxCreate_v2(void **ctx, unsigned int flags, int dev)
 	return touch();
 }
 
+/* Not probed (cudart calls it on hot paths), but the bundled example sets
+ * its context with it: demo.sh on a machine without the CUDA toolkit runs
+ * the example against this library (found timing the README from a fresh
+ * Debian 12, issue 38). */
+API CUresult cuCtxSetCurrent(void *ctx)
+{
+	(void)ctx;
+	return touch();
+}
+
 API CUresult cuCtxCreate_v3(void **ctx, void *params, int n, unsigned int flags, int dev)
 {
 	if (!ctx || dev < 0 || dev > 1)
