@@ -18,12 +18,13 @@ build_packages=(
   libprotobuf-dev protobuf-compiler  # the exporters (Perfetto, pprof): static libprotobuf.a and protoc
   libboost-dev   # Boost.Beast/Asio, header-only: gpuobsd's optional Prometheus endpoint
   libcurl4-openssl-dev  # curl/curl.h: the fleet's ClickHouse client (libcurl itself is loaded at run time)
+  help2man       # man pages from --help (cmake/packaging.cmake): found when the build is configured, so here
 )
 test_packages=(
   clang-tidy clang-format  # scripts/tidy-changed.sh (CI) and .clang-format
   libclang-rt-14-dev  # libFuzzer and the ASan/UBSan runtimes: the fuzz targets (scripts/fuzz.sh)
   libamdhip64-5  # a real HIP runtime for the HIP probe tests (no GPU needed)
-  help2man       # man pages from --help (cmake/packaging.cmake)
+  libc6-dbg      # libc's symbols: the stack tests name __libc_start_call_main (a fresh Debian 12 has none)
   prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
   curl iproute2 python3 passwd systemd  # the daemon tests: scrape queries, ss, JSON checks, useradd, systemd-analyze
   clickhouse-server     # gpuobs_fleet_tests start a throwaway server on loopback (Debian's 18.16)

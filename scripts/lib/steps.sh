@@ -15,8 +15,10 @@ as_root() {
   [ "$(id -u)" = 0 ] && return 0
   if command -v sudo >/dev/null; then
     # The scripts cd to the repository's root before this: the script by that path.
-    exec sudo --preserve-env=GPUOBS_UNITY,GPUOBS_FUZZ_SECONDS,GPUOBS_TIDY,GPUOBS_DEMO_OUTPUT,GPUOBS_STEP_LOG_ON_FAILURE \
-      "$PWD/scripts/$(basename "$0")" "$@"
+    # Every GPUOBS_* setting goes along (sudo resets the environment).
+    local keep
+    keep=$(compgen -e | grep '^GPUOBS_' | paste -sd, -)
+    exec sudo ${keep:+--preserve-env="$keep"} "$PWD/scripts/$(basename "$0")" "$@"
   fi
   echo "$(basename "$0"): BPF needs root, and sudo is not installed: run it as root (su -c '$PWD/scripts/$(basename "$0")')" >&2
   exit 1
