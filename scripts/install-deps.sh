@@ -26,6 +26,7 @@ test_packages=(
   libamdhip64-5  # a real HIP runtime for the HIP probe tests (no GPU needed)
   libc6-dbg      # libc's symbols: the stack tests name __libc_start_call_main (a fresh Debian 12 has none)
   prometheus     # a real Prometheus scrapes that endpoint in gpuobs_metrics_tests
+  man-db         # package_deb reads the man pages it packages (man -l)
   curl iproute2 python3 passwd systemd  # the daemon tests: scrape queries, ss, JSON checks, useradd, systemd-analyze
   clickhouse-server     # gpuobs_fleet_tests start a throwaway server on loopback (Debian's 18.16)
   chromium       # gpuobs_html_tests load `gpuobs export html` headless: no console error, the flame graph's frames, a screenshot
