@@ -394,6 +394,25 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
   }
   for (const Key& key : gone) {
     if (stopping()) return;
+    // Unmarked first: from here every new mapping of the file is held, so
+    // none can start calling it while its probes go. A process that mapped
+    // it after the scan above and before this found it attached and was not
+    // held: it keeps the probes (FirstCall.DaemonStoresEveryHipCallOfACopyOfTheRuntime
+    // lost every call of 1 run in 6 to that window).
+    std::set<std::pair<uint32_t, uint64_t>> bpf_keys;
+    {
+      std::lock_guard lk(mu_);
+      bpf_keys = libs_.at(key).bpf_keys;
+    }
+    if (hooks_.known)
+      for (const auto& [kdev, ino] : bpf_keys) hooks_.known(kdev, ino, 0);
+    if (mapped_by_any_process(key)) {
+      if (hooks_.known)
+        for (const auto& [kdev, ino] : bpf_keys) hooks_.known(kdev, ino, GPUOBS_KNOWN_ATTACHED);
+      std::lock_guard lk(mu_);
+      ++stats_.detach_kept;
+      continue;
+    }
     hooks_.detach(key.first, key.second);
     int64_t now = mono_now_ns();
     hooks_.record_detach(key.first, key.second, now);
@@ -415,6 +434,26 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
     libs_.erase(key);
     ++stats_.detached;
   }
+}
+
+bool LibraryWatch::mapped_by_any_process(const Key& key) {
+  std::vector<uint32_t> pids;
+  if (DIR* d = ::opendir(proc_root_.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      unsigned long pid = std::strtoul(e->d_name, &end, 10);
+      if (end && *end == '\0' && pid > 0 && pid != self_) pids.push_back(static_cast<uint32_t>(pid));
+    }
+    ::closedir(d);
+  }
+  for (uint32_t pid : pids) {
+    bool ok = false;
+    std::string maps = read_text(proc_root_ + "/" + std::to_string(pid) + "/maps", &ok);
+    if (!ok) continue;
+    for (const MappedLibrary& m : gpu_libraries_in_maps(maps))
+      if (m.executable && makedev(m.dev_major, m.dev_minor) == key.first && m.inode == key.second) return true;
+  }
+  return false;
 }
 
 void LibraryWatch::start() {

@@ -87,6 +87,7 @@ struct LibraryWatchStats {
   // Holds (a process stopped at its first mapping of an unknown file).
   uint64_t holds = 0;            // processes held
   uint64_t holds_released = 0;   // resumed (timed out ones included)
+  uint64_t detach_kept = 0;      // a detach called off: a process mapped the file after the scan
   uint64_t hold_timeouts = 0;    // resumed after hold_max_ms without their probes
   uint64_t holds_adopted = 0;    // found in BPF's lib_held without their record (a full ring)
   uint64_t hold_ns_total = 0, hold_ns_max = 0;
@@ -180,6 +181,9 @@ class LibraryWatch {
   void mark_known_locked(WatchedLibrary& w, uint32_t kdev, uint64_t ino, uint32_t value);
   void report_locked(LibraryMapRow row);
   void request_first(uint32_t tgid, const char* reason, int64_t trigger_mono_ns);
+  // Whether any process maps this file's code now (/proc/*/maps): the
+  // check between unmarking a file in BPF and taking its probes off.
+  bool mapped_by_any_process(const Key& key);
   void detach_gone(const std::set<Key>& mapped);
   // Scans what is queued now (between the processes of a long rescan),
   // adding what those processes map to `mapped`.
