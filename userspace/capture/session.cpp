@@ -511,6 +511,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
     out["library_probes_failed"] = {ls.probes_failed, "userspace"};
     out["library_probes_attached"] = {ls.probes_attached, "userspace"};
     out["library_detached"] = {ls.detached, "userspace"};
+    out["library_detach_kept"] = {ls.detach_kept, "userspace"};
     out["library_refused_total_cap"] = {ls.refused_total_cap, "userspace"};
     out["library_refused_user_cap"] = {ls.refused_user_cap, "userspace"};
     out["library_maps"] = {ls.maps, "userspace"};
