@@ -22,13 +22,14 @@ enum class Target { absent, in_place, regular };
 // The character devices a stream may go to: /dev/null and terminals (what
 // /dev/stdout is on a console). Any other (/dev/nvidia0, /dev/mem, a disk's
 // raw node) is refused, as `record` refuses every device.
-bool stream_device(const std::string& path, const struct stat& st) {
-  if (major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) return true;  // /dev/null
-  int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool tty = ::isatty(fd);
-  ::close(fd);
-  return tty;
+// Told by the device numbers alone (Documentation/admin-guide/devices.txt):
+// opening a device to ask has effects of its own (/dev/watchdog starts its
+// timer).
+bool stream_device(const struct stat& st) {
+  const unsigned ma = major(st.st_rdev), mi = minor(st.st_rdev);
+  if (ma == 1 && mi == 3) return true;      // /dev/null
+  if (ma == 4 || (ma == 5 && mi != 2)) return true;  // consoles, serial ttys, /dev/tty, /dev/console (not ptmx)
+  return ma >= 136 && ma <= 143;            // pseudo-terminal slaves (/dev/pts/N)
 }
 
 // What is at path, following a link to what it names: a /proc/*/fd/N link
@@ -49,7 +50,7 @@ Result<Target> target_of(const std::string& path, std::string* real) {
   }
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return Target::in_place;
   if (S_ISCHR(st.st_mode)) {
-    if (stream_device(path, st)) return Target::in_place;
+    if (stream_device(st)) return Target::in_place;
     return make_error(path + " is a device (character " + std::to_string(major(st.st_rdev)) + ":" +
                           std::to_string(minor(st.st_rdev)) + "); refusing to write it",
                       "gpuobs writes files, pipes, sockets, terminals, /dev/null or - (standard output)", 2);
