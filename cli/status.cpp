@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "common/human_bytes.h"
 #include "common/log.h"
 #include "common/terminal_text.h"
 #include "daemon_state/health_json.h"
@@ -27,16 +28,6 @@ namespace {
 
 // The daemon rewrites the file every second: older than this, it is stuck or gone.
 constexpr int64_t kStaleAfterS = 5;
-
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-  return buf;
-}
 
 std::string utc(int64_t unix_s) {
   time_t t = static_cast<time_t>(unix_s);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/human_bytes.h"
 #include "common/log.h"
 #include "common/short_name.h"
 #include "common/terminal_text.h"
@@ -34,15 +35,6 @@ std::string grouped(int64_t v) {
 }
 
 std::string plural(int64_t n, const char* one, const char* many) { return grouped(n) + " " + (n == 1 ? one : many); }
-
-std::string bytes_text(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) b /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-  return buf;
-}
 
 // A duration in the unit that reads best: ns, µs, ms or s, 3 significant digits.
 std::string duration_text(double ns) {
@@ -206,7 +198,7 @@ int run_summary(const SummaryArgs& a) {
       std::string what = Q::str(r[0]) == "memset"  ? (n == 1 ? "memset" : "memsets")
                          : Q::str(r[1]).empty() ? (n == 1 ? "copy" : "copies")
                                                  : Q::str(r[1]);
-      s += " " + grouped(n) + " " + what + " (" + bytes_text(static_cast<double>(Q::i64(r[3]))) +
+      s += " " + grouped(n) + " " + what + " (" + human_bytes(static_cast<uint64_t>(Q::i64(r[3]))) +
            (Q::i64(r[4]) ? ", " + grouped(Q::i64(r[4])) + " failed" : "") + "),";
     }
     s.pop_back();
@@ -233,7 +225,7 @@ int run_summary(const SummaryArgs& a) {
   line("");
   line("Capture");
   struct stat st {};
-  std::string size = ::stat(file.c_str(), &st) == 0 ? bytes_text(static_cast<double>(st.st_size)) : "?";
+  std::string size = ::stat(file.c_str(), &st) == 0 ? human_bytes(static_cast<uint64_t>(st.st_size)) : "?";
   line("  " + file + "  (" + Q::str(c[3]) + ", " + size + ")");
   if (!a.html.empty()) line("  HTML report: " + a.html + "  (open it in a browser)");
 

@@ -420,9 +420,7 @@ void LibraryWatch::detach_gone(const std::set<Key>& mapped) {
     auto& w = libs_.at(key);
     spdlog::info("detached {} (dev {} inode {}): no process maps it{}", w.file.path, key.first, key.second,
                  w.trusted ? " and its path no longer names it" : "");
-    // Its next mapping is held again (the inode may be reused by a new file).
-    if (hooks_.known)
-      for (const auto& [kdev, ino] : w.bpf_keys) hooks_.known(kdev, ino, 0);
+    // Its next mapping is held again: unmarked above, before the detach.
     // Room under the caps: files refused before are tried again.
     if (hooks_.known)
       for (const auto& [kdev, ino] : unprobed_keys_) hooks_.known(kdev, ino, 0);

@@ -21,11 +21,8 @@ namespace {
 // A real as plain decimal digits, 12 significant, trailing zeros cut: never
 // scientific notation, which spreadsheets and awk read as text or as 1
 // (issue 20). NaN and infinities (SQLite has none) would print as words.
-std::string decimal_text(double d) {
-  if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
-  if (d == 0) return "0";
-  int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(d))));
-  int decimals = std::clamp(11 - magnitude, 0, 30);
+// d (finite, nonzero) with decimals digits after the point, trailing zeros cut.
+std::string fixed_text(double d, int decimals) {
   char buf[400];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, d);
   std::string t(buf);
@@ -34,6 +31,15 @@ std::string decimal_text(double d) {
     if (t.back() == '.') t.pop_back();
   }
   return t == "-0" ? "0" : t;
+}
+
+// The order of magnitude of a finite, nonzero d: 2 for 156.7, -7 for 1.2e-7.
+int magnitude_of(double d) { return static_cast<int>(std::floor(std::log10(std::fabs(d)))); }
+
+std::string decimal_text(double d) {
+  if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
+  if (d == 0) return "0";
+  return fixed_text(d, std::clamp(11 - magnitude_of(d), 0, 30));
 }
 
 std::string cell_text(const Cell& c) {
@@ -79,16 +85,24 @@ std::string cut_to(std::string t, size_t w) {
 // (common/terminal_text.h).
 // Seconds (timestamps t_s, first_s, and durations shown in s): to the
 // millisecond, whatever their size; other numbers to 4 significant digits.
-std::string table_text(const Cell& c, bool seconds = false) {
+// How a column's cells print in tables and CSV.
+struct ColumnStyle {
+  bool seconds = false;  // *_s: to the millisecond (tables)
+  bool fold = false;     // a name column, with TableLayout::fold_names: common/short_name.h
+};
+
+std::string table_text(const Cell& c, const ColumnStyle& style) {
   std::string t;
   if (auto* d = std::get_if<double>(&c)) {
-    if (seconds && std::isfinite(*d)) {
+    if (style.seconds && std::isfinite(*d)) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.3f", *d);
       t = buf;
     } else {
       t = table_number_text(*d);
     }
+  } else if (auto* text = std::get_if<std::string>(&c); text && style.fold) {
+    t = terminal_safe(short_name(*text));
   } else {
     t = terminal_safe(cell_text(c));
   }
@@ -121,13 +135,12 @@ bool is_name_column(const std::string& c) {
   return false;
 }
 
-// print_result's tables and CSV: name columns folded (TableLayout::fold_names).
-QueryResult with_short_names(const QueryResult& r) {
-  QueryResult out = r;
-  for (size_t i = 0; i < out.columns.size(); ++i) {
-    if (!is_name_column(out.columns[i])) continue;
-    for (auto& row : out.rows)
-      if (auto* t = std::get_if<std::string>(&row[i])) *t = short_name(*t);
+// Each column's style: seconds by name, names folded unless --full-names.
+std::vector<ColumnStyle> column_styles(const QueryResult& r) {
+  std::vector<ColumnStyle> out(r.columns.size());
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    out[i].seconds = r.columns[i].ends_with("_s");
+    out[i].fold = g_table_layout.fold_names && is_name_column(r.columns[i]);
   }
   return out;
 }
@@ -137,19 +150,10 @@ QueryResult with_short_names(const QueryResult& r) {
 std::string table_number_text(double d) {
   if (!std::isfinite(d)) return std::isnan(d) ? "nan" : (d > 0 ? "inf" : "-inf");
   if (d == 0) return "0";
-  double a = std::fabs(d);
-  char buf[64];
-  int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  const int magnitude = magnitude_of(d);
   // p-values and other small fractions: 3 significant digits, as a plain
   // decimal (never scientific: "1e-07" reads as text in a spreadsheet).
-  int decimals = a < 1e-3 ? std::min(2 - magnitude, 15) : std::clamp(3 - magnitude, 0, 6);
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, d);
-  std::string t(buf);
-  if (t.find('.') != std::string::npos) {
-    while (t.back() == '0') t.pop_back();
-    if (t.back() == '.') t.pop_back();
-  }
-  return t == "-0" ? "0" : t;
+  return fixed_text(d, std::fabs(d) < 1e-3 ? std::min(2 - magnitude, 15) : std::clamp(3 - magnitude, 0, 6));
 }
 
 Result<OutputFormat> parse_format(std::string_view s) {
@@ -242,16 +246,7 @@ Result<QueryResult> run_query(Db& db, std::string_view sql, const Params& params
   return r;
 }
 
-void print_result(const QueryResult& full, OutputFormat f, std::ostream& out) {
-  if (f != OutputFormat::json && g_table_layout.fold_names) {
-    QueryResult folded = with_short_names(full);
-    TableLayout keep = g_table_layout;
-    g_table_layout.fold_names = false;
-    print_result(folded, f, out);
-    g_table_layout = keep;
-    return;
-  }
-  const QueryResult& r = full;
+void print_result(const QueryResult& r, OutputFormat f, std::ostream& out) {
   if (f == OutputFormat::json) {
     // Raw numbers: integers stay integers, NULL is null. A repeated column
     // name (SELECT a.id, b.id) gets a suffix rather than hiding the first.
@@ -276,17 +271,19 @@ void print_result(const QueryResult& full, OutputFormat f, std::ostream& out) {
     out << arr.dump(2) << "\n";
     return;
   }
+  const std::vector<ColumnStyle> style = column_styles(r);
   if (f == OutputFormat::csv) {
     for (size_t i = 0; i < r.columns.size(); ++i) out << (i ? "," : "") << csv_escape(r.columns[i]);
     out << "\n";
     for (const auto& row : r.rows) {
-      for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_escape(cell_text(row[i]));
+      for (size_t i = 0; i < row.size(); ++i) {
+        const auto* text = std::get_if<std::string>(&row[i]);
+        out << (i ? "," : "") << csv_escape(text && style[i].fold ? short_name(*text) : cell_text(row[i]));
+      }
       out << "\n";
     }
     return;
   }
-  std::vector<bool> seconds(r.columns.size());
-  for (size_t i = 0; i < r.columns.size(); ++i) seconds[i] = r.columns[i].ends_with("_s");
   // Numbers are right-aligned, but only in columns holding nothing else.
   std::vector<bool> numeric(r.columns.size(), true);
   for (const auto& row : r.rows)
@@ -296,12 +293,12 @@ void print_result(const QueryResult& full, OutputFormat f, std::ostream& out) {
   for (const auto& c : r.columns) heads.push_back(terminal_safe(c));
   for (size_t i = 0; i < r.columns.size(); ++i) width[i] = heads[i].size();
   for (const auto& row : r.rows)
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i], seconds[i]).size());
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], table_text(row[i], style[i]).size());
   std::vector<size_t> number_width(r.columns.size(), 0);  // the widest number of each column
   for (const auto& row : r.rows)
     for (size_t i = 0; i < row.size(); ++i)
       if (std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]))
-        number_width[i] = std::max(number_width[i], table_text(row[i], seconds[i]).size());
+        number_width[i] = std::max(number_width[i], table_text(row[i], style[i]).size());
   if (g_table_layout.max_width) fit_widths(width, number_width, g_table_layout.max_width);
   auto line = [&](auto get, auto right) {
     for (size_t i = 0; i < r.columns.size(); ++i) {
@@ -315,7 +312,7 @@ void print_result(const QueryResult& full, OutputFormat f, std::ostream& out) {
   line([&](size_t i) { return heads[i]; }, [](size_t) { return false; });
   line([&](size_t i) { return std::string(width[i], '-'); }, [](size_t) { return false; });
   for (const auto& row : r.rows)
-    line([&](size_t i) { return table_text(row[i], seconds[i]); },
+    line([&](size_t i) { return table_text(row[i], style[i]); },
          [&](size_t i) { return static_cast<bool>(numeric[i]); });
   if (r.rows.empty()) out << "(no rows)\n";
 }
