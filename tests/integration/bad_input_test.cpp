@@ -108,6 +108,26 @@ TEST(BadInput, RecordOnAFullDiskRefusesBeforeTheCommandRuns) {
   EXPECT_LE(count_lines_with(read_file(err), "\n") + 1, 3) << read_file(err);
 }
 
+
+// A record killed mid-capture (SIGPIPE on its stderr, kill -9) leaves its
+// reserve beside the capture; the next record at that path said "cannot set
+// aside room ... File exists" and "is the disk full already?". A leftover
+// plain file is replaced; a link in its place is refused and not followed.
+TEST(BadInput, AReserveLeftByAKilledRecordDoesNotStopTheNext) {
+  TempDir tmp;
+  const std::string cap = tmp.file("c.gpuobs"), err = tmp.file("err"), victim = tmp.file("victim");
+  ASSERT_EQ(run("echo stale > " + cap + "-reserve"), 0);
+  ASSERT_EQ(run(kGpuobs + " record -o " + cap + " -- true 2>" + err), 0) << read_file(err);
+  EXPECT_TRUE(std::filesystem::exists(cap));
+  EXPECT_FALSE(std::filesystem::exists(cap + "-reserve")) << "the reserve is given back at the end";
+
+  ASSERT_EQ(run("echo keep > " + victim + " && ln -s " + victim + " " + tmp.file("d.gpuobs-reserve")), 0);
+  int rc = run(kGpuobs + " record -o " + tmp.file("d.gpuobs") + " -- true 2>" + err);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(read_file(err).find("d.gpuobs-reserve"), std::string::npos) << read_file(err);
+  EXPECT_EQ(read_file(err).find("disk is full"), std::string::npos) << read_file(err);
+  EXPECT_EQ(read_file(victim), "keep\n") << "the link's target is untouched";
+}
 // `export -o -` wrote a file named "-"; export wrote into device files that
 // record refuses. One rule: "-" is standard output, /dev/null and terminals
 // take streams, any other device is refused, a capture needs a file.

@@ -14,6 +14,7 @@
 #include "daemon/metrics_text.h"
 #include "daemon_util.h"
 #include "run_util.h"
+#include "shared_recordings.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 
@@ -21,16 +22,20 @@ using namespace gpuobs::testing;
 
 namespace {
 
-std::unique_ptr<TempDir> g_dir;
+std::unique_ptr<TempDir> g_dir;               // this process's diff outputs
+std::unique_ptr<SharedRecordings> g_captures;  // the five recordings, made once per ctest run
 
-std::string cap(const std::string& name) { return g_dir->file(name + ".gpuobs"); }
+std::string cap(const std::string& name) { return g_captures->file(name + ".gpuobs"); }
 
 // 300 iterations per thread; the copy takes delay_us in the fake.
-void record(const std::string& name, int delay_us, const std::string& knobs = "") {
+bool record(const std::string& dir, const std::string& name, int delay_us, const std::string& knobs = "") {
+  const std::string out = dir + "/" + name + ".gpuobs", log = dir + "/" + name + ".log";
   std::string cmd = "FAKE_CUDA_DELAY_US=cuMemcpyHtoD_v2=" + std::to_string(delay_us) + " " + GPUOBS_BIN +
-                    " record -o " + cap(name) + " --libcuda " + FAKE_LIBCUDA + " -- " + STEP_WORKLOAD + " --lib " +
-                    FAKE_LIBCUDA + " --steps 300 " + knobs + " >" + g_dir->file(name + ".log") + " 2>&1";
-  ASSERT_EQ(run(cmd), 0) << cmd << "\n" << read_file(g_dir->file(name + ".log"));
+                    " record -o " + out + " --libcuda " + FAKE_LIBCUDA + " -- " + STEP_WORKLOAD + " --lib " +
+                    FAKE_LIBCUDA + " --steps 300 " + knobs + " >" + log + " 2>&1";
+  if (run(cmd) == 0) return true;
+  ADD_FAILURE() << cmd << "\n" << read_file(log);
+  return false;
 }
 
 struct Diff {
@@ -52,14 +57,19 @@ class DiffRuns : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     g_dir = std::make_unique<TempDir>();
-    // base and same back to back: two runs of one unchanged program.
-    record("base", 200);
-    record("same", 200);
-    record("extra", 200, "--extra-kernel 1");   // one more kernel per step, on its own stream
-    record("slow", 600);                        // cuMemcpyHtoD_v2 3x slower
-    record("idle", 200, "--idle-ms 3");         // stream 2 idle 3 ms after each of its steps
+    g_captures = std::make_unique<SharedRecordings>("diff", [](const std::string& dir) {
+      // base and same back to back: two runs of one unchanged program.
+      return record(dir, "base", 200) && record(dir, "same", 200) &&
+             record(dir, "extra", 200, "--extra-kernel 1") &&  // one more kernel per step, on its own stream
+             record(dir, "slow", 600) &&                       // cuMemcpyHtoD_v2 3x slower
+             record(dir, "idle", 200, "--idle-ms 3");          // stream 2 idle 3 ms after each of its steps
+    });
   }
-  static void TearDownTestSuite() { g_dir.reset(); }
+  static void TearDownTestSuite() {
+    g_captures.reset();
+    g_dir.reset();
+  }
+  void SetUp() override { ASSERT_TRUE(g_captures->ok()) << "the recordings failed (see the first test's output)"; }
 };
 
 }  // namespace

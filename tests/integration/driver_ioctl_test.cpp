@@ -142,7 +142,7 @@ TEST_F(DriverIoctls, UvmAndKfdFields) {
 }
 
 TEST_F(DriverIoctls, ReportsNameTheRequests) {
-  std::string out = dir_->file("sum.json");
+  std::string out = tmp_.file("sum.json");
   ASSERT_EQ(run(std::string(GPUOBS_BIN) + " report ioctl_sum " + out_ + " --format json > " + out), 0);
   json sum = read_json(out);
   int64_t rm_alloc = -1;

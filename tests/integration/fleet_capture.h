@@ -22,8 +22,12 @@ namespace gpuobs::testing {
 // of the driver workload on stand-in device nodes, and the fake NVML's two
 // GPUs sampled at 20 Hz with an Xid event and the command's shell as a
 // compute process.
-inline void record_fleet_capture(const TempDir& dir, const std::string& out, int launches, int iterations,
+inline void record_fleet_capture(const std::string& dir_path, const std::string& out, int launches, int iterations,
                                  int nccl_iters) {
+  struct {
+    const std::string& path;
+    std::string file(const std::string& name) const { return path + "/" + name; }
+  } dir{dir_path};
   const std::string tag = std::to_string(launches);
   std::string nccl;
   for (int r = 0; r < 2; ++r)

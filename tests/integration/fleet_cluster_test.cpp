@@ -108,9 +108,9 @@ class ClusterFleet : public ::testing::Test {
 
 TEST_F(ClusterFleet, TheDistributedDatabaseHoldsEveryShardAndItsReportsEqualTheLocalOnes) {
   const std::string a = dir_.file("a.gpuobs"), b = dir_.file("b.gpuobs");
-  record_fleet_capture(dir_, a, 3000, 20, 2);
+  record_fleet_capture(dir_.path(), a, 3000, 20, 2);
   add_gpu_times(a);
-  record_fleet_capture(dir_, b, 1200, 30, 3);
+  record_fleet_capture(dir_.path(), b, 1200, 30, 3);
   add_gpu_times(b);
   ASSERT_EQ(run("sqlite3 " + b + " \"UPDATE capture SET host = 'host-b'\""), 0);
   auto adb = open_capture_readonly(a);

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "clickhouse_server.h"
+#include "shared_recordings.h"
 #include "fleet_capture.h"
 #include "daemon_util.h"
 #include "fleet/clickhouse_client.h"
@@ -49,8 +50,15 @@ class Fleet : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(server_.ok()) << server_.error();
     std::filesystem::create_directories(dir_.file("no-drm"));
-    record_fleet_capture(dir_, a_, 3000, 20, 3);
-    add_gpu_times(a_);
+    // Recorded once per ctest run (shared_recordings.h); shipping writes its
+    // ledger into a capture, so each test ships copies of its own.
+    static SharedRecordings recorded("fleet", [](const std::string& dir) {
+      record_fleet_capture(dir, dir + "/a.gpuobs", 3000, 20, 3);
+      add_gpu_times(dir + "/a.gpuobs");
+      return !::testing::Test::HasFailure();
+    });
+    ASSERT_TRUE(recorded.ok()) << "the fleet capture was not recorded";
+    ASSERT_EQ(run("cp " + recorded.file("a.gpuobs") + " " + a_), 0);
     copy_as_host(a_, b_, "host-b");
     auto [rc, out] = gpuobs_cli("clickhouse init '" + server_.url() + "'");
     ASSERT_EQ(rc, 0) << out;

@@ -129,7 +129,7 @@ TEST_F(Hip, CopiesSyncsAndReports) {
               kIterations);
   }
   EXPECT_EQ(q("SELECT count(*) FROM syncs WHERE api = 'hipDeviceSynchronize' AND target = 'context'"), 3 * kIterations);
-  std::string out = dir_->file("kern.json");
+  std::string out = tmp_.file("kern.json");
   ASSERT_EQ(run(std::string(GPUOBS_BIN) + " report kern_sum " + out_ + " --format json > " + out), 0);
   int64_t axpy = -1;
   for (const auto& r : read_json(out))

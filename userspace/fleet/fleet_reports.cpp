@@ -236,12 +236,45 @@ std::string memset_sum(const FleetFilter& f, bool gpu_times) {
          ") GROUP BY api, async) ORDER BY bytes DESC NULLS LAST, api, mode";
 }
 
+// stream_names (025_names.sql) on ClickHouse: per process (host, segment,
+// process) its streams other than 0, 1 and 2, numbered "stream#N" in the
+// order of first use (first operation, launch or async copy; ties by
+// handle), over the whole segment whatever the time filter, as locally.
+// ClickHouse 18.16 has no window functions: the order is a sorted array's.
+// Columns: host_id, segment, process_id, l_stream (UInt64), l_label.
+std::string stream_labels(const FleetFilter& f) {
+  FleetFilter whole = f;
+  whole.since_s.reset();
+  whole.until_s.reset();
+  const std::string w = where(whole);
+  const std::string seen =
+      "SELECT host_id, segment, process_id, s_stream, min(s_ts) AS s_first FROM ("
+      "SELECT host_id, segment, process_id, stream AS s_stream, ts_ns AS s_ts FROM launches WHERE stream > 2 AND " + w +
+      " UNION ALL SELECT host_id, segment, process_id, assumeNotNull(stream), ts_ns FROM stream_ops"
+      " WHERE isNotNull(stream) AND assumeNotNull(stream) > 2 AND " + w +
+      " UNION ALL SELECT host_id, segment, process_id, assumeNotNull(stream), ts_ns FROM copies"
+      " WHERE ifNull(async, 0) = 1 AND isNotNull(stream) AND assumeNotNull(stream) > 2 AND " + w +
+      ") GROUP BY host_id, segment, process_id, s_stream";
+  return "(SELECT host_id, segment, process_id, l_pair.2 AS l_stream, concat('stream#', toString(l_n)) AS l_label"
+         " FROM (SELECT host_id, segment, process_id, arraySort(groupArray((s_first, s_stream))) AS l_order FROM (" +
+         seen + ") GROUP BY host_id, segment, process_id) ARRAY JOIN l_order AS l_pair, arrayEnumerate(l_order) AS l_n)";
+}
+
+// A stream handle's label, given l_label from stream_labels (empty where
+// the join found none).
+std::string stream_label_sql(const std::string& handle) {
+  return "multiIf(" + handle + " IN (0, 1), 'legacy', " + handle + " = 2, 'per-thread', l_label)";
+}
+
 // sync_sum.sql: one row per process, API, target and handle; a process is
 // (host_id, segment, process_id).
 std::string sync_sum(const FleetFilter& f) {
-  return "SELECT x_pid AS pid, x_process AS process, api, target, handle, x_syncs AS syncs, x_blocked AS blocked_ns,"
-         " x_avg AS avg_ns, x_max AS max_ns, x_failed AS failed FROM (SELECT host_id, any(pid) AS x_pid,"
-         " any(process) AS x_process, api, target, handle, toInt64(count()) AS x_syncs,"
+  return "SELECT x_pid AS pid, x_process AS process, api, target,"
+         " if(target = 'stream', toNullable(" + stream_label_sql("l_stream") + "), CAST(NULL AS Nullable(String)))"
+         " AS stream, if(target = 'event', handle, CAST(NULL AS Nullable(UInt64))) AS event, x_syncs AS syncs,"
+         " x_blocked AS blocked_ns, x_avg AS avg_ns, x_max AS max_ns, x_failed AS failed FROM (SELECT host_id, segment,"
+         " process_id, any(pid) AS x_pid, any(process) AS x_process, api, target, handle,"
+         " ifNull(handle, toUInt64(0)) AS l_stream, toInt64(count()) AS x_syncs,"
          " toInt64(ifNull(sum(blocked_ns), 0)) AS x_blocked,"
          " if(count(blocked_ns) = 0, CAST(NULL AS Nullable(Float64)), toNullable(" +
          round_sql("sum(blocked_ns) / count(blocked_ns)", 1) +
@@ -249,7 +282,8 @@ std::string sync_sum(const FleetFilter& f) {
          ")) AS x_failed FROM (SELECT *, multiIf(target = 'stream', stream, target = 'event', event,"
          " CAST(NULL AS Nullable(UInt64))) AS handle FROM syncs WHERE " +
          where(f) +
-         ") GROUP BY host_id, segment, process_id, api, target, handle)"
+         ") GROUP BY host_id, segment, process_id, api, target, handle) ANY LEFT JOIN " + stream_labels(f) +
+         " USING (host_id, segment, process_id, l_stream)"
          " ORDER BY blocked_ns DESC, pid, api, target NULLS FIRST, handle NULLS FIRST, host_id";
 }
 
@@ -513,16 +547,19 @@ std::string stream_sum(const FleetFilter& f) {
       " UNION ALL SELECT host_id, segment, process_id, pid, process, stream, op, toNullable(toInt64(0))"
       " FROM stream_ops WHERE op IN ('event_record', 'wait_event', 'host_func', 'graph_launch')"
       " AND ifNull(result, 0) = 0 AND " + w;
-  return "SELECT x_pid AS pid, x_process AS process, o_stream AS stream, x_ops AS ops, x_kernels AS kernels,"
+  return "SELECT x_pid AS pid, x_process AS process, if(isNull(o_stream), CAST(NULL AS Nullable(String)), toNullable(" +
+         stream_label_sql("l_stream") + ")) AS stream, x_ops AS ops, x_kernels AS kernels,"
          " x_copies AS copies, x_memsets AS memsets, x_bytes AS bytes, x_er AS events_recorded, x_ew AS event_waits,"
-         " x_hf AS host_funcs, x_gl AS graph_launches FROM (SELECT host_id, segment, process_id, o_stream,"
+         " x_hf AS host_funcs, x_gl AS graph_launches, o_stream AS handle FROM (SELECT host_id, segment, process_id,"
+         " o_stream, ifNull(o_stream, toUInt64(0)) AS l_stream,"
          " toInt64(any(pid)) AS x_pid, any(process) AS x_process, toInt64(count()) AS x_ops,"
          " toInt64(countIf(o_what = 'kernel')) AS x_kernels, toInt64(countIf(o_what = 'copy')) AS x_copies,"
          " toInt64(countIf(o_what = 'memset')) AS x_memsets, sum(o_bytes) AS x_bytes,"
          " toInt64(countIf(o_what = 'event_record')) AS x_er, toInt64(countIf(o_what = 'wait_event')) AS x_ew,"
          " toInt64(countIf(o_what = 'host_func')) AS x_hf, toInt64(countIf(o_what = 'graph_launch')) AS x_gl"
-         " FROM (" + ops + ") GROUP BY host_id, segment, process_id, o_stream)"
-         " ORDER BY ops DESC, pid, stream NULLS FIRST, host_id, segment, process_id";
+         " FROM (" + ops + ") GROUP BY host_id, segment, process_id, o_stream) ANY LEFT JOIN " + stream_labels(f) +
+         " USING (host_id, segment, process_id, l_stream)"
+         " ORDER BY ops DESC, pid, handle NULLS FIRST, host_id, segment, process_id";
 }
 
 // nccl_stalls.sql: every stall of every segment, one row per rank, the

@@ -502,10 +502,23 @@ Status CaptureWriter::stop_storing_when_full(uint64_t reserve_bytes) {
   stop_when_full_ = true;
   if (!reserve_bytes) return {};
   reserve_path_ = path_ + kCaptureReserveSuffix;
-  int fd = ::open(reserve_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  auto create = [&] { return ::open(reserve_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600); };
+  int fd = create();
+  // A record killed before its end leaves its reserve behind. The capture
+  // beside it is being made anew, so a leftover that is a plain file of
+  // this user goes; anything else in the way (a link, another user's file,
+  // a directory) is refused, never followed or truncated.
+  struct stat st{};
+  if (fd < 0 && errno == EEXIST && ::lstat(reserve_path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_uid == ::geteuid() && ::unlink(reserve_path_.c_str()) == 0)
+    fd = create();
   if (fd < 0) {
-    Error e = make_error("cannot set aside room beside " + path_ + ": " + std::strerror(errno),
-                         "is the disk full already?", 2);
+    int err = errno;
+    Error e = make_error("cannot set aside room beside " + path_ + ": " + reserve_path_ + ": " + std::strerror(err),
+                         err == ENOSPC || err == EDQUOT ? "the disk is full: free some room or choose another output path (-o)"
+                         : err == EEXIST ? "something that is not a leftover of gpuobs is in the way: remove it"
+                                         : "choose another output path (-o)",
+                         2);
     reserve_path_.clear();
     return e;
   }

@@ -206,12 +206,15 @@ TEST_F(Reports, SyncStreamProcIoctlSums) {
   EXPECT_EQ(s[0]["pid"], 200);  // most blocked first
   EXPECT_EQ(s[0]["blocked_ns"], 1000);
   EXPECT_EQ(s[1]["pid"], 100);
-  EXPECT_EQ(s[1]["handle"], 0x10);
+  EXPECT_EQ(s[1]["target"], "stream");
+  EXPECT_EQ(s[1]["stream"], "stream#1");  // stream_names' label, never the handle
+  EXPECT_TRUE(s[1]["event"].is_null());
   EXPECT_EQ(s[1]["syncs"], 3);
   EXPECT_EQ(s[1]["blocked_ns"], 600);
 
   json st = report("stream_sum");
-  const json& s10 = row(st, "stream", 0x10);
+  const json& s10 = row(st, "handle", 0x10);
+  EXPECT_EQ(s10["stream"], "stream#1");
   EXPECT_EQ(s10["kernels"], 3);
   EXPECT_EQ(s10["copies"], 1);
   EXPECT_EQ(s10["bytes"], 4000);
