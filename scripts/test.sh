@@ -8,6 +8,7 @@
 # is reused. Each step's output goes to build/logs/STEP.log.
 #   GPUOBS_FUZZ_SECONDS=N   seconds per fuzz target (default 20; 0: none)
 #   GPUOBS_TIDY=0           no clang-tidy
+#   GPUOBS_TEST_JOBS=N      tests run at once (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/steps.sh
@@ -21,7 +22,10 @@ step build "building everything (warnings are errors)" ./scripts/build.sh
 # passes). A unity build has no per-file compile commands: it says so.
 ((tidy == 0)) || step tidy "clang-tidy on the changed files" ./scripts/tidy-changed.sh
 ./scripts/mount-tracefs.sh
-run_tests() { cd build && ctest --output-on-failure --timeout 120 "$@"; }
+# Two tests at a time; those that must run alone (gpuobsd sees every
+# process; a few measure keeping up under load) are RUN_SERIAL
+# (tests/CMakeLists.txt, GPUOBS_ALONE_TESTS).
+run_tests() { cd build && ctest --output-on-failure --timeout 120 -j "${GPUOBS_TEST_JOBS:-2}" "$@"; }
 step tests "running the test suite (ctest)" run_tests "$@"
 grep -E '^[0-9]+% tests passed|Total Test time' build/logs/tests.log || true
 # The fuzz targets (tests/fuzz/README.md): their own clang build, then each
