@@ -57,6 +57,19 @@ for m, xs in v.items():
     print(f"{m:9s} median {med:.3f} us/op  overhead {med - base:+.3f} us  x floor {((med - base) / fl) if fl else 0:.2f}")
 EOF
 
+echo "=== 1b. the launch stacks of the default capture: depth, end, frames by module"
+$PY - "$T/d.gpuobs" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = db.execute("SELECT s.id, s.depth, s.end_reason, sum(a.launches) FROM launch_agg a JOIN stacks s ON s.id = a.stack_id"
+                  " GROUP BY s.id ORDER BY 4 DESC LIMIT 3").fetchall()
+for sid, depth, end, n in rows:
+    print(f"stack {sid}: {n} launches, depth {depth}, end {end}")
+    for pos, mod, sym, kind in db.execute("SELECT position, module, symbol, kind FROM stack_symbols WHERE stack_id = ?"
+                                          " ORDER BY position", (sid,)):
+        print(f"  {pos:3d} {kind or '':7s} {mod.rsplit('/', 1)[-1][:28]:28s} {(sym or '?')[:90]}")
+EOF
+
 echo "=== 2. BPF programs' run time (bpf_stats)"
 old=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
