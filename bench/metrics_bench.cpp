@@ -10,8 +10,8 @@
 
 #include <array>
 #include <chrono>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -73,8 +73,7 @@ int main(int argc, char** argv) {
   app.add_option("--replicas", replicas, "times each GPU is asked per tick (GPUs emulated: GPUs x replicas)")
       ->capture_default_str();
   app.add_option("--gpm-period-ms", gpm_period_ms, "GPM sampled at most this often (default: the sampler's)");
-  app.add_option("--proc-period-ms", proc_period_ms,
-                 "per-process queries at most this often (default: the sampler's)");
+  app.add_option("--proc-period-ms", proc_period_ms, "per-process queries at most this often (default: the sampler's)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::unique_ptr<MetricSource>> sources;
@@ -118,21 +117,22 @@ int main(int argc, char** argv) {
       }
   });
   auto pct = [](const Run& r) { return 100.0 * static_cast<double>(r.stats.cpu_ns) / (r.seconds * 1e9); };
-  std::printf("sampler at %u Hz for %.1f s, %u GPU query rounds per tick (%u replicas); GPM every %s ms, "
-              "processes every %s ms\n",
-              hz, seconds, gpus, replicas,
-              gpm_period_ms < 0 ? std::to_string(NvmlSource::default_period_ns(NvmlSource::q_gpm) / 1'000'000).c_str()
-                                : std::to_string(gpm_period_ms).c_str(),
-              proc_period_ms < 0
-                  ? std::to_string(NvmlSource::default_period_ns(NvmlSource::q_proc_util) / 1'000'000).c_str()
-                  : std::to_string(proc_period_ms).c_str());
+  std::printf(
+      "sampler at %u Hz for %.1f s, %u GPU query rounds per tick (%u replicas); GPM every %s ms, "
+      "processes every %s ms\n",
+      hz, seconds, gpus, replicas,
+      gpm_period_ms < 0 ? std::to_string(NvmlSource::default_period_ns(NvmlSource::q_gpm) / 1'000'000).c_str()
+                        : std::to_string(gpm_period_ms).c_str(),
+      proc_period_ms < 0 ? std::to_string(NvmlSource::default_period_ns(NvmlSource::q_proc_util) / 1'000'000).c_str()
+                         : std::to_string(proc_period_ms).c_str());
   std::printf("floor (empty source): %llu ticks, %.3f ms CPU, %.4f%% of one core\n",
               (unsigned long long)floor.stats.ticks, floor.stats.cpu_ns / 1e6, pct(floor));
-  std::printf("nvml: %llu ticks (%llu late), %zu samples, %llu query errors, %.3f ms CPU, %.4f%% of one core, "
-              "%.1f us per GPU per tick\n",
-              (unsigned long long)nvml.stats.ticks, (unsigned long long)nvml.stats.late_ticks, nvml.samples,
-              (unsigned long long)nvml.stats.query_errors, nvml.stats.cpu_ns / 1e6, pct(nvml),
-              nvml.stats.ticks ? nvml.stats.cpu_ns / 1e3 / static_cast<double>(nvml.stats.ticks) / gpus : 0.0);
+  std::printf(
+      "nvml: %llu ticks (%llu late), %zu samples, %llu query errors, %.3f ms CPU, %.4f%% of one core, "
+      "%.1f us per GPU per tick\n",
+      (unsigned long long)nvml.stats.ticks, (unsigned long long)nvml.stats.late_ticks, nvml.samples,
+      (unsigned long long)nvml.stats.query_errors, nvml.stats.cpu_ns / 1e6, pct(nvml),
+      nvml.stats.ticks ? nvml.stats.cpu_ns / 1e3 / static_cast<double>(nvml.stats.ticks) / gpus : 0.0);
   std::printf("%-22s %8s %12s %10s %8s\n", "query", "calls", "cpu_ms", "us/call", "share");
   uint64_t total = 0;
   for (const auto& c : costs) total += c.cpu_ns;

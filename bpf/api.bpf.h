@@ -100,8 +100,7 @@ static __always_inline void call__fill_args(struct gpuobs_api_call *e, struct pt
 }
 
 /* Fills a whole record (a full-size one): the fixed part, then the blob. */
-static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid,
-					__u64 cookie)
+static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie)
 {
 	call__fill_args(e, ctx, pid_tgid, cookie);
 	__u32 arg = GPUOBS_COOKIE_BLOB_ARG(cookie);
@@ -230,14 +229,15 @@ int outer_call_exit(struct pt_regs *ctx)
 /* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra):
  * the blob holds the config (56 B) and its first 4 attributes (72 B each). */
 #define GPUOBS_LAUNCH_CONFIG_SIZE 56
-#define GPUOBS_LAUNCH_ATTR_SIZE 72
-#define GPUOBS_LAUNCH_ATTRS_MAX 4
+#define GPUOBS_LAUNCH_ATTR_SIZE   72
+#define GPUOBS_LAUNCH_ATTRS_MAX   4
 
 /* One record of exactly the size for N attributes (N a constant per call site). */
 static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie, const __u8 *config,
 					    int config_ok, __u64 attrs, const __u32 n)
 {
-	const __u32 body = offsetof(struct gpuobs_api_call, blob) + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
+	const __u32 body =
+		offsetof(struct gpuobs_api_call, blob) + GPUOBS_LAUNCH_CONFIG_SIZE + n * GPUOBS_LAUNCH_ATTR_SIZE;
 	__u64 *busy;
 	struct gpuobs_api_call *e = record__begin(&busy);
 	if (!e)
@@ -249,7 +249,8 @@ static __always_inline void launch_ex__emit(struct pt_regs *ctx, __u64 pid_tgid,
 	if (!config_ok)
 		e->flags |= GPUOBS_CALL_F_BLOB_FAULT;
 	if (n) {
-		if (bpf_probe_read_user(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], n * GPUOBS_LAUNCH_ATTR_SIZE, (void *)attrs) == 0)
+		if (bpf_probe_read_user(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], n * GPUOBS_LAUNCH_ATTR_SIZE,
+					(void *)attrs) == 0)
 			e->blob_len += n * GPUOBS_LAUNCH_ATTR_SIZE;
 		else
 			__builtin_memset(&e->blob[GPUOBS_LAUNCH_CONFIG_SIZE], 0, n * GPUOBS_LAUNCH_ATTR_SIZE);
@@ -279,11 +280,21 @@ int cu_launch_kernel_ex(struct pt_regs *ctx)
 	__u64 attrs = *(__u64 *)&config[40];
 	__u32 n = attrs ? *(__u32 *)&config[48] : 0;
 	switch (n) {
-	case 0: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 0); break;
-	case 1: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 1); break;
-	case 2: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 2); break;
-	case 3: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 3); break;
-	default: launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, GPUOBS_LAUNCH_ATTRS_MAX); break;
+	case 0:
+		launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 0);
+		break;
+	case 1:
+		launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 1);
+		break;
+	case 2:
+		launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 2);
+		break;
+	case 3:
+		launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, 3);
+		break;
+	default:
+		launch_ex__emit(ctx, pid_tgid, cookie, config, config_ok, attrs, GPUOBS_LAUNCH_ATTRS_MAX);
+		break;
 	}
 	return 0;
 }

@@ -20,11 +20,11 @@
 #endif
 
 /* Kernel dev_t encoding (include/linux/kdev_t.h): 12-bit major, 20-bit minor. */
-#define GPUOBS_MINORBITS 20
+#define GPUOBS_MINORBITS  20
 #define GPUOBS_MAJOR(dev) ((__u32)((dev) >> GPUOBS_MINORBITS))
 #define GPUOBS_MINOR(dev) ((__u32)((dev) & ((1U << GPUOBS_MINORBITS) - 1)))
 
-#define GPUOBS_S_IFMT 00170000
+#define GPUOBS_S_IFMT  00170000
 #define GPUOBS_S_IFCHR 0020000
 
 #endif

@@ -21,16 +21,17 @@
 #endif
 
 /* Bumped whenever a record layout, type number or counter index changes. */
-#define GPUOBS_ABI_VERSION 8 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;
-                                8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold) */
+#define GPUOBS_ABI_VERSION                                                                                             \
+	8 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;                     \
+	     8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold) */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
-#define GPUOBS_EV_LAUNCH 1     /* struct gpuobs_launch */
-#define GPUOBS_EV_IOCTL 2      /* struct gpuobs_ioctl */
-#define GPUOBS_EV_PROC_FORK 3  /* struct gpuobs_proc: a new process (not a thread) */
-#define GPUOBS_EV_PROC_EXEC 4  /* struct gpuobs_proc: exec, filename filled */
-#define GPUOBS_EV_PROC_EXIT 5  /* struct gpuobs_proc: the whole thread group exited */
-#define GPUOBS_EV_API_CALL 6   /* struct gpuobs_api_call: any other probed library call */
+#define GPUOBS_EV_LAUNCH    1 /* struct gpuobs_launch */
+#define GPUOBS_EV_IOCTL     2 /* struct gpuobs_ioctl */
+#define GPUOBS_EV_PROC_FORK 3 /* struct gpuobs_proc: a new process (not a thread) */
+#define GPUOBS_EV_PROC_EXEC 4 /* struct gpuobs_proc: exec, filename filled */
+#define GPUOBS_EV_PROC_EXIT 5 /* struct gpuobs_proc: the whole thread group exited */
+#define GPUOBS_EV_API_CALL  6 /* struct gpuobs_api_call: any other probed library call */
 /* struct gpuobs_lib_map (ABI 8; struct gpuobs_proc before): the process mapped
  * the code of a file named like a GPU runtime (libcuda.so*, libamdhip64.so*,
  * libnccl.so*, librccl.so*, libpython3*), and whether it was held for user
@@ -40,7 +41,7 @@
 /* Which probed library symbol produced a record. The full numbering is the
  * table in userspace/catalogue/cuda_api.cpp (1 and 2 are fixed here because the
  * walking skeleton's captures use them). Never reuse a number. */
-#define GPUOBS_API_CU_LAUNCH_KERNEL 1      /* cuLaunchKernel */
+#define GPUOBS_API_CU_LAUNCH_KERNEL      1 /* cuLaunchKernel */
 #define GPUOBS_API_CU_LAUNCH_KERNEL_PTSZ 2 /* cuLaunchKernel_ptsz (per-thread default stream) */
 
 /*
@@ -51,18 +52,18 @@
  *   bits 24..27  blob kind (GPUOBS_BLOB_*)
  *   bits 32..47  blob length in bytes for GPUOBS_BLOB_STRUCT (<= GPUOBS_BLOB_MAX)
  */
-#define GPUOBS_BLOB_NONE 0
-#define GPUOBS_BLOB_STRING 1 /* NUL-terminated C string, truncated to GPUOBS_BLOB_MAX */
-#define GPUOBS_BLOB_STRUCT 2 /* fixed-size struct of the cookie's length */
+#define GPUOBS_BLOB_NONE          0
+#define GPUOBS_BLOB_STRING        1 /* NUL-terminated C string, truncated to GPUOBS_BLOB_MAX */
+#define GPUOBS_BLOB_STRUCT        2 /* fixed-size struct of the cookie's length */
 #define GPUOBS_BLOB_LAUNCH_CONFIG 3 /* CUlaunchConfig (56 B) + up to 4 CUlaunchAttribute (72 B) */
-#define GPUOBS_COOKIE(api, out_arg, blob_arg, blob_kind, blob_len) \
-	((__u64)(api) | ((__u64)(out_arg) << 16) | ((__u64)(blob_arg) << 20) | \
-	 ((__u64)(blob_kind) << 24) | ((__u64)(blob_len) << 32))
-#define GPUOBS_COOKIE_API(c) ((__u32)((c) & 0xffff))
-#define GPUOBS_COOKIE_OUT_ARG(c) ((__u32)(((c) >> 16) & 0xf))
-#define GPUOBS_COOKIE_BLOB_ARG(c) ((__u32)(((c) >> 20) & 0xf))
+#define GPUOBS_COOKIE(api, out_arg, blob_arg, blob_kind, blob_len)                                                     \
+	((__u64)(api) | ((__u64)(out_arg) << 16) | ((__u64)(blob_arg) << 20) | ((__u64)(blob_kind) << 24) |            \
+	 ((__u64)(blob_len) << 32))
+#define GPUOBS_COOKIE_API(c)       ((__u32)((c)&0xffff))
+#define GPUOBS_COOKIE_OUT_ARG(c)   ((__u32)(((c) >> 16) & 0xf))
+#define GPUOBS_COOKIE_BLOB_ARG(c)  ((__u32)(((c) >> 20) & 0xf))
 #define GPUOBS_COOKIE_BLOB_KIND(c) ((__u32)(((c) >> 24) & 0xf))
-#define GPUOBS_COOKIE_BLOB_LEN(c) ((__u32)(((c) >> 32) & 0xffff))
+#define GPUOBS_COOKIE_BLOB_LEN(c)  ((__u32)(((c) >> 32) & 0xffff))
 
 #define GPUOBS_COMM_LEN 16
 #define GPUOBS_PATH_LEN 256
@@ -96,9 +97,9 @@ struct gpuobs_stack_trailer {
 /* Syscall exit: ips[0] is in the libc wrapper; sp_word is its return
  * address when the wrapper has no stack frame of its own. */
 #define GPUOBS_STACK_F_AT_SYSCALL 4u
-#define GPUOBS_STACK_F_FAULT 8u  /* bpf_get_stack failed: no frames */
-#define GPUOBS_STACK_F_FULL 16u  /* the walk filled the configured depth: it may have gone deeper */
-#define GPUOBS_STACK_F_COPY 32u  /* a stack copy precedes ips (below) */
+#define GPUOBS_STACK_F_FAULT      8u  /* bpf_get_stack failed: no frames */
+#define GPUOBS_STACK_F_FULL       16u /* the walk filled the configured depth: it may have gone deeper */
+#define GPUOBS_STACK_F_COPY       32u /* a stack copy precedes ips (below) */
 /* --unwind bpf: ips were unwound in BPF from the unwind tables user space
  * loaded (bpf/unwind.bpf.h); frame 0 is the ip where the probe fired,
  * except at an entry (AT_ENTRY), where it is the caller. */
@@ -119,7 +120,7 @@ struct gpuobs_stack_trailer {
  * process for its name, file and line table (userspace/stacks/python_*).
  */
 #define GPUOBS_PY_FRAMES_MAX 64  /* most Python frames per record */
-#define GPUOBS_PY_READ_MAX 256   /* bytes of a frame (or a thread state) read at once */
+#define GPUOBS_PY_READ_MAX   256 /* bytes of a frame (or a thread state) read at once */
 /* 3.11+ keeps a thread's frames next to each other (its data stack): one
  * read of this many bytes ending at a frame holds its callers too. */
 #define GPUOBS_PY_BLOCK 2048
@@ -145,35 +146,35 @@ struct gpuobs_py_trailer {
  * main thread's (loss.backward(), a blocking call into C++). Taken only
  * while the main thread is off the CPU (blocked), and only when it has a
  * frame; user space checks every code object. */
-#define GPUOBS_PY_T_MAIN 1
-#define GPUOBS_PY_S_DONE 0      /* walked to the thread's first frame (or it runs none) */
-#define GPUOBS_PY_S_FULL 1      /* stopped at the configured depth */
-#define GPUOBS_PY_S_FAULT 2     /* a frame could not be read: the frames before it stand */
+#define GPUOBS_PY_T_MAIN      1
+#define GPUOBS_PY_S_DONE      0 /* walked to the thread's first frame (or it runs none) */
+#define GPUOBS_PY_S_FULL      1 /* stopped at the configured depth */
+#define GPUOBS_PY_S_FAULT     2 /* a frame could not be read: the frames before it stand */
 #define GPUOBS_PY_S_NO_THREAD 3 /* the thread has no interpreter state (a C++ thread) */
 
 /* What the walker needs to know of one process's interpreter: addresses and
  * field offsets for its CPython version (userspace/stacks/python_layout.cpp).
  * An offset of GPUOBS_PY_NONE: the version has no such field. */
-#define GPUOBS_PY_NONE 0xffff
+#define GPUOBS_PY_NONE           0xffff
 #define GPUOBS_PY_FRAMES_OBJECTS 0 /* 3.10: PyFrameObject chain, f_lasti */
-#define GPUOBS_PY_FRAMES_INTERP 1  /* 3.11+: _PyInterpreterFrame chain, instruction pointer */
+#define GPUOBS_PY_FRAMES_INTERP  1 /* 3.11+: _PyInterpreterFrame chain, instruction pointer */
 struct gpuobs_py_proc {
-	__u64 runtime;           /* address of _PyRuntime */
-	__u32 version;           /* PY_VERSION_HEX >> 16, e.g. 0x030c */
-	__u8 frames;             /* GPUOBS_PY_FRAMES_* */
-	__u8 owner_cstack;       /* owner value of the C-stack shim frames (3.12+); 0xff: none */
-	__u16 frame_read;        /* bytes of a frame to read: past every frame field, <= GPUOBS_PY_READ_MAX */
-	__u16 runtime_interp;    /* _PyRuntime.interpreters.head */
-	__u16 interp_threads;    /* PyInterpreterState.threads.head */
-	__u16 tstate_next;       /* PyThreadState.next */
-	__u16 tstate_thread_id;  /* PyThreadState.thread_id (pthread_self(): the thread's fs base) */
-	__u16 tstate_frame;      /* 3.10 frame, 3.11/3.12 cframe, 3.13 current_frame */
-	__u16 cframe_current;    /* 3.11/3.12: _PyCFrame.current_frame; NONE: tstate_frame is the frame */
-	__u16 frame_code;        /* f_code (3.13 f_executable) */
-	__u16 frame_previous;    /* previous (3.10 f_back) */
-	__u16 frame_instr;       /* prev_instr / instr_ptr (a pointer); 3.10 f_lasti (an int) */
-	__u16 frame_owner;       /* owner (char); NONE before 3.11 */
-	__u16 frame_is_entry;    /* 3.11 is_entry (bool); NONE elsewhere */
+	__u64 runtime;          /* address of _PyRuntime */
+	__u32 version;          /* PY_VERSION_HEX >> 16, e.g. 0x030c */
+	__u8 frames;            /* GPUOBS_PY_FRAMES_* */
+	__u8 owner_cstack;      /* owner value of the C-stack shim frames (3.12+); 0xff: none */
+	__u16 frame_read;       /* bytes of a frame to read: past every frame field, <= GPUOBS_PY_READ_MAX */
+	__u16 runtime_interp;   /* _PyRuntime.interpreters.head */
+	__u16 interp_threads;   /* PyInterpreterState.threads.head */
+	__u16 tstate_next;      /* PyThreadState.next */
+	__u16 tstate_thread_id; /* PyThreadState.thread_id (pthread_self(): the thread's fs base) */
+	__u16 tstate_frame;     /* 3.10 frame, 3.11/3.12 cframe, 3.13 current_frame */
+	__u16 cframe_current;   /* 3.11/3.12: _PyCFrame.current_frame; NONE: tstate_frame is the frame */
+	__u16 frame_code;       /* f_code (3.13 f_executable) */
+	__u16 frame_previous;   /* previous (3.10 f_back) */
+	__u16 frame_instr;      /* prev_instr / instr_ptr (a pointer); 3.10 f_lasti (an int) */
+	__u16 frame_owner;      /* owner (char); NONE before 3.11 */
+	__u16 frame_is_entry;   /* 3.11 is_entry (bool); NONE elsewhere */
 	/* The bytes of a thread state read at once, from tstate_lo: they hold
 	 * thread_id and the frame pointer (one read checks the cached thread
 	 * state and finds the frame). */
@@ -193,23 +194,23 @@ struct gpuobs_py_proc {
  * The return address is always at CFA - 8 (x86-64; other rules are stored
  * as GPUOBS_UNWIND_FP).
  */
-#define GPUOBS_UNWIND_FP 0        /* no usable CFI: frame-pointer rule */
-#define GPUOBS_UNWIND_RSP 1       /* CFA = rsp + offset */
-#define GPUOBS_UNWIND_RBP 2       /* CFA = rbp + offset */
-#define GPUOBS_UNWIND_END 3       /* return address undefined: outermost frame */
-#define GPUOBS_UNWIND_ROW(pc, type, cfa_off, rbp_slot) \
-	((__u64)(__u32)(pc) | ((__u64)(__u16)(cfa_off) << 32) | ((__u64)(__u8)(type) << 48) | \
+#define GPUOBS_UNWIND_FP  0 /* no usable CFI: frame-pointer rule */
+#define GPUOBS_UNWIND_RSP 1 /* CFA = rsp + offset */
+#define GPUOBS_UNWIND_RBP 2 /* CFA = rbp + offset */
+#define GPUOBS_UNWIND_END 3 /* return address undefined: outermost frame */
+#define GPUOBS_UNWIND_ROW(pc, type, cfa_off, rbp_slot)                                                                 \
+	((__u64)(__u32)(pc) | ((__u64)(__u16)(cfa_off) << 32) | ((__u64)(__u8)(type) << 48) |                          \
 	 ((__u64)(__u8)(rbp_slot) << 56))
 #define GPUOBS_UNWIND_MAPS_MAX 256
 struct gpuobs_unwind_mapping {
-	__u64 start;     /* [start, end): executable mapping */
+	__u64 start; /* [start, end): executable mapping */
 	__u64 end;
 	__u64 bias;      /* ip - bias = ELF vaddr */
 	__u32 row_start; /* its file's rows in unwind_rows */
 	__u32 row_count;
 };
 struct gpuobs_unwind_proc {
-	__u32 n;         /* mappings, sorted by start */
+	__u32 n; /* mappings, sorted by start */
 	__u32 pad;
 	struct gpuobs_unwind_mapping m[GPUOBS_UNWIND_MAPS_MAX];
 };
@@ -256,8 +257,8 @@ struct gpuobs_launch {
 	__u32 block_y;
 	__u32 block_z;
 	__u32 shared_mem_bytes;
-	__u32 api;           /* GPUOBS_API_* */
-	__u32 flags;         /* GPUOBS_LAUNCH_F_* */
+	__u32 api;   /* GPUOBS_API_* */
+	__u32 flags; /* GPUOBS_LAUNCH_F_* */
 	__u32 pad0;
 };
 /* The stack slots holding arguments 7..11 could not be read. */
@@ -266,10 +267,10 @@ struct gpuobs_launch {
 /* Which driver a watched device belongs to: the value of watched_devs,
  * copied into every ioctl record; selects the argument rules and the
  * user-space decoder (userspace/decode/driver_ioctl.h). */
-#define GPUOBS_DRV_OTHER 0      /* a device given by the user without a driver */
-#define GPUOBS_DRV_NVIDIA 1     /* /dev/nvidiactl, /dev/nvidiaN (RM escapes, 'F') */
+#define GPUOBS_DRV_OTHER      0 /* a device given by the user without a driver */
+#define GPUOBS_DRV_NVIDIA     1 /* /dev/nvidiactl, /dev/nvidiaN (RM escapes, 'F') */
 #define GPUOBS_DRV_NVIDIA_UVM 2 /* /dev/nvidia-uvm(-tools): raw command numbers */
-#define GPUOBS_DRV_KFD 3        /* /dev/kfd ('K') */
+#define GPUOBS_DRV_KFD        3 /* /dev/kfd ('K') */
 
 /*
  * What the ioctl exit copies from the process, per (driver, command): a rule
@@ -279,19 +280,19 @@ struct gpuobs_launch {
  * Without a rule: head = _IOC_SIZE(cmd) bytes (none for UVM), no aux.
  */
 #define GPUOBS_IOCTL_HEAD_MAX 256
-#define GPUOBS_IOCTL_AUX_MAX 256
+#define GPUOBS_IOCTL_AUX_MAX  256
 #define GPUOBS_IOCTL_AUX_NONE 0
-#define GPUOBS_IOCTL_AUX_PTR 1 /* aux from the u64 pointer at head[aux_off] */
-#define GPUOBS_IOCTL_AUX_ARG 2 /* aux from arg + aux_off (a field past the head) */
+#define GPUOBS_IOCTL_AUX_PTR  1 /* aux from the u64 pointer at head[aux_off] */
+#define GPUOBS_IOCTL_AUX_ARG  2 /* aux from arg + aux_off (a field past the head) */
 struct gpuobs_ioctl_rule_key {
-	__u32 driver;  /* GPUOBS_DRV_* */
+	__u32 driver; /* GPUOBS_DRV_* */
 	__u32 cmd_key;
 };
 struct gpuobs_ioctl_rule {
-	__u16 head_len;    /* bytes of *arg; 0: _IOC_SIZE(cmd) */
+	__u16 head_len; /* bytes of *arg; 0: _IOC_SIZE(cmd) */
 	__u16 aux_off;
-	__u16 aux_len;     /* bytes of aux (at most GPUOBS_IOCTL_AUX_MAX) */
-	__u8 aux_mode;     /* GPUOBS_IOCTL_AUX_* */
+	__u16 aux_len; /* bytes of aux (at most GPUOBS_IOCTL_AUX_MAX) */
+	__u8 aux_mode; /* GPUOBS_IOCTL_AUX_* */
 	/* Nonzero: the aux length is the u32 at head[aux_len_field - 1],
 	 * capped by aux_len (NV_ESC_IOCTL_XFER_CMD's size). */
 	__u8 aux_len_field;
@@ -309,17 +310,17 @@ struct gpuobs_ioctl {
 	__u32 dev_major;
 	__u32 dev_minor;
 	__s32 fd;
-	__u32 driver;          /* GPUOBS_DRV_* */
-	__u16 head_len;        /* valid bytes of head */
-	__u16 aux_len;         /* valid bytes of aux */
-	__u32 flags;           /* GPUOBS_IOCTL_F_* */
+	__u32 driver;   /* GPUOBS_DRV_* */
+	__u16 head_len; /* valid bytes of head */
+	__u16 aux_len;  /* valid bytes of aux */
+	__u32 flags;    /* GPUOBS_IOCTL_F_* */
 	__u32 pad0;
 	__u8 head[GPUOBS_IOCTL_HEAD_MAX]; /* *arg */
 	__u8 aux[GPUOBS_IOCTL_AUX_MAX];   /* what the rule's aux points to */
 };
-#define GPUOBS_IOCTL_F_HEAD_FAULT 1u   /* *arg (or part of it) unreadable */
-#define GPUOBS_IOCTL_F_AUX_FAULT 2u    /* nothing of the aux block was readable */
-#define GPUOBS_IOCTL_F_HEAD_CUT 4u     /* the argument is larger than head */
+#define GPUOBS_IOCTL_F_HEAD_FAULT 1u /* *arg (or part of it) unreadable */
+#define GPUOBS_IOCTL_F_AUX_FAULT  2u /* nothing of the aux block was readable */
+#define GPUOBS_IOCTL_F_HEAD_CUT   4u /* the argument is larger than head */
 
 /* Process lifecycle. fork: hdr.tgid = child; exec: filename set; exit: exit_code. */
 struct gpuobs_proc {
@@ -341,23 +342,23 @@ struct gpuobs_lib_map {
 	struct gpuobs_hdr hdr;
 	__u64 start_boottime_ns;
 	__u32 ppid;
-	__u32 hold;              /* GPUOBS_LIB_* */
+	__u32 hold; /* GPUOBS_LIB_* */
 	__u8 comm[GPUOBS_COMM_LEN];
 	__u64 ino;
-	__u32 kdev;              /* MKDEV(major, minor) of the kernel: major << 20 | minor */
+	__u32 kdev; /* MKDEV(major, minor) of the kernel: major << 20 | minor */
 	__u32 pad0;
 	__u8 filename[GPUOBS_LIB_NAME_LEN]; /* the file's base name, NUL-terminated */
 };
 /* What BPF did when a process mapped a GPU library's code (the lib_known map
  * says what user space knows of the inode). */
-#define GPUOBS_LIB_NOT_RUNTIME 0    /* libpython: described, never held */
-#define GPUOBS_LIB_ATTACHED 1       /* its probes were live before the mapping */
-#define GPUOBS_LIB_HELD 2           /* unknown inode: SIGSTOP sent, user space attaches and resumes it */
-#define GPUOBS_LIB_UNPROBED 3       /* known to user space and not attachable (a cap, a failure) */
-#define GPUOBS_LIB_HOLD_OFF 4       /* unknown inode, not held: holding is off */
-#define GPUOBS_LIB_TRACED 5         /* unknown inode, not held: the process is ptraced */
-#define GPUOBS_LIB_JOB 6            /* unknown inode, not held: a job of a job-control shell */
-#define GPUOBS_LIB_SIGNAL_FAILED 7  /* unknown inode, not held: bpf_send_signal failed */
+#define GPUOBS_LIB_NOT_RUNTIME   0 /* libpython: described, never held */
+#define GPUOBS_LIB_ATTACHED      1 /* its probes were live before the mapping */
+#define GPUOBS_LIB_HELD          2 /* unknown inode: SIGSTOP sent, user space attaches and resumes it */
+#define GPUOBS_LIB_UNPROBED      3 /* known to user space and not attachable (a cap, a failure) */
+#define GPUOBS_LIB_HOLD_OFF      4 /* unknown inode, not held: holding is off */
+#define GPUOBS_LIB_TRACED        5 /* unknown inode, not held: the process is ptraced */
+#define GPUOBS_LIB_JOB           6 /* unknown inode, not held: a job of a job-control shell */
+#define GPUOBS_LIB_SIGNAL_FAILED 7 /* unknown inode, not held: bpf_send_signal failed */
 /* lib_known values (user space writes them, BPF reads them). */
 #define GPUOBS_KNOWN_ATTACHED 1
 #define GPUOBS_KNOWN_UNPROBED 2
@@ -374,21 +375,21 @@ struct gpuobs_lib_key {
  * blob bytes (exactly as many as the program reserved), then the stack. */
 #define GPUOBS_BLOB_MAX 512
 struct gpuobs_api_call {
-	struct gpuobs_hdr hdr;  /* ts_ns = call entry */
-	__u64 args[8];          /* integer arguments 1..8 (7 and 8 from the stack) */
-	__s64 ret;              /* return value (CUresult), if GPUOBS_CALL_F_RETURNED */
-	__u64 duration_ns;      /* entry to return, if GPUOBS_CALL_F_RETURNED */
-	__u64 out_value;        /* *(u64 *)args[out_arg - 1] at return, if GPUOBS_CALL_F_OUT_READ */
-	__u32 api;              /* API number */
-	__u32 flags;            /* GPUOBS_CALL_F_* */
-	__u32 blob_len;         /* bytes of blob that are valid */
-	__u32 blob_kind;        /* GPUOBS_BLOB_* */
+	struct gpuobs_hdr hdr; /* ts_ns = call entry */
+	__u64 args[8];         /* integer arguments 1..8 (7 and 8 from the stack) */
+	__s64 ret;             /* return value (CUresult), if GPUOBS_CALL_F_RETURNED */
+	__u64 duration_ns;     /* entry to return, if GPUOBS_CALL_F_RETURNED */
+	__u64 out_value;       /* *(u64 *)args[out_arg - 1] at return, if GPUOBS_CALL_F_OUT_READ */
+	__u32 api;             /* API number */
+	__u32 flags;           /* GPUOBS_CALL_F_* */
+	__u32 blob_len;        /* bytes of blob that are valid */
+	__u32 blob_kind;       /* GPUOBS_BLOB_* */
 	__u8 blob[GPUOBS_BLOB_MAX];
 };
-#define GPUOBS_CALL_F_RETURNED 1u       /* ret/duration_ns are valid */
-#define GPUOBS_CALL_F_OUT_READ 2u       /* out_value is valid */
+#define GPUOBS_CALL_F_RETURNED           1u /* ret/duration_ns are valid */
+#define GPUOBS_CALL_F_OUT_READ           2u /* out_value is valid */
 #define GPUOBS_CALL_F_STACK_ARGS_MISSING 4u /* args 7, 8 unreadable (zero) */
-#define GPUOBS_CALL_F_BLOB_FAULT 8u     /* the blob argument could not be read */
+#define GPUOBS_CALL_F_BLOB_FAULT         8u /* the blob argument could not be read */
 
 /* The largest record body before the stack area (an api call with its whole
  * blob): with the stack section, what a scratch slot must hold
@@ -402,30 +403,31 @@ struct gpuobs_api_call {
  * Counters: one per-CPU array (map "counters") indexed by these numbers; the
  * loader sums the CPUs. Part of the ABI: never renumber.
  */
-#define GPUOBS_CNT_SUBMIT_LAUNCH 0     /* launch records submitted */
-#define GPUOBS_CNT_SUBMIT_IOCTL 1      /* ioctl records submitted */
-#define GPUOBS_CNT_SUBMIT_PROC 2       /* process records submitted */
-#define GPUOBS_CNT_DROP_LAUNCH 3       /* launch lost: ring buffer full */
-#define GPUOBS_CNT_DROP_IOCTL 4        /* ioctl lost: ring buffer full */
-#define GPUOBS_CNT_DROP_PROC 5         /* process record lost: ring buffer full */
-#define GPUOBS_CNT_IOCTL_STALE 6       /* ioctl entry of a thread replaced: its exit was never seen */
-#define GPUOBS_CNT_IOCTL_ENTRY_FULL 7  /* ioctl entry not stored: in-flight map full */
-#define GPUOBS_CNT_LAUNCH_ARGS_FAULT 8 /* stack arguments of a launch unreadable */
-#define GPUOBS_CNT_TRACK_FULL 9        /* child not followed: tracked-process map full */
-#define GPUOBS_CNT_SUBMIT_API 10      /* api-call records submitted */
-#define GPUOBS_CNT_DROP_API 11        /* api call lost: ring buffer full */
-#define GPUOBS_CNT_API_STALE 12       /* api entry of a thread replaced: its return was never seen */
-#define GPUOBS_CNT_API_ENTRY_FULL 13  /* api call lost: in-flight map full */
-#define GPUOBS_CNT_API_NO_ENTRY 14    /* return without a stored entry: attached mid-call, or its entry
-                                       * was lost (counted in API_ENTRY_FULL) */
-#define GPUOBS_CNT_STACK_FAULT 15    /* user stack unreadable: the record has no frames */
+#define GPUOBS_CNT_SUBMIT_LAUNCH     0  /* launch records submitted */
+#define GPUOBS_CNT_SUBMIT_IOCTL      1  /* ioctl records submitted */
+#define GPUOBS_CNT_SUBMIT_PROC       2  /* process records submitted */
+#define GPUOBS_CNT_DROP_LAUNCH       3  /* launch lost: ring buffer full */
+#define GPUOBS_CNT_DROP_IOCTL        4  /* ioctl lost: ring buffer full */
+#define GPUOBS_CNT_DROP_PROC         5  /* process record lost: ring buffer full */
+#define GPUOBS_CNT_IOCTL_STALE       6  /* ioctl entry of a thread replaced: its exit was never seen */
+#define GPUOBS_CNT_IOCTL_ENTRY_FULL  7  /* ioctl entry not stored: in-flight map full */
+#define GPUOBS_CNT_LAUNCH_ARGS_FAULT 8  /* stack arguments of a launch unreadable */
+#define GPUOBS_CNT_TRACK_FULL        9  /* child not followed: tracked-process map full */
+#define GPUOBS_CNT_SUBMIT_API        10 /* api-call records submitted */
+#define GPUOBS_CNT_DROP_API          11 /* api call lost: ring buffer full */
+#define GPUOBS_CNT_API_STALE         12 /* api entry of a thread replaced: its return was never seen */
+#define GPUOBS_CNT_API_ENTRY_FULL    13 /* api call lost: in-flight map full */
+#define GPUOBS_CNT_API_NO_ENTRY                                                                                        \
+	14                              /* return without a stored entry: attached mid-call, or its entry              \
+					 * was lost (counted in API_ENTRY_FULL) */
+#define GPUOBS_CNT_STACK_FAULT       15 /* user stack unreadable: the record has no frames */
 #define GPUOBS_CNT_DROP_SCRATCH_BUSY 16 /* event lost: every scratch slot of its CPU in use (bpf/maps.bpf.h) */
-#define GPUOBS_CNT_PY_NO_THREAD 17  /* Python process, calling thread without interpreter state */
-#define GPUOBS_CNT_PY_FAULT 18      /* Python frames cut short: a frame unreadable */
-#define GPUOBS_CNT_PY_FULL 19       /* Python frames cut at the depth limit */
-#define GPUOBS_CNT_PY_MAIN_THREAD 20 /* Python frames taken from the main thread (GPUOBS_PY_T_MAIN) */
-#define GPUOBS_CNT_PY_MAIN_RUNNING 21 /* ... not taken: the main thread was running, not waiting */
-#define GPUOBS_CNT__COUNT 22
+#define GPUOBS_CNT_PY_NO_THREAD      17 /* Python process, calling thread without interpreter state */
+#define GPUOBS_CNT_PY_FAULT          18 /* Python frames cut short: a frame unreadable */
+#define GPUOBS_CNT_PY_FULL           19 /* Python frames cut at the depth limit */
+#define GPUOBS_CNT_PY_MAIN_THREAD    20 /* Python frames taken from the main thread (GPUOBS_PY_T_MAIN) */
+#define GPUOBS_CNT_PY_MAIN_RUNNING   21 /* ... not taken: the main thread was running, not waiting */
+#define GPUOBS_CNT__COUNT            22
 
 /*
  * Layout checks, compiled on both sides (BPF C and C++): a field moved,
@@ -439,7 +441,7 @@ struct gpuobs_api_call {
 #define GPUOBS_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 #define GPUOBS_ASSERT_SIZE(type, n) GPUOBS_ASSERT(sizeof(struct type) == (n), "sizeof(" #type ") changed")
-#define GPUOBS_ASSERT_OFF(type, field, n) \
+#define GPUOBS_ASSERT_OFF(type, field, n)                                                                              \
 	GPUOBS_ASSERT(__builtin_offsetof(struct type, field) == (n), "offsetof(" #type ", " #field ") changed")
 
 GPUOBS_ASSERT_SIZE(gpuobs_hdr, 24);

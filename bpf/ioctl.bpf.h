@@ -67,7 +67,7 @@ static __always_inline int dev__watched(__u32 major, __u32 minor)
 }
 
 #define GPUOBS_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fff)
-#define GPUOBS_PAGE 4096
+#define GPUOBS_PAGE          4096
 
 /* Copies up to GPUOBS_IOCTL_HEAD_MAX bytes from user memory. A struct that
  * ends just before an unmapped page fails as one read, so then only the part

@@ -25,12 +25,12 @@
 #include "maps.bpf.h"
 #include "python.bpf.h"
 
-#define GPUOBS_PROT_EXEC 0x4
+#define GPUOBS_PROT_EXEC     0x4
 #define GPUOBS_MAP_ANONYMOUS 0x20
-#define GPUOBS_S_IFREG 0100000
-#define GPUOBS_SIGSTOP 19
-#define GPUOBS_PIDTYPE_PGID 2
-#define LIB_NAME_LEN GPUOBS_LIB_NAME_LEN
+#define GPUOBS_S_IFREG       0100000
+#define GPUOBS_SIGSTOP       19
+#define GPUOBS_PIDTYPE_PGID  2
+#define LIB_NAME_LEN         GPUOBS_LIB_NAME_LEN
 
 /* Hold a process that maps an unknown GPU library (the loader sets it). */
 const volatile __u32 lib_hold = 0;

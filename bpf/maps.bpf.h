@@ -73,8 +73,7 @@ static __always_inline int process__wanted(__u32 tgid)
  * reader sleeps (docs/performance.md: a wake-up per record costs ~1.4 us). */
 static __always_inline __u64 ringbuf__wake_flags(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > ring_wake_bytes ? BPF_RB_FORCE_WAKEUP
-										 : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > ring_wake_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void ringbuf__submit(void *rec)
@@ -123,7 +122,7 @@ const volatile __u32 scratch_bytes = 8;
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 16);  /* resized by the loader: 8 + scratch_bytes */
+	__uint(value_size, 16); /* resized by the loader: 8 + scratch_bytes */
 	__uint(max_entries, 1); /* resized: possible CPUs * GPUOBS_SCRATCH_SLOTS */
 } scratch SEC(".maps");
 
@@ -176,8 +175,7 @@ static __always_inline int record__submit(void *rec, __u64 *busy, __u64 size, __
 
 /* Entry/exit pairs keep the entry per thread. A thread with an entry already
  * stored missed its exit (count stale, replace); a full map loses the call. */
-static __always_inline void inflight__store(void *map, __u32 tid, void *value, __u32 stale_counter,
-					    __u32 full_counter)
+static __always_inline void inflight__store(void *map, __u32 tid, void *value, __u32 stale_counter, __u32 full_counter)
 {
 	if (bpf_map_update_elem(map, &tid, value, BPF_NOEXIST) == 0)
 		return;
@@ -189,8 +187,7 @@ static __always_inline void inflight__store(void *map, __u32 tid, void *value, _
 	}
 }
 
-static __always_inline void hdr__fill(struct gpuobs_hdr *h, __u32 type, __u32 size,
-				      __u64 pid_tgid, __u64 ts)
+static __always_inline void hdr__fill(struct gpuobs_hdr *h, __u32 type, __u32 size, __u64 pid_tgid, __u64 ts)
 {
 	h->type = type;
 	h->size = size;

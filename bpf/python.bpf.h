@@ -140,7 +140,8 @@ static __always_inline __u64 py__thread_frame(const struct gpuobs_py_proc *p, __
 		}
 	}
 	/* 3.11/3.12: the thread state points to a _PyCFrame, which holds it. */
-	if (frame && py__has(p->cframe_current) && bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
+	if (frame && py__has(p->cframe_current) &&
+	    bpf_probe_read_user(&frame, 8, (void *)(frame + p->cframe_current))) {
 		*fault = 1;
 		return 0;
 	}
@@ -188,8 +189,8 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 		} else {
 			__u64 main_ts = 0;
 			int main_fault = 0;
-			__u64 main_frame = py__thread_frame(p, out->buf, BPF_CORE_READ(leader, thread.fsbase), main_cache,
-							    &main_ts, &main_fault);
+			__u64 main_frame = py__thread_frame(p, out->buf, BPF_CORE_READ(leader, thread.fsbase),
+							    main_cache, &main_ts, &main_fault);
 			/* Taken only when it has frames: else the thread's own
 			 * result (no state, or none running) stands. */
 			if (main_ts && (main_frame || main_fault)) {
@@ -240,6 +241,16 @@ __noinline __u32 py__walk(struct gpuobs_py_area *out)
 			/* The first block is small (shallow stacks need no more; the
 			 * copy is most of a read's cost), later ones whole. */
 			__u64 blen = out->blk_len ? GPUOBS_PY_BLOCK : GPUOBS_PY_BLOCK / 4;
+			/* Never below the frame's own page: the page before it can be
+			 * unmapped (the start of a data-stack chunk), and a read that
+			 * faults costs a page fault taken in the kernel, more than
+			 * the walk (issue 42). Its callers in earlier pages are read
+			 * when the loop reaches them. */
+			__u64 page = frame & ~4095ULL;
+			if (frame + len - blen < page)
+				blen = frame + len - page;
+			if (blen < len || blen > GPUOBS_PY_BLOCK)
+				blen = len;
 			out->blk_len = 0;
 			if (p->frames == GPUOBS_PY_FRAMES_INTERP && frame + len > blen &&
 			    !bpf_probe_read_user(out->blk, blen, (void *)(frame + len - blen))) {

@@ -19,14 +19,13 @@ const volatile __u32 stack_depth = 64;
  * (--unwind dwarf; 0: frame pointers only). <= GPUOBS_STACK_COPY_MAX. */
 const volatile __u32 stack_copy_bytes = 0;
 
-#define STACK_COPY_SECTION                                                                                   \
-	(stack_copy_bytes ? sizeof(struct gpuobs_stack_regs) + (__u64)stack_copy_bytes +                           \
-				    sizeof(struct gpuobs_stack_copy_hdr)                                          \
-			  : 0)
+#define STACK_COPY_SECTION                                                                                             \
+	(stack_copy_bytes                                                                                              \
+		 ? sizeof(struct gpuobs_stack_regs) + (__u64)stack_copy_bytes + sizeof(struct gpuobs_stack_copy_hdr)   \
+		 : 0)
 /* The Python section's room in a scratch slot (the walk's read buffer too). */
 #define STACK_PY_AREA (python_depth ? sizeof(struct gpuobs_py_area) : 0)
-#define STACK_BYTES                                                                                          \
-	(STACK_COPY_SECTION + (__u64)stack_depth * 8 + STACK_PY_AREA + sizeof(struct gpuobs_stack_trailer))
+#define STACK_BYTES   (STACK_COPY_SECTION + (__u64)stack_depth * 8 + STACK_PY_AREA + sizeof(struct gpuobs_stack_trailer))
 
 /* Copies the user stack from sp upward into area (regs, bytes, header). */
 static __always_inline void stack__copy(__u8 *area, __u64 ip, __u64 sp, __u64 bp)
@@ -60,6 +59,42 @@ static __always_inline void stack__copy(__u8 *area, __u64 ip, __u64 sp, __u64 bp
 			len = 0;
 	}
 	h->len = (__u32)len;
+}
+
+/* The frame-pointer walk bpf_get_stack does (perf_callchain_user: ip, then
+ * the return address of each frame the saved rbp chain links), without its
+ * last read. The kernel follows the chain until a read faults, and every
+ * chain ends in one: glibc's _start leaves rbp 0, and a caller built without
+ * frame pointers leaves whatever its rbp holds. That page fault, taken in
+ * the kernel and fixed up, was most of the launch probe's time on the H100
+ * host (docs/performance.md, issue 42). This walk reads a frame only where
+ * one can be: 8-byte aligned, at or above sp and above the frame before it
+ * (the stack grows down, so callers' frames lie higher). It stops where the
+ * kernel's faults, and before a chain into readable garbage the kernel
+ * would follow. Returns the frames stored (ip first). */
+static __always_inline __u32 stack__fp_walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ips, __u32 cap)
+{
+	if (!cap)
+		return 0;
+	ips[0] = ip;
+	__u32 n = 1;
+	__u64 low = sp;
+	int i;
+	gpuobs_for(i, 1, GPUOBS_STACK_MAX)
+	{
+		if (n >= cap || n >= GPUOBS_STACK_MAX)
+			break;
+		if (bp < low || (bp & 7))
+			break;
+		__u64 frame[2]; /* the saved rbp, then the return address */
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)bp))
+			break;
+		ips[n] = frame[1];
+		n++;
+		low = bp + sizeof(frame);
+		bp = frame[0];
+	}
+	return n;
 }
 
 /* Fills the stack area that starts at `area` (at most STACK_BYTES long) and
@@ -96,12 +131,10 @@ static __always_inline __u32 stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp
 			}
 		}
 		if (n < 0) {
-			n = bpf_get_stack(ctx, ips, cap * 8, BPF_F_USER_STACK);
-			if (n <= 0) {
+			nr = stack__fp_walk(ip, sp, bp, ips, cap);
+			if (!nr) {
 				flags |= GPUOBS_STACK_F_FAULT;
 				counter__add(GPUOBS_CNT_STACK_FAULT);
-			} else {
-				nr = (__u32)n / 8;
 			}
 		}
 		if (nr >= cap) {
@@ -113,7 +146,8 @@ static __always_inline __u32 stack__fill(void *ctx, __u64 ip, __u64 sp, __u64 bp
 	__u64 py = 0;
 	if (cap && python_depth) {
 		py = py__walk((struct gpuobs_py_area *)(area + (__u64)nr * 8));
-		GPUOBS_CLAMP(py, sizeof(struct gpuobs_py_frame) * GPUOBS_PY_FRAMES_MAX + sizeof(struct gpuobs_py_trailer));
+		GPUOBS_CLAMP(py,
+			     sizeof(struct gpuobs_py_frame) * GPUOBS_PY_FRAMES_MAX + sizeof(struct gpuobs_py_trailer));
 		if (py)
 			flags |= GPUOBS_STACK_F_PYTHON;
 	}

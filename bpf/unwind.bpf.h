@@ -15,14 +15,15 @@ extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 
 /* for (i = start; i < end; i++) over a kernel numeric iterator. */
-#define gpuobs_for(i, start, end)                                                                            \
-	for (struct bpf_iter_num ___it __attribute__((aligned(8), cleanup(bpf_iter_num_destroy))),               \
-	     /* naming the destructor makes clang emit its BTF (cleanup() alone does not) */                   \
-	     *___once __attribute__((unused)) =                                                                 \
-		     (bpf_iter_num_new(&___it, (start), (end)), (void)bpf_iter_num_destroy, (void *)0);         \
-	     ({                                                                                                 \
-		     int *___v = bpf_iter_num_next(&___it);                                                      \
-		     ___v && ((i) = *___v, (i) >= (start) && (i) < (end));                                       \
+#define gpuobs_for(i, start, end)                                                                                      \
+	for (struct bpf_iter_num ___it                                                                                 \
+	     __attribute__((aligned(8), cleanup(bpf_iter_num_destroy))), /* naming the destructor makes clang emit its \
+									    BTF (cleanup() alone does not) */          \
+	     *___once __attribute__((unused)) =                                                                        \
+		     (bpf_iter_num_new(&___it, (start), (end)), (void)bpf_iter_num_destroy, (void *)0);                \
+	     ({                                                                                                        \
+		     int *___v = bpf_iter_num_next(&___it);                                                            \
+		     ___v && ((i) = *___v, (i) >= (start) && (i) < (end));                                             \
 	     });)
 
 /* 1: --unwind bpf. */
@@ -136,7 +137,8 @@ static __always_inline long unwind__walk(__u64 ip, __u64 sp, __u64 bp, __u64 *ip
 		__u64 cfa, ra = 0, next_bp = bp;
 		if (!row || type == GPUOBS_UNWIND_FP) {
 			cfa = bp + 16;
-			if (bpf_probe_read_user(&ra, 8, (void *)(bp + 8)) || bpf_probe_read_user(&next_bp, 8, (void *)bp))
+			if (bpf_probe_read_user(&ra, 8, (void *)(bp + 8)) ||
+			    bpf_probe_read_user(&next_bp, 8, (void *)bp))
 				break;
 		} else if (type == GPUOBS_UNWIND_END) {
 			break;

@@ -107,8 +107,8 @@ int run_replay(const ReplayArgs& args);
 // --fail-on threshold crossed; 1: one was (the verdict line says which); 2:
 // bad input.
 struct DiffArgs {
-  std::vector<std::string> files;          // BASE NEW, or one capture with two windows
-  std::string base_segment, segment;       // gpuobsd segment ranges instead of files
+  std::vector<std::string> files;     // BASE NEW, or one capture with two windows
+  std::string base_segment, segment;  // gpuobsd segment ranges instead of files
   std::string state_dir = kDaemonStateDir;
   double base_since_s = -1, base_until_s = -1, since_s = -1, until_s = -1;  // < 0: open
   int64_t pid = 0;

@@ -24,17 +24,30 @@ Cell rounded(double v, double scale) { return std::isfinite(v) ? Cell(std::round
 
 QueryResult to_table(const diff::DiffResult& d, diff::Per per, bool all) {
   QueryResult r;
-  r.columns = {"verdict", "measure", "process", "name",     "stream",  "unit",     "base",      "new",
-               "change_pct", "base_p95", "new_p95", "base_p99", "new_p99", "base_n", "new_n", "p_value",
-               "q_value", "effect", "impact_ns", "stack"};
+  r.columns = {"verdict", "measure",    "process",  "name",    "stream",    "unit",    "base",
+               "new",     "change_pct", "base_p95", "new_p95", "base_p99",  "new_p99", "base_n",
+               "new_n",   "p_value",    "q_value",  "effect",  "impact_ns", "stack"};
   for (const auto& row : d.rows) {
     if (!all && row.verdict == diff::Verdict::same) continue;
-    r.rows.push_back({std::string(diff::to_string(row.verdict)), std::string(diff::to_string(row.key.measure)),
-                      row.key.process, row.key.name, row.key.stream, diff::unit_of(row.key.measure, per),
-                      rounded(row.base, 1000), rounded(row.next, 1000), rounded(row.change * 100, 10),
-                      num(row.base_p95), num(row.next_p95), num(row.base_p99), num(row.next_p99),
-                      int64_t(row.base_n), int64_t(row.next_n), row.tested ? num(row.p) : Cell{},
-                      row.tested ? num(row.q) : Cell{}, rounded(row.effect, 1000), rounded(row.impact_ns, 1),
+    r.rows.push_back({std::string(diff::to_string(row.verdict)),
+                      std::string(diff::to_string(row.key.measure)),
+                      row.key.process,
+                      row.key.name,
+                      row.key.stream,
+                      diff::unit_of(row.key.measure, per),
+                      rounded(row.base, 1000),
+                      rounded(row.next, 1000),
+                      rounded(row.change * 100, 10),
+                      num(row.base_p95),
+                      num(row.next_p95),
+                      num(row.base_p99),
+                      num(row.next_p99),
+                      int64_t(row.base_n),
+                      int64_t(row.next_n),
+                      row.tested ? num(row.p) : Cell{},
+                      row.tested ? num(row.q) : Cell{},
+                      rounded(row.effect, 1000),
+                      rounded(row.impact_ns, 1),
                       row.stack_text});
   }
   return r;
@@ -53,8 +66,8 @@ std::string summary(const diff::DiffResult& d, const diff::CompareOptions& o) {
                 "%llu regressed, %llu improved of %zu rows (%llu tested; q <= %g, |change| >= %g%%, |delta| >= %g, "
                 "|impact| >= %g%%)",
                 static_cast<unsigned long long>(d.regressed), static_cast<unsigned long long>(d.improved),
-                d.rows.size(), static_cast<unsigned long long>(d.tested), o.alpha, o.min_change * 100,
-                o.min_effect, o.min_impact * 100);
+                d.rows.size(), static_cast<unsigned long long>(d.tested), o.alpha, o.min_change * 100, o.min_effect,
+                o.min_impact * 100);
   std::string s = b;
   s += "; " + std::to_string(d.new_kernels.size()) + " new and " + std::to_string(d.vanished_kernels.size()) +
        " vanished kernels, " + std::to_string(d.new_stacks) + " new and " + std::to_string(d.vanished_stacks) +

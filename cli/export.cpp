@@ -11,12 +11,12 @@
 
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "common/gzip.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "export/chrome_writer.h"
 #include "export/html_writer.h"
 #include "export/perfetto_writer.h"
-#include "common/gzip.h"
 #include "export/pprof_writer.h"
 #include "export/timeline_source.h"
 #include "export/trace_layout.h"

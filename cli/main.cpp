@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "capture/capture_options.h"
-#include "diff/diff_fail_on.h"
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/number_checks.h"
+#include "diff/diff_fail_on.h"
 #include "report/query.h"
 #include "version.h"
 
@@ -48,7 +48,7 @@ size_t terminal_columns() {
 // Every subcommand's arguments, as CLI11 fills them.
 struct Args {
   std::string log_level = "warn";
-  bool wide = false;  // report, sql: tables never cut
+  bool wide = false;        // report, sql: tables never cut
   bool full_names = false;  // report, sql, diff: demangled names not folded
   cli::RecordArgs rec;
   uint32_t ring_mb = kRingMbDefault;
@@ -74,8 +74,8 @@ struct Args {
 struct Commands {
   CLI::App *record = nullptr, *report = nullptr, *sql = nullptr, *stacks = nullptr, *folded = nullptr,
            *perfetto = nullptr, *chrome = nullptr, *pprof = nullptr, *replay = nullptr, *status = nullptr,
-           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr, *diff = nullptr,
-           *ship = nullptr, *ch_init = nullptr, *summary = nullptr;
+           *segs = nullptr, *check = nullptr, *upgrade = nullptr, *html = nullptr, *diff = nullptr, *ship = nullptr,
+           *ch_init = nullptr, *summary = nullptr;
 };
 
 void add_record(CLI::App& app, Args& a, Commands& c) {
@@ -94,9 +94,9 @@ void add_record(CLI::App& app, Args& a, Commands& c) {
       *record,
       CaptureOptionFields{&a.rec.session.libcuda_paths, &a.rec.session.libhip_paths, &a.rec.session.device_specs,
                           &a.rec.session.gpu_devices, &a.ring_mb, &a.rec.session.stack_depth, &a.rec.session.unwind,
-                          &a.rec.session.stack_copy_bytes, &a.rec.session.nccl_stall_s,
-                          &a.rec.session.python_stacks, &a.rec.session.metrics_hz,
-                          &a.rec.session.detail_interval_ms, &a.rec.session.python_main_thread},
+                          &a.rec.session.stack_copy_bytes, &a.rec.session.nccl_stall_s, &a.rec.session.python_stacks,
+                          &a.rec.session.metrics_hz, &a.rec.session.detail_interval_ms,
+                          &a.rec.session.python_main_thread},
       false);
   record->add_flag("--gpu-time", a.rec.gpu_time,
                    "also measure each kernel, copy and memset on the GPU: the command starts with CUPTI's activity "
@@ -175,9 +175,7 @@ void add_stacks_and_exports(CLI::App& app, Args& a, Commands& c) {
   add_stack_options(stacks, a.stk);
   stacks->add_flag("--full-names", a.stk.full_names,
                    "whole demangled names (default: templates and parameters folded to <...> and (...))");
-  stacks->add_option("--top", a.stk.top, "how many stacks (at least 1)")
-      ->check(whole_number(1))
-      ->capture_default_str();
+  stacks->add_option("--top", a.stk.top, "how many stacks (at least 1)")->check(whole_number(1))->capture_default_str();
   stacks->add_option("--format", a.stk.format, "table, json or csv (a row per frame)")->capture_default_str();
 
   auto* exp = app.add_subcommand("export", "write a capture in another format");
@@ -267,9 +265,10 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
 void add_diff(CLI::App& app, Args& a, Commands& c) {
   auto& d = a.diff_args;
   auto* diff = c.diff = app.add_subcommand(
-      "diff", "what changed between two runs: launches, API latency, syncs, copies, memory, launch gaps, GPU times "
-              "and collectives, keyed by kernel/API, stream and stack, each tested for significance "
-              "(exit 1: a --fail-on threshold crossed; docs/diff.md)");
+      "diff",
+      "what changed between two runs: launches, API latency, syncs, copies, memory, launch gaps, GPU times "
+      "and collectives, keyed by kernel/API, stream and stack, each tested for significance "
+      "(exit 1: a --fail-on threshold crossed; docs/diff.md)");
   diff->add_option("files", d.files, "BASE NEW captures, or one capture with two windows")->expected(0, 2);
   diff->add_option("--base-segment", d.base_segment, "gpuobsd segments of the base: N or FROM..TO");
   diff->add_option("--segment", d.segment, "gpuobsd segments of the new side: N or FROM..TO");
@@ -310,7 +309,8 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
       ->check(decimal_number(0.0, 100.0));
   diff->add_option("--fail-on", d.fail_on,
                    "thresholds, e.g. 'p95_latency>+10%,new_kernels>0': exit 1 with a one-line verdict when one "
-                   "is crossed. Metrics: " + diff::fail_on_metrics());
+                   "is crossed. Metrics: " +
+                       diff::fail_on_metrics());
   diff->add_flag("--all", d.all, "print every row, unchanged ones too");
   diff->add_option("--format", d.format, "table, json or csv")->capture_default_str();
   diff->add_option("--timeunit", d.timeunit, "impact_ns in ns, us, ms or s");
@@ -322,8 +322,9 @@ void add_diff(CLI::App& app, Args& a, Commands& c) {
 void add_fleet(CLI::App& app, Args& a, Commands& c) {
   auto& s = a.ship_args;
   auto* ship = c.ship = app.add_subcommand(
-      "ship", "send captures (files, or gpuobsd's segments) to ClickHouse: each row with its host and segment, "
-              "never twice (docs/operations.md, Fleet)");
+      "ship",
+      "send captures (files, or gpuobsd's segments) to ClickHouse: each row with its host and segment, "
+      "never twice (docs/operations.md, Fleet)");
   ship->add_option("files", s.files, "capture files");
   ship->add_option("--segment", s.segment, "gpuobsd segments: N, FROM..TO or all");
   ship->add_option("--state-dir", s.state_dir, "gpuobsd's state directory")->capture_default_str();
@@ -334,7 +335,8 @@ void add_fleet(CLI::App& app, Args& a, Commands& c) {
   ch->require_subcommand(1);
   auto* init = c.ch_init = ch->add_subcommand("init", "create the gpuobs database and tables (idempotent)");
   init->add_option("url", a.ch_args.url, "ClickHouse HTTP URL, e.g. http://HOST:8123/?database=gpuobs")->required();
-  init->add_option("--credentials", a.ch_args.credentials, "file with 'user = NAME' and 'password = SECRET' (mode 600)");
+  init->add_option("--credentials", a.ch_args.credentials,
+                   "file with 'user = NAME' and 'password = SECRET' (mode 600)");
   init->add_option("--distributed", a.ch_args.cluster,
                    "a query node's database instead: Distributed tables over this cluster (remote_servers) for "
                    "gpuobs report --clickhouse; each shard needs gpuobs clickhouse init first");

@@ -27,9 +27,9 @@ enum class Target { absent, in_place, regular };
 // timer).
 bool stream_device(const struct stat& st) {
   const unsigned ma = major(st.st_rdev), mi = minor(st.st_rdev);
-  if (ma == 1 && mi == 3) return true;      // /dev/null
+  if (ma == 1 && mi == 3) return true;               // /dev/null
   if (ma == 4 || (ma == 5 && mi != 2)) return true;  // consoles, serial ttys, /dev/tty, /dev/console (not ptmx)
-  return ma >= 136 && ma <= 143;            // pseudo-terminal slaves (/dev/pts/N)
+  return ma >= 136 && ma <= 143;                     // pseudo-terminal slaves (/dev/pts/N)
 }
 
 // What is at path, following a link to what it names: a /proc/*/fd/N link

@@ -1,9 +1,9 @@
 // gpuobs record: start a command stopped, attach, let it run, follow its
 // process tree, exit with its status.
-#include <signal.h>
-#include <sys/stat.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -254,11 +254,9 @@ void import_gpu_time(const std::string& capture, const std::string& file, const 
                "capture's %llu calls (%llu by correlation id, %llu by call order); not joined: %llu without a "
                "captured call, %llu ambiguous; %llu calls without a GPU time; %llu records dropped by CUPTI "
                "(CUPTI %s%s%s; driver API entries %lld ns after the probe, median)\n",
-               joined, (unsigned long long)r->gpu_activities,
-               (unsigned long long)r->calls, (unsigned long long)j.joined_by_correlation,
-               (unsigned long long)j.joined_by_order, (unsigned long long)j.activities_without_row,
-               (unsigned long long)j.activities_ambiguous,
-               unjoined_calls,
+               joined, (unsigned long long)r->gpu_activities, (unsigned long long)r->calls,
+               (unsigned long long)j.joined_by_correlation, (unsigned long long)j.joined_by_order,
+               (unsigned long long)j.activities_without_row, (unsigned long long)j.activities_ambiguous, unjoined_calls,
                (unsigned long long)r->cupti_dropped, terminal_safe(cupti).c_str(),
                r->processes_clock_pair ? ", clock converted by a pair read at start" : "",
                r->processes_without_tids ? ", no thread ids" : "", (long long)r->entry_lag_median_ns);
@@ -297,9 +295,10 @@ int run_record(RecordArgs& a) {
     return 127;
   }
   if (a.session.output == kStdoutPath) {
-    print_error("gpuobs record",
-                make_error("-o -: a capture is an SQLite database and needs a file",
-                           "record into a file, then stream it: gpuobs export perfetto FILE -o - (or chrome, folded)", 2));
+    print_error(
+        "gpuobs record",
+        make_error("-o -: a capture is an SQLite database and needs a file",
+                   "record into a file, then stream it: gpuobs export perfetto FILE -o - (or chrome, folded)", 2));
     return 2;
   }
   if (a.session.output.empty()) {
@@ -328,8 +327,8 @@ int run_record(RecordArgs& a) {
     ::unlink(gpu_time_file.c_str());
     int fd = ::open(gpu_time_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-      print_error("gpuobs record", make_error("--gpu-time: cannot create " + gpu_time_file + ": " + std::strerror(errno),
-                                              "", 2));
+      print_error("gpuobs record",
+                  make_error("--gpu-time: cannot create " + gpu_time_file + ": " + std::strerror(errno), "", 2));
       return 2;
     }
     ::close(fd);

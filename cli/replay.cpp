@@ -165,12 +165,13 @@ int check_against_gpu_times(Db& db, const replay::Result& r, OutputFormat fmt) {
     }
     early += !starts_ok, late += !ends_ok;
     if (outside.rows.size() < 20)
-      outside.rows.push_back({o.id, o.kind, o.name, o.earliest_start_ns, gs, ge,
-                              o.latest_end_ns ? Cell(*o.latest_end_ns) : Cell()});
+      outside.rows.push_back(
+          {o.id, o.kind, o.name, o.earliest_start_ns, gs, ge, o.latest_end_ns ? Cell(*o.latest_end_ns) : Cell()});
   }
-  nlohmann::ordered_json j{{"measured_ops", checked},       {"inside", inside},  {"starts_before_window", early},
-                           {"ends_after_window", late},      {"never_proven", open_ended},
-                           {"measured_not_replayed", static_cast<int64_t>(measured.size()) - checked}};
+  nlohmann::ordered_json j{
+      {"measured_ops", checked},       {"inside", inside},
+      {"starts_before_window", early}, {"ends_after_window", late},
+      {"never_proven", open_ended},    {"measured_not_replayed", static_cast<int64_t>(measured.size()) - checked}};
   if (fmt == OutputFormat::json) {
     std::cout << j.dump(2) << "\n";
   } else {

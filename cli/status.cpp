@@ -5,13 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -122,34 +122,35 @@ int run_status(const StatusArgs& a) {
   std::printf("not stored:     %llu\n", static_cast<unsigned long long>(h->store_failed));
   std::printf("attach failures: %llu\n", static_cast<unsigned long long>(h->attach_failures));
   // Whether the segment being written can say it saw everything (issue 37).
-  if (!h->capture_state.empty())
-    std::printf("capture:        %s\n", terminal_safe(h->capture_state).c_str());
-  std::printf("holds:          %llu processes held at their first mapping of a GPU library (longest %.1f ms, %llu "
-              "timed out); %llu mappings could call a library unseen%s\n",
-              static_cast<unsigned long long>(h->library_holds), h->library_hold_max_ms,
-              static_cast<unsigned long long>(h->library_hold_timeouts),
-              static_cast<unsigned long long>(h->calls_before_attach),
-              h->first_miss.empty() ? "" : (" (first: " + terminal_safe(h->first_miss) + ")").c_str());
+  if (!h->capture_state.empty()) std::printf("capture:        %s\n", terminal_safe(h->capture_state).c_str());
+  std::printf(
+      "holds:          %llu processes held at their first mapping of a GPU library (longest %.1f ms, %llu "
+      "timed out); %llu mappings could call a library unseen%s\n",
+      static_cast<unsigned long long>(h->library_holds), h->library_hold_max_ms,
+      static_cast<unsigned long long>(h->library_hold_timeouts),
+      static_cast<unsigned long long>(h->calls_before_attach),
+      h->first_miss.empty() ? "" : (" (first: " + terminal_safe(h->first_miss) + ")").c_str());
   std::printf("batches lost:   %llu\n", static_cast<unsigned long long>(h->store_failed_batches));
   std::printf("emergency deletions: %llu (segments deleted on a full disk)\n",
               static_cast<unsigned long long>(h->emergency_deletions));
   std::printf("NCCL stalls:    %llu (gpuobs report nccl_stalls)\n", static_cast<unsigned long long>(h->nccl_stalls));
   if (!h->diff_baseline.empty()) {
-    std::printf("diff:           %llu series regressed (worst %.2fx), %llu new kernels against %s; %llu comparisons, "
-                "%llu errors\n",
-                static_cast<unsigned long long>(h->diff_regressed), h->diff_worst_ratio,
-                static_cast<unsigned long long>(h->diff_new_kernels), terminal_safe(h->diff_baseline).c_str(),
-                static_cast<unsigned long long>(h->diff_comparisons), static_cast<unsigned long long>(h->diff_errors));
+    std::printf(
+        "diff:           %llu series regressed (worst %.2fx), %llu new kernels against %s; %llu comparisons, "
+        "%llu errors\n",
+        static_cast<unsigned long long>(h->diff_regressed), h->diff_worst_ratio,
+        static_cast<unsigned long long>(h->diff_new_kernels), terminal_safe(h->diff_baseline).c_str(),
+        static_cast<unsigned long long>(h->diff_comparisons), static_cast<unsigned long long>(h->diff_errors));
     if (!h->diff_last_error.empty()) std::printf("  last error: %s\n", terminal_safe(h->diff_last_error).c_str());
   }
   if (!h->ship_url.empty()) {
-    std::printf("shipping:       to %s: %llu segments (%llu rows) shipped, backlog %llu segments (%llu bytes), "
-                "%llu failures, %llu deleted unshipped (disk full), %llu unshippable\n",
-                terminal_safe(h->ship_url).c_str(), static_cast<unsigned long long>(h->ship_segments),
-                static_cast<unsigned long long>(h->ship_rows), static_cast<unsigned long long>(h->ship_backlog_segments),
-                static_cast<unsigned long long>(h->ship_backlog_bytes), static_cast<unsigned long long>(h->ship_failures),
-                static_cast<unsigned long long>(h->unshipped_deleted),
-                static_cast<unsigned long long>(h->ship_unshippable));
+    std::printf(
+        "shipping:       to %s: %llu segments (%llu rows) shipped, backlog %llu segments (%llu bytes), "
+        "%llu failures, %llu deleted unshipped (disk full), %llu unshippable\n",
+        terminal_safe(h->ship_url).c_str(), static_cast<unsigned long long>(h->ship_segments),
+        static_cast<unsigned long long>(h->ship_rows), static_cast<unsigned long long>(h->ship_backlog_segments),
+        static_cast<unsigned long long>(h->ship_backlog_bytes), static_cast<unsigned long long>(h->ship_failures),
+        static_cast<unsigned long long>(h->unshipped_deleted), static_cast<unsigned long long>(h->ship_unshippable));
     if (!h->ship_last_error.empty()) std::printf("  last error: %s\n", terminal_safe(h->ship_last_error).c_str());
   }
   std::printf("metrics:        %llu connections open, %llu refused, %llu accept backoffs\n",

@@ -4,10 +4,10 @@
 // stack with file:line), where the capture and its HTML report are, and the
 // next commands to try. The demo ends with it. Only what the capture holds is
 // said: a family with no calls gets no line, so there are no zero counters.
+#include <sys/stat.h>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 #include "cli/commands.h"
@@ -109,12 +109,13 @@ int run_summary(const SummaryArgs& a) {
   const int64_t launches = q.num("SELECT coalesce(sum(launches), 0) FROM launch_agg");
   const int64_t streams = q.num("SELECT count(DISTINCT process_id || ':' || stream) FROM launch_agg");
   const int64_t calls = q.num("SELECT count(*) FROM api_calls WHERE family != 'launch'");
-  const int64_t procs = q.num(
-      "SELECT count(*) FROM (SELECT process_id FROM launch_agg UNION SELECT process_id FROM api_calls)");
+  const int64_t procs =
+      q.num("SELECT count(*) FROM (SELECT process_id FROM launch_agg UNION SELECT process_id FROM api_calls)");
 
   line("What ran");
   if (daemon) {
-    line("  gpuobsd, system-wide, for " + duration_text(std::get_if<double>(&c[2]) ? *std::get_if<double>(&c[2]) * 1e9 : 0));
+    line("  gpuobsd, system-wide, for " +
+         duration_text(std::get_if<double>(&c[2]) ? *std::get_if<double>(&c[2]) * 1e9 : 0));
   } else {
     std::string status = std::holds_alternative<std::monostate>(c[1]) ? "no exit status" : "exit " + Q::str(c[1]);
     double secs = std::get_if<double>(&c[2]) ? *std::get_if<double>(&c[2]) : 0;
@@ -143,7 +144,8 @@ int run_summary(const SummaryArgs& a) {
     for (const auto& r : kernels) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "  %-64s %9s %5.1f%% %8s", cut(short_name(Q::str(r[0])), 64).c_str(),
-                    grouped(Q::i64(r[1])).c_str(), 100.0 * static_cast<double>(Q::i64(r[1])) / static_cast<double>(launches),
+                    grouped(Q::i64(r[1])).c_str(),
+                    100.0 * static_cast<double>(Q::i64(r[1])) / static_cast<double>(launches),
                     grouped(Q::i64(r[2])).c_str());
       line(buf);
     }
@@ -195,9 +197,9 @@ int run_summary(const SummaryArgs& a) {
     std::string s = "  copies and memsets:";
     for (const auto& r : copies) {
       const int64_t n = Q::i64(r[2]);
-      std::string what = Q::str(r[0]) == "memset"  ? (n == 1 ? "memset" : "memsets")
-                         : Q::str(r[1]).empty() ? (n == 1 ? "copy" : "copies")
-                                                 : Q::str(r[1]);
+      std::string what = Q::str(r[0]) == "memset" ? (n == 1 ? "memset" : "memsets")
+                         : Q::str(r[1]).empty()   ? (n == 1 ? "copy" : "copies")
+                                                  : Q::str(r[1]);
       s += " " + grouped(n) + " " + what + " (" + human_bytes(static_cast<uint64_t>(Q::i64(r[3]))) +
            (Q::i64(r[4]) ? ", " + grouped(Q::i64(r[4])) + " failed" : "") + "),";
     }
@@ -213,8 +215,8 @@ int run_summary(const SummaryArgs& a) {
         "WHERE s.line IS NOT NULL AND s.line > 0 ORDER BY s.position LIMIT 1");
     if (!top.empty()) {
       std::string path = Q::str(top[0][2]);
-      std::string where = short_name(Q::str(top[0][1])) + " (" + path.substr(path.rfind('/') + 1) + ":" +
-                          Q::str(top[0][3]) + ")";
+      std::string where =
+          short_name(Q::str(top[0][1])) + " (" + path.substr(path.rfind('/') + 1) + ":" + Q::str(top[0][3]) + ")";
       char share[32];
       std::snprintf(share, sizeof share, "%.1f%%",
                     100.0 * static_cast<double>(Q::i64(top[0][0])) / static_cast<double>(launches));
@@ -232,7 +234,8 @@ int run_summary(const SummaryArgs& a) {
   line("");
   line("Next");
   char buf[200];
-  std::snprintf(buf, sizeof buf, "  %-58s %s", ("gpuobs report kern_sum " + file).c_str(), "kernels by name and GPU time");
+  std::snprintf(buf, sizeof buf, "  %-58s %s", ("gpuobs report kern_sum " + file).c_str(),
+                "kernels by name and GPU time");
   line(buf);
   std::snprintf(buf, sizeof buf, "  %-58s %s", ("gpuobs stacks " + file + " --top 3").c_str(),
                 "where the launches came from");

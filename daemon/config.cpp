@@ -62,14 +62,11 @@ bool writable(const std::string& v) {
 
 // The string options with their config-file keys.
 std::vector<std::pair<const char*, const std::string*>> string_options(const Config& c) {
-  std::vector<std::pair<const char*, const std::string*>> out = {{"state_dir", &c.state_dir},
-                                                                 {"db", &c.db},
-                                                                 {"log_level", &c.log_level},
-                                                                 {"metrics_listen", &c.metrics_listen},
-                                                                 {"status_file", &c.status_file},
-                                                                 {"diff_baseline", &c.diff_baseline},
-                                                                 {"ship_url", &c.ship_url},
-                                                                 {"ship_credentials", &c.ship_credentials}};
+  std::vector<std::pair<const char*, const std::string*>> out = {
+      {"state_dir", &c.state_dir},     {"db", &c.db},
+      {"log_level", &c.log_level},     {"metrics_listen", &c.metrics_listen},
+      {"status_file", &c.status_file}, {"diff_baseline", &c.diff_baseline},
+      {"ship_url", &c.ship_url},       {"ship_credentials", &c.ship_credentials}};
   using List = std::pair<const char*, const std::vector<std::string>*>;
   for (const List& l : {List{"libcuda", &c.libcuda}, List{"libhip", &c.libhip}, List{"watch_dev", &c.watch_dev}})
     for (const std::string& v : *l.second) out.emplace_back(l.first, &v);
@@ -184,9 +181,8 @@ Parsed parse_config(int argc, char** argv) {
   // The options gpuobs record shares: one definition (capture/capture_options.h).
   add_capture_options(app,
                       CaptureOptionFields{&c.libcuda, &c.libhip, &c.watch_dev, &c.gpu_devices, &c.ring_mb,
-                                          &c.stack_depth, &c.unwind, &c.stack_copy, &c.nccl_stall_s,
-                                          &c.python_stacks, &c.metrics_hz, &c.detail_interval_ms,
-                                          &c.python_main_thread},
+                                          &c.stack_depth, &c.unwind, &c.stack_copy, &c.nccl_stall_s, &c.python_stacks,
+                                          &c.metrics_hz, &c.detail_interval_ms, &c.python_main_thread},
                       true);
   app.add_option("--gpu-devices,--gpu_devices", c.gpu_devices, "watch GPU drivers' devices (true/false)");
   app.add_option("--library-rescan,--library_rescan", c.library_rescan_ms,

@@ -32,7 +32,7 @@ struct Config {
   uint32_t nccl_stall_s = kNcclStallDefaultS;
   bool python_stacks = true;
   bool python_main_thread = true;
-  uint32_t metrics_hz = kMetricsHzDefault;  // GPU metrics sampled per second (0: off)
+  uint32_t metrics_hz = kMetricsHzDefault;                 // GPU metrics sampled per second (0: off)
   uint32_t detail_interval_ms = kDetailIntervalMsDefault;  // GPM averaged over this long
   uint32_t stack_depth = kStackDepthDefault;
   UnwindMode unwind = UnwindMode::fp;
@@ -54,8 +54,8 @@ struct Config {
   uint64_t diff_interval_s = 300;  // how often
   uint64_t diff_window_s = 300;    // the current segment's last this many seconds
   // Shipping to ClickHouse (daemon/fleet_ship.h): off while ship_url is empty.
-  std::string ship_url;          // http://HOST:8123/?database=gpuobs
-  std::string ship_credentials;  // a file: user = NAME, password = SECRET (mode 600)
+  std::string ship_url;           // http://HOST:8123/?database=gpuobs
+  std::string ship_credentials;   // a file: user = NAME, password = SECRET (mode 600)
   uint64_t ship_interval_s = 60;  // how often to look for finished segments (a rotation also wakes it)
 
   SessionOptions session_options() const;

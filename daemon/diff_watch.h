@@ -18,13 +18,13 @@
 namespace gpuobs::daemon {
 
 struct DiffWatchState {
-  std::string baseline;       // the baseline's path ('' : off)
-  uint64_t comparisons = 0;   // done since the daemon started
-  uint64_t errors = 0;        // comparisons that could not be made
-  uint64_t regressed = 0;     // series regressed in the last comparison
-  uint64_t new_kernels = 0;   // kernels of the window the baseline never launched
-  double worst_ratio = 1;     // the largest new/base ratio among the regressed series (1: none)
-  std::string last_error;     // of the last comparison that failed ('' after a good one)
+  std::string baseline;      // the baseline's path ('' : off)
+  uint64_t comparisons = 0;  // done since the daemon started
+  uint64_t errors = 0;       // comparisons that could not be made
+  uint64_t regressed = 0;    // series regressed in the last comparison
+  uint64_t new_kernels = 0;  // kernels of the window the baseline never launched
+  double worst_ratio = 1;    // the largest new/base ratio among the regressed series (1: none)
+  std::string last_error;    // of the last comparison that failed ('' after a good one)
 };
 
 class DiffWatch {

@@ -146,8 +146,9 @@ bool FleetShip::ship_once() {
     if (!st->columns_missing.empty()) {
       std::string names;
       for (const auto& c : st->columns_missing) names += (names.empty() ? "" : ", ") + c;
-      spdlog::warn("segment {}: columns {} not shipped: the database at {} lacks them (gpuobs clickhouse init adds them)",
-                   s.path, names, state_.url);
+      spdlog::warn(
+          "segment {}: columns {} not shipped: the database at {} lacks them (gpuobs clickhouse init adds them)",
+          s.path, names, state_.url);
     }
     std::lock_guard<std::mutex> lk(mu_);
     ++state_.shipped_segments;

@@ -21,12 +21,12 @@
 namespace gpuobs::daemon {
 
 struct ShipState {
-  std::string url;  // where to (no password), '' : off
+  std::string url;                                                     // where to (no password), '' : off
   uint64_t shipped_segments = 0, shipped_rows = 0, shipped_bytes = 0;  // since the daemon started
-  uint64_t backlog_segments = 0, backlog_bytes = 0;  // finished segments not shipped yet
+  uint64_t backlog_segments = 0, backlog_bytes = 0;                    // finished segments not shipped yet
   uint64_t failures = 0;
   uint64_t unshippable = 0;  // segments that are not readable captures: marked and passed over
-  std::string last_error;  // of the last try that failed ('' after a success)
+  std::string last_error;    // of the last try that failed ('' after a success)
   int64_t last_success_unix_s = 0;
 };
 

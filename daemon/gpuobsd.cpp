@@ -153,9 +153,9 @@ class Daemon {
   int64_t started_unix_s_ = 0;
   uint64_t last_records_ = 0;
   Clock::time_point last_sample_;
-  std::unique_ptr<MetricsServer> metrics_;  // only with metrics_listen set
+  std::unique_ptr<MetricsServer> metrics_;         // only with metrics_listen set
   std::unique_ptr<daemon::DiffWatch> diff_watch_;  // only with diff_baseline set
-  std::unique_ptr<daemon::FleetShip> ship_;         // only with ship_url set
+  std::unique_ptr<daemon::FleetShip> ship_;        // only with ship_url set
   uint64_t unshipped_deleted_ = 0;
   uint64_t emergency_deletions_ = 0;
   uint64_t failed_rows_seen_ = 0;  // of the current segment's writer (check_store)
@@ -417,10 +417,10 @@ void Daemon::publish(const HealthSnapshot& h) {
     if (auto st = daemon::write_atomically(cfg_.status_file, to_json(h).dump(2) + "\n"); !st)
       spdlog::debug("{}", st.error().message);
   char line[256];
-  std::snprintf(line, sizeof line, "STATUS=%.0f events/s, %llu dropped, %llu not stored, %llu missed at start, segment %s",
-                h.events_per_s, static_cast<unsigned long long>(h.drops_total),
-                static_cast<unsigned long long>(h.store_failed), static_cast<unsigned long long>(h.calls_before_attach),
-                std::filesystem::path(h.segment_path).filename().c_str());
+  std::snprintf(
+      line, sizeof line, "STATUS=%.0f events/s, %llu dropped, %llu not stored, %llu missed at start, segment %s",
+      h.events_per_s, static_cast<unsigned long long>(h.drops_total), static_cast<unsigned long long>(h.store_failed),
+      static_cast<unsigned long long>(h.calls_before_attach), std::filesystem::path(h.segment_path).filename().c_str());
   notify_.send(line);
   if (metrics_) metrics_->update(h);
 }

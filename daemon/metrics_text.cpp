@@ -111,8 +111,8 @@ std::string render_prometheus(const HealthSnapshot& s) {
   // the GPUs of the host and the metric catalogue (gpu_metrics/metric_catalogue.cpp).
   family(out, "gpuobs_gpu_info", "gauge", "Always 1 for each GPU the metrics sampler watches; labels name it.");
   for (const auto& g : s.gpus)
-    fmt::format_to(std::back_inserter(out), "gpuobs_gpu_info{{gpu=\"{}\",name=\"{}\"}} 1\n",
-                   escape_label_value(g.uuid), escape_label_value(g.name));
+    fmt::format_to(std::back_inserter(out), "gpuobs_gpu_info{{gpu=\"{}\",name=\"{}\"}} 1\n", escape_label_value(g.uuid),
+                   escape_label_value(g.name));
   family(out, "gpuobs_gpu_metric", "gauge",
          "The latest sampled value of a GPU metric (metric label: name as in gpuobs report gpu_sum, unit in its "
          "suffix; clocks_event_reasons is NVML's throttle reason bit set).");

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # clang-tidy (the checks of .clang-tidy) on the C++ files changed against a
-# base ref, with the flags of build/compile_commands.json (CMake writes it).
+# base ref, with each file's own compile command. build/ is a unity build
+# (scripts/build.sh), whose commands compile batches: the files are checked
+# with the commands of build-tidy/, the same configuration one file per
+# compiler run, configured here; only its generated sources (the BPF
+# skeleton, protobuf, embedded SQL and HTML) are built, never the objects.
 #   scripts/tidy-changed.sh [BASE]   BASE: a git ref; default origin/main, else main
 # Changed means: differs between the merge base of BASE and HEAD, and the
 # working tree (committed or not). A changed header is checked through the
@@ -10,8 +14,6 @@
 # Called by scripts/test.sh (so by CI) after the build; GPUOBS_TIDY=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-db=build/compile_commands.json
-[ -f "$db" ] || { echo "tidy-changed: $db missing: build first (scripts/build.sh)" >&2; exit 1; }
 command -v clang-tidy >/dev/null || { echo "tidy-changed: clang-tidy missing: scripts/install-deps.sh" >&2; exit 1; }
 
 base=${1:-}
@@ -38,6 +40,24 @@ for f in "${changed[@]}"; do
   esac
   [ -f "$f" ] && want[$PWD/$f]=1
 done
+if ((${#want[@]} == 0)); then
+  echo "tidy-changed: no C++ file changed since $base ($mb): nothing to check"
+  exit 0
+fi
+# Per-file compile commands: build-tidy/, configured like build/ but not unity.
+tb=build-tidy
+if [ ! -f "$tb/CMakeCache.txt" ]; then
+  gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  cmake -S . -B "$tb" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUOBS_WERROR=ON -DGPUOBS_DEBUG_LINES_ONLY=ON \
+    -DCMAKE_UNITY_BUILD=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+else
+  cmake "$tb" >/dev/null
+fi
+# The sources and headers custom commands generate, which the files include.
+mapfile -t generated < <(ninja -C "$tb" -t targets all | sed -n 's/^\(.*\.\(h\|cc\|cpp\)\): CUSTOM_COMMAND$/\1/p')
+((${#generated[@]} == 0)) || ninja -C "$tb" "${generated[@]}" >/dev/null
+db=$tb/compile_commands.json
 # ... that this build compiles.
 mapfile -t files < <(python3 - "$db" "${!want[@]}" <<'EOF'
 import json, os, sys
@@ -47,10 +67,6 @@ for f in sorted(set(sys.argv[2:])):
         print(f)
 EOF
 )
-if ((${#files[@]} < ${#want[@]})) && grep -q '/Unity/unity_' "$db"; then
-  echo "tidy-changed: note: build/ is a unity build (GPUOBS_UNITY=1): $(( ${#want[@]} - ${#files[@]} )) changed" \
-       "file(s) have no compile command of their own and are not checked; check them on a build made without it"
-fi
 if ((${#files[@]} == 0)); then
   echo "tidy-changed: no C++ file of this build changed since $base ($mb): nothing to check"
   exit 0
@@ -58,5 +74,5 @@ fi
 echo "tidy-changed: clang-tidy on ${#files[@]} file(s) changed since $base"
 # The compile commands are gcc's: clang must not stop at a gcc-only warning flag.
 printf '%s\0' "${files[@]}" |
-  xargs -0 -P "$(nproc)" -n 1 clang-tidy -p build --quiet --extra-arg=-Wno-unknown-warning-option
+  xargs -0 -P "$(nproc)" -n 1 clang-tidy -p "$tb" --quiet --extra-arg=-Wno-unknown-warning-option
 echo "tidy-changed: clean"

@@ -24,7 +24,6 @@ using CUdevice = int;
 using CUdeviceptr = unsigned long long;
 using Handle = void*;  // CUcontext, CUmodule, CUfunction, CUstream
 
-
 struct Driver {
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGet)(CUdevice*, int);
@@ -37,8 +36,8 @@ struct Driver {
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuStreamCreate)(Handle*, unsigned);
   CUresult (*cuStreamSynchronize)(Handle);
-  CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             Handle, void**, void**);
+  CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Handle,
+                             void**, void**);
 };
 
 template <class F>
@@ -90,16 +89,18 @@ int main(int argc, char** argv) {
             load(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent) && load(lib, "cuModuleLoadData", d.cuModuleLoadData) &&
             load(lib, "cuModuleGetFunction", d.cuModuleGetFunction) && load(lib, "cuMemAlloc_v2", d.cuMemAlloc) &&
             load(lib, "cuMemsetD32_v2", d.cuMemsetD32) && load(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
-            load(lib, "cuStreamCreate", d.cuStreamCreate) &&
-            load(lib, "cuStreamSynchronize", d.cuStreamSynchronize) && load(lib, "cuLaunchKernel", d.cuLaunchKernel);
+            load(lib, "cuStreamCreate", d.cuStreamCreate) && load(lib, "cuStreamSynchronize", d.cuStreamSynchronize) &&
+            load(lib, "cuLaunchKernel", d.cuLaunchKernel);
   if (!ok) return 1;
 
   const unsigned n = 4096, block = 256, grid = (n + block - 1) / block;
   CUresult init = d.cuInit(0);
   if (init != 0) {
     // No usable GPU: same launch calls, placeholder handles, results ignored.
-    std::printf("cuda_streams: no GPU (cuInit returned %d); issuing %u cuLaunchKernel calls on %u placeholder "
-                "streams against %s\n", init, launches, nstreams, lib_path.c_str());
+    std::printf(
+        "cuda_streams: no GPU (cuInit returned %d); issuing %u cuLaunchKernel calls on %u placeholder "
+        "streams against %s\n",
+        init, launches, nstreams, lib_path.c_str());
     // The same calls as the GPU path makes, so every family shows up (each
     // failing with the stub's CUDA_ERROR_STUB_LIBRARY).
     Handle function = reinterpret_cast<Handle>(0xf00d);

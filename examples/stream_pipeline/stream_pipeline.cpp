@@ -49,8 +49,8 @@ struct Driver {
   CUresult (*cuEventRecord)(Handle, Handle);
   CUresult (*cuEventSynchronize)(Handle);
   CUresult (*cuEventDestroy)(Handle);
-  CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             Handle, void**, void**);
+  CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Handle,
+                             void**, void**);
 };
 Driver d{};
 
@@ -61,13 +61,13 @@ bool load(void* lib, const char* name, F& fn) {
   return fn != nullptr;
 }
 
-#define CHECK(call)                                                               \
-  do {                                                                            \
-    CUresult r_ = (call);                                                         \
-    if (r_ != 0) {                                                                \
-      std::fprintf(stderr, "stream_pipeline: %s failed: error %d\n", #call, r_);  \
-      std::exit(1);                                                               \
-    }                                                                             \
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    CUresult r_ = (call);                                                        \
+    if (r_ != 0) {                                                               \
+      std::fprintf(stderr, "stream_pipeline: %s failed: error %d\n", #call, r_); \
+      std::exit(1);                                                              \
+    }                                                                            \
   } while (0)
 
 constexpr unsigned kN = 1 << 16;  // floats per buffer
@@ -110,8 +110,9 @@ int main(int argc, char** argv) {
     else if (i + 1 < argc && a == "--iterations") iterations = std::strtoul(argv[++i], nullptr, 10);
     else if (i + 1 < argc && a == "--bug") bug = argv[++i];
     else {
-      std::fprintf(stderr, "usage: stream_pipeline [--lib PATH] [--iterations N] [--bug none|unrecorded-wait|"
-                           "free-while-queued|pageable-copy|race|all] [--no-verify]\n");
+      std::fprintf(stderr,
+                   "usage: stream_pipeline [--lib PATH] [--iterations N] [--bug none|unrecorded-wait|"
+                   "free-while-queued|pageable-copy|race|all] [--no-verify]\n");
       return 2;
     }
   }
@@ -131,8 +132,7 @@ int main(int argc, char** argv) {
             load(lib, "cuModuleLoadData", d.cuModuleLoadData) &&
             load(lib, "cuModuleGetFunction", d.cuModuleGetFunction) && load(lib, "cuMemAlloc_v2", d.cuMemAlloc) &&
             load(lib, "cuMemFree_v2", d.cuMemFree) && load(lib, "cuMemAllocHost_v2", d.cuMemAllocHost) &&
-            load(lib, "cuMemFreeHost", d.cuMemFreeHost) &&
-            load(lib, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync) &&
+            load(lib, "cuMemFreeHost", d.cuMemFreeHost) && load(lib, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync) &&
             load(lib, "cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync) &&
             load(lib, "cuMemsetD32Async", d.cuMemsetD32Async) && load(lib, "cuStreamCreate", d.cuStreamCreate) &&
             load(lib, "cuStreamDestroy_v2", d.cuStreamDestroy) &&
@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   for (auto& e : done) CHECK(d.cuEventDestroy(e));
   CHECK(d.cuEventDestroy(in_ready));
   for (auto& st : s) CHECK(d.cuStreamDestroy(st));
-  std::printf("stream_pipeline: %u iterations over %u streams (bug: %s)%s\n", iterations, 1 + kWorkers,
-              bug.c_str(), verify ? (bad ? ", results WRONG" : ", results verified") : "");
+  std::printf("stream_pipeline: %u iterations over %u streams (bug: %s)%s\n", iterations, 1 + kWorkers, bug.c_str(),
+              verify ? (bad ? ", results WRONG" : ", results verified") : "");
   return bad;
 }

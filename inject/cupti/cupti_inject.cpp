@@ -14,12 +14,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -391,7 +391,8 @@ void start() {
   // PyTorch, every CUDA C++ program) carries the runtime call's correlation
   // id; the driver call gpuobs probes inside it has an id of its own. On the
   // H200 a PyTorch run joined 0 of 615 by correlation without them.
-  const Kind kinds[] = {{CUPTI_ACTIVITY_KIND_RUNTIME, kGtEnabledRuntime, "RUNTIME"},{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, kGtEnabledKernel, "CONCURRENT_KERNEL"},
+  const Kind kinds[] = {{CUPTI_ACTIVITY_KIND_RUNTIME, kGtEnabledRuntime, "RUNTIME"},
+                        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, kGtEnabledKernel, "CONCURRENT_KERNEL"},
                         {CUPTI_ACTIVITY_KIND_MEMCPY, kGtEnabledMemcpy, "MEMCPY"},
                         {CUPTI_ACTIVITY_KIND_MEMSET, kGtEnabledMemset, "MEMSET"},
                         {CUPTI_ACTIVITY_KIND_DRIVER, kGtEnabledDriver, "DRIVER"}};

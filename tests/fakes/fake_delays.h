@@ -35,7 +35,8 @@ __attribute__((noinline)) static void api_delay(const char *name)
 			return;
 		}
 		p = strchr(p, ',');
-		if (p) ++p;
+		if (p)
+			++p;
 	}
 }
 
@@ -50,7 +51,8 @@ __attribute__((noinline)) static int api_fails(const char *name)
 		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
 			return 1;
 		p = strchr(p, ',');
-		if (p) ++p;
+		if (p)
+			++p;
 	}
 	return 0;
 }

@@ -177,12 +177,15 @@ API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
 	return count_launch(f);
 }
 
-API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params)
+API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+				       unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params)
 {
 	return count_launch(f);
 }
 
-API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void **params)
+API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+					    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+					    CUstream s, void **params)
 {
 	return count_launch(f);
 }
@@ -223,15 +226,18 @@ API CUresult cuGraphLaunch_ptsz(void *graph_exec, CUstream s)
 
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
-	if (!p) return 1;
-	if (n == 0) return 1;
+	if (!p)
+		return 1;
+	if (n == 0)
+		return 1;
 	*p = new_handle();
 	return touch();
 }
 
 API CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int elem)
 {
-	if (!p || !pitch || !w || !h) return 1;
+	if (!p || !pitch || !w || !h)
+		return 1;
 	*pitch = (w + 511) & ~(size_t)511;
 	*p = new_handle();
 	return touch();
@@ -239,54 +245,66 @@ API CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t w, size_t 
 
 API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 {
-	if (!p) return 1;
-	if (n == 0) return 1;
+	if (!p)
+		return 1;
+	if (n == 0)
+		return 1;
 	*p = new_handle();
 	return touch();
 }
 
 API CUresult cuMemAllocHost_v2(void **pp, size_t n)
 {
-	if (!pp || !n) return 1;
+	if (!pp || !n)
+		return 1;
 	*pp = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 {
-	if (!pp || !n) return 1;
+	if (!pp || !n)
+		return 1;
 	*pp = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
 {
-	if (!p) return 1;
-	if (n == 0) return 1;
+	if (!p)
+		return 1;
+	if (n == 0)
+		return 1;
 	*p = new_handle();
 	return touch();
 }
 
 API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s)
 {
-	if (!p) return 1;
-	if (n == 0) return 1;
+	if (!p)
+		return 1;
+	if (n == 0)
+		return 1;
 	*p = new_handle();
 	return touch();
 }
 
 API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, void *pool, CUstream s)
 {
-	if (!p) return 1;
-	if (n == 0) return 1;
+	if (!p)
+		return 1;
+	if (n == 0)
+		return 1;
 	*p = new_handle();
 	return touch();
 }
 
 API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n, void *pool, CUstream s)
 {
-	if (!p) return 1;
-	if (n == 0) return 1;
+	if (!p)
+		return 1;
+	if (n == 0)
+		return 1;
 	*p = new_handle();
 	return touch();
 }
@@ -313,7 +331,8 @@ API CUresult cuMemFreeHost(void *p)
 
 API CUresult cuMemCreate(unsigned long long *h, size_t n, const void *prop, unsigned long long flags)
 {
-	if (!h || !n) return 1;
+	if (!h || !n)
+		return 1;
 	*h = new_handle();
 	return touch();
 }
@@ -641,14 +660,16 @@ API CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dst, size_t pitch, unsigned int
 
 API CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
 {
-	if (!ps) return 1;
+	if (!ps)
+		return 1;
 	*ps = (CUstream)new_handle();
 	return touch();
 }
 
 API CUresult cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int priority)
 {
-	if (!ps) return 1;
+	if (!ps)
+		return 1;
 	*ps = (CUstream)new_handle();
 	return touch();
 }
@@ -690,21 +711,24 @@ API CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, int mode)
 
 API CUresult cuStreamEndCapture(CUstream s, void **graph)
 {
-	if (!graph) return 1;
+	if (!graph)
+		return 1;
 	*graph = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuStreamEndCapture_ptsz(CUstream s, void **graph)
 {
-	if (!graph) return 1;
+	if (!graph)
+		return 1;
 	*graph = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuEventCreate(void **pe, unsigned int flags)
 {
-	if (!pe) return 1;
+	if (!pe)
+		return 1;
 	*pe = (void *)new_handle();
 	return touch();
 }
@@ -771,7 +795,8 @@ API CUresult cuCtxSynchronize_v2(void *ctx)
 
 API CUresult cuModuleGetFunction(CUfunction *pf, void *mod, const char *name)
 {
-	if (!pf || !name) return 1;
+	if (!pf || !name)
+		return 1;
 	*pf = (CUfunction)new_handle();
 	return touch();
 }
@@ -780,49 +805,58 @@ API CUresult cuLibraryGetKernel(void **pk, void *lib, const char *name)
 {
 	/* Reads the name, as the real driver does: a page not yet faulted in
 	 * becomes resident here (tests/workloads/api_workload.cpp relies on it). */
-	if (!pk || !name || !*(volatile const char *)name) return 1;
+	if (!pk || !name || !*(volatile const char *)name)
+		return 1;
 	*pk = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuKernelGetFunction(CUfunction *pf, void *kernel)
 {
-	if (!pf || !kernel) return 1;
+	if (!pf || !kernel)
+		return 1;
 	*pf = (CUfunction)new_handle();
 	return touch();
 }
 
 API CUresult cuModuleLoad(void **pm, const char *path)
 {
-	if (!pm || !path) return 1;
+	if (!pm || !path)
+		return 1;
 	*pm = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuModuleLoadData(void **pm, const void *image)
 {
-	if (!pm || !image) return 1;
+	if (!pm || !image)
+		return 1;
 	*pm = (void *)new_handle();
 	return touch();
 }
 
 API CUresult cuModuleLoadDataEx(void **pm, const void *image, unsigned int n, void *opts, void **vals)
 {
-	if (!pm || !image) return 1;
+	if (!pm || !image)
+		return 1;
 	*pm = (void *)new_handle();
 	return touch();
 }
 
-API CUresult cuLibraryLoadData(void **pl, const void *code, void *jo, void **jv, unsigned int nj, void *lo, void **lv, unsigned int nl)
+API CUresult cuLibraryLoadData(void **pl, const void *code, void *jo, void **jv, unsigned int nj, void *lo, void **lv,
+			       unsigned int nl)
 {
-	if (!pl || !code) return 1;
+	if (!pl || !code)
+		return 1;
 	*pl = (void *)new_handle();
 	return touch();
 }
 
-API CUresult cuLibraryLoadFromFile(void **pl, const char *path, void *jo, void **jv, unsigned int nj, void *lo, void **lv, unsigned int nl)
+API CUresult cuLibraryLoadFromFile(void **pl, const char *path, void *jo, void **jv, unsigned int nj, void *lo,
+				   void **lv, unsigned int nl)
 {
-	if (!pl || !path) return 1;
+	if (!pl || !path)
+		return 1;
 	*pl = (void *)new_handle();
 	return touch();
 }

@@ -267,8 +267,8 @@ API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUnique
 
 /* NCCL 2.23+: several ids to spread the bootstrap; the fake takes the
  * first's magic, as every rank passes the same ids in the same order. */
-API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
-					  ncclUniqueId *commIds, ncclConfig_t *config)
+API ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId, ncclUniqueId *commIds,
+					  ncclConfig_t *config)
 {
 	if (nId < 1 || !commIds)
 		return fail(ncclInvalidArgument, "no unique ids");

@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   JoinResult r = join_activities(calls, file->activities);
   const JoinCounts& n = r.counts;
   // Every GPU activity is joined (directly or as an extra of its call), or counted as not.
-  if (n.joined_by_correlation + n.joined_by_order + n.activities_without_row + n.activities_ambiguous != gpu) std::abort();
+  if (n.joined_by_correlation + n.joined_by_order + n.activities_without_row + n.activities_ambiguous != gpu)
+    std::abort();
   for (size_t i = 1; i < r.rows.size(); ++i)
     if (r.rows[i - 1].row_id >= r.rows[i].row_id) std::abort();
   for (const GpuTime& t : r.rows)

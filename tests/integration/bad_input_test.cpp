@@ -57,9 +57,9 @@ TEST(BadInput, FullDiskDuringRecordIsOneMessageAndEveryLaunchCounted) {
   TempDir tmp;
   const std::string cap = disk.mnt + "/c.gpuobs", err = tmp.file("err"), truth = tmp.file("truth.json");
   const int launches = 1500000;
-  int rc = run(kGpuobs + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD + " --lib " +
-               FAKE_LIBCUDA + " --threads 2 --launches " + std::to_string(launches / 2) + " --truth " + truth +
-               " 2>" + err);
+  int rc =
+      run(kGpuobs + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD + " --lib " +
+          FAKE_LIBCUDA + " --threads 2 --launches " + std::to_string(launches / 2) + " --truth " + truth + " 2>" + err);
   const std::string said = read_file(err);
   EXPECT_EQ(rc, 0) << "the command's own exit status: " << said;
   EXPECT_EQ(said.find("cannot rollback"), std::string::npos) << said;
@@ -107,7 +107,6 @@ TEST(BadInput, RecordOnAFullDiskRefusesBeforeTheCommandRuns) {
   EXPECT_FALSE(std::filesystem::exists(cap)) << read_file(err);
   EXPECT_LE(count_lines_with(read_file(err), "\n") + 1, 3) << read_file(err);
 }
-
 
 // A record killed mid-capture (SIGPIPE on its stderr, kill -9) leaves its
 // reserve beside the capture; the next record at that path said "cannot set
@@ -208,8 +207,8 @@ TEST(BadInput, CheckCallsADamagedSchemaCorruptAndExitsOne) {
   }
   EXPECT_EQ(run(kGpuobs + " check " + cap + " >" + out + " 2>" + err), 1) << read_file(out) << read_file(err);
   EXPECT_NE(read_file(out).find(cap + ": corrupt"), std::string::npos) << read_file(out);
-  EXPECT_EQ(read_file(err).find("gpuobs check " + cap), std::string::npos) << "check told to run check: "
-                                                                             << read_file(err);
+  EXPECT_EQ(read_file(err).find("gpuobs check " + cap), std::string::npos)
+      << "check told to run check: " << read_file(err);
   // Other commands: exit 2, and they point at check.
   EXPECT_EQ(run(kGpuobs + " report capture " + cap + " >/dev/null 2>" + err), 2);
   EXPECT_NE(read_file(err).find("gpuobs check " + cap), std::string::npos) << read_file(err);
@@ -223,8 +222,7 @@ TEST(BadInput, UnreadableCaptureSaysPermissionDeniedWithModeAndGroup) {
   ASSERT_EQ(run(kGpuobs + " record -o " + cap + " -- true 2>/dev/null"), 0);
   ::chmod(tmp.path().c_str(), 0755);
   for (std::string cmd : {"report capture " + cap, "sql 'SELECT 1' " + cap, "check " + cap}) {
-    EXPECT_EQ(run("setpriv --reuid=65534 --regid=65534 --clear-groups " + kGpuobs + " " + cmd + " 2>" + err), 2)
-        << cmd;
+    EXPECT_EQ(run("setpriv --reuid=65534 --regid=65534 --clear-groups " + kGpuobs + " " + cmd + " 2>" + err), 2) << cmd;
     EXPECT_NE(read_file(err).find("permission denied: " + cap + " (mode 0640, owner root, group gpuobs)"),
               std::string::npos)
         << cmd << ": " << read_file(err);

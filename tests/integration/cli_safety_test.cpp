@@ -476,8 +476,7 @@ TEST(OptionValidation, RecordAndTheDaemonShareTheCaptureOptions) {
   // was refused as "1 required UINT missing").
   for (const char* good : {"--ring-mb 8", "--stack-depth 8", "--unwind fp", "--stack-copy 16384 --unwind dwarf",
                            "--nccl-stall 2", "--watch-dev 1:3"})
-    EXPECT_EQ(run(kGpuobs + " record " + good + " -f -o " + dir.file("g.gpuobs") + " -- true 2>/dev/null"), 0)
-        << good;
+    EXPECT_EQ(run(kGpuobs + " record " + good + " -f -o " + dir.file("g.gpuobs") + " -- true 2>/dev/null"), 0) << good;
   for (const char* bad : {"--ring-mb 4096", "--stack-depth 128", "--unwind lbr", "--stack-copy 100",
                           "--stack-copy 4096 --unwind fp", "--nccl-stall 0"}) {
     std::string e1 = dir.file("e1"), e2 = dir.file("e2");

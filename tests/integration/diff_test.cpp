@@ -22,7 +22,7 @@ using namespace gpuobs::testing;
 
 namespace {
 
-std::unique_ptr<TempDir> g_dir;               // this process's diff outputs
+std::unique_ptr<TempDir> g_dir;                // this process's diff outputs
 std::unique_ptr<SharedRecordings> g_captures;  // the five recordings, made once per ctest run
 
 std::string cap(const std::string& name) { return g_captures->file(name + ".gpuobs"); }
@@ -189,7 +189,8 @@ TEST_F(DiffRuns, TwoWindowsOfOneCaptureAndBadInput) {
     ASSERT_TRUE(db.ok());
     mid_s = double(scalar(*db,
                           "SELECT (min(ts_mono_ns) + max(ts_mono_ns)) / 2 - (SELECT start_mono_ns FROM capture) "
-                          "FROM kernel_launches")) / 1e9;
+                          "FROM kernel_launches")) /
+            1e9;
   }
   auto halves = diff(cap("base") + " --base-until " + std::to_string(mid_s) + " --since " + std::to_string(mid_s) +
                      " --no-stacks --all");
@@ -228,7 +229,7 @@ TEST_F(DiffRuns, TwoWindowsOfOneCaptureAndBadInput) {
 TEST_F(DiffRuns, TheDaemonsRollingComparison) {
   using gpuobs::daemon::DiffWatch;
   DiffWatch w(cap("base"), std::chrono::seconds(3600), 1e6);  // the window covers the whole capture
-  w.compare_once();  // no current segment yet: nothing done
+  w.compare_once();                                           // no current segment yet: nothing done
   EXPECT_EQ(w.state().comparisons, 0u);
   w.set_current(cap("slow"));
   w.compare_once();
@@ -236,8 +237,8 @@ TEST_F(DiffRuns, TheDaemonsRollingComparison) {
   EXPECT_EQ(st.baseline, "");  // set by start(); compare_once alone does not
   EXPECT_EQ(st.comparisons, 1u);
   EXPECT_EQ(st.errors, 0u);
-  EXPECT_GE(st.regressed, 1u);       // cuMemcpyHtoD_v2's latency at least
-  EXPECT_GE(st.worst_ratio, 1.5);    // 3x asked of nanosleep
+  EXPECT_GE(st.regressed, 1u);     // cuMemcpyHtoD_v2's latency at least
+  EXPECT_GE(st.worst_ratio, 1.5);  // 3x asked of nanosleep
   w.set_current(cap("extra"));
   w.compare_once();
   EXPECT_EQ(w.state().new_kernels, 1u);
@@ -288,8 +289,7 @@ TEST_F(DiffRuns, TheInjectedIdleTimeIsFoundAsHostWait) {
   ASSERT_EQ(run(std::string(GPUOBS_BIN) + " replay " + copy + " >/dev/null 2>&1"), 0);
   auto db = gpuobs::open_capture_readonly(copy);
   ASSERT_TRUE(db.ok());
-  const std::string q2 =
-      "(SELECT id FROM replay_queues WHERE kind = 'created' ORDER BY created_ns LIMIT 1 OFFSET 1)";
+  const std::string q2 = "(SELECT id FROM replay_queues WHERE kind = 'created' ORDER BY created_ns LIMIT 1 OFFSET 1)";
   EXPECT_EQ(scalar(*db, "SELECT gaps FROM replay_idle_spans WHERE queue_id = " + q2), 299);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM replay_idle_gaps WHERE queue_id = " + q2), 299);
   EXPECT_EQ(scalar(*db, "SELECT min(host_wait_ns) >= 3000000 FROM replay_idle_gaps WHERE queue_id = " + q2), 1);

@@ -101,9 +101,10 @@ void expect_seen_from_first_call(Db& db, int64_t pid) {
 void print_holds(Db& db, const char* what) {
   std::printf("%s: %lld mappings held, median hold %.2f ms, max %.2f ms; %lld attached before\n", what,
               static_cast<long long>(scalar(db, "SELECT count(*) FROM library_maps WHERE hold = 'held'")),
-              static_cast<double>(scalar(db, "SELECT held_ns FROM library_maps WHERE hold = 'held' ORDER BY held_ns "
-                                             "LIMIT 1 OFFSET (SELECT count(*) / 2 FROM library_maps WHERE hold = "
-                                             "'held')")) /
+              static_cast<double>(scalar(db,
+                                         "SELECT held_ns FROM library_maps WHERE hold = 'held' ORDER BY held_ns "
+                                         "LIMIT 1 OFFSET (SELECT count(*) / 2 FROM library_maps WHERE hold = "
+                                         "'held')")) /
                   1e6,
               static_cast<double>(scalar(db, "SELECT coalesce(max(held_ns), 0) FROM library_maps")) / 1e6,
               static_cast<long long>(scalar(db, "SELECT count(*) FROM library_maps WHERE hold = 'attached before'")));
@@ -203,10 +204,11 @@ TEST(FirstCall, DaemonStoresBothNcclRanksFromCommInit) {
     const std::string id = dir.file("id" + std::to_string(i));
     for (int r = 0; r < 2; ++r)
       script += "FAKE_NCCL_LIBCUDA=" + cuda + " " + NCCL_WORKLOAD + " --rank " + std::to_string(r) +
-                " --nranks 2 --id-file " + id + " --iters 2 > " + dir.file("n" + std::to_string(i) + "." +
-                                                                             std::to_string(r)) + " & ";
+                " --nranks 2 --id-file " + id + " --iters 2 > " +
+                dir.file("n" + std::to_string(i) + "." + std::to_string(r)) + " & ";
     ASSERT_EQ(run("sh -c '" + script + "wait'"), 0);
-    for (int r = 0; r < 2; ++r) truths.push_back(read_json(dir.file("n" + std::to_string(i) + "." + std::to_string(r))));
+    for (int r = 0; r < 2; ++r)
+      truths.push_back(read_json(dir.file("n" + std::to_string(i) + "." + std::to_string(r))));
   }
   ASSERT_EQ(d.stop(), 0) << read_file(d.log);
   auto db = open_capture_readonly(db_path);
@@ -226,8 +228,10 @@ TEST(FirstCall, DaemonStoresBothNcclRanksFromCommInit) {
       for (const auto& [fn, n] : t["calls"].items())
         if (fn != "ncclGetVersion" && fn != "ncclGetUniqueId") calls += n.get<int64_t>();
       EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE tgid = " + pid), calls) << "rank " << r;
-      EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE comm_hash IS NULL AND op NOT IN "
-                            "('group_start', 'group_end') AND tgid = " + pid),
+      EXPECT_EQ(scalar(*db,
+                       "SELECT count(*) FROM nccl_calls WHERE comm_hash IS NULL AND op NOT IN "
+                       "('group_start', 'group_end') AND tgid = " +
+                           pid),
                 0);
       hashes += text(*db, "SELECT printf('%x', comm_hash) FROM nccl_comms WHERE tgid = " + pid) + " ";
       expect_seen_from_first_call(*db, t["pid"].get<int64_t>());
@@ -327,17 +331,18 @@ TEST(FirstCall, RecordSeesACtypesDlopenFromItsFirstCallWithoutFlags) {
   const std::string lib = fresh_copy(dir, "jax/lib");
   const std::string script = std::string(GPUOBS_SOURCE_DIR) + "/tests/workloads/ctypes_launches.py";
   const std::string out = dir.file("r.gpuobs");
-  ASSERT_EQ(run("GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("empty") + " GPUOBS_LIBHIP_SEARCH_PATH=" +
-                dir.file("empty") + " " + GPUOBS_BIN + " record -o " + out + " -- python3 " + script + " " + lib +
-                " > " + dir.file("o") + " 2> " + dir.file("e")),
+  ASSERT_EQ(run("GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("empty") + " GPUOBS_LIBHIP_SEARCH_PATH=" + dir.file("empty") +
+                " " + GPUOBS_BIN + " record -o " + out + " -- python3 " + script + " " + lib + " > " + dir.file("o") +
+                " 2> " + dir.file("e")),
             0)
       << read_file(dir.file("e"));
   auto db = open_capture_readonly(out);
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches"), 300);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches k WHERE EXISTS (SELECT 1 FROM stack_symbols s WHERE "
-                        "s.stack_id = k.stack_id AND s.kind = 'python' AND s.file LIKE '%ctypes_launches.py' AND "
-                        "s.line = 18)"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM kernel_launches k WHERE EXISTS (SELECT 1 FROM stack_symbols s WHERE "
+                   "s.stack_id = k.stack_id AND s.kind = 'python' AND s.file LIKE '%ctypes_launches.py' AND "
+                   "s.line = 18)"),
             300);
   EXPECT_EQ(text(*db, "SELECT hold FROM library_maps WHERE library = 'libcuda.so.1'"), "held");
   EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");

@@ -40,16 +40,19 @@ inline void record_fleet_capture(const std::string& dir_path, const std::string&
                        " --threads 2 --launches " + tag + " && " + API_WORKLOAD + " --lib " + FAKE_LIBCUDA +
                        " --threads 2 --iterations " + std::to_string(iterations) + " --truth " +
                        dir.file("api" + tag + ".json") + " && " + DRIVER_IOCTL_WORKLOAD +
-                       " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " + dir.file("drv" + tag + ".json") +
-                       " && " + nccl + " wait; sleep 1.2";
+                       " --nvidia /dev/null --uvm /dev/zero --kfd /dev/full --truth " +
+                       dir.file("drv" + tag + ".json") + " && " + nccl + " wait; sleep 1.2";
   std::string lib = FAKE_LIBNCCL, nvml = FAKE_NVML;
   std::ofstream(pids).close();  // empty until the command writes its pid
   std::filesystem::create_directories(dir.file("no-drm"));
   const std::string log = dir.file("record" + tag + ".log");
   ASSERT_EQ(run("LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + ":" + nvml.substr(0, nvml.rfind('/')) +
-                " GPUOBS_DRM_ROOT=" + dir.file("no-drm") + " FAKE_NVML_XID=79 FAKE_NVML_PIDS_FILE=" + pids + " " + GPUOBS_BIN + " record --libcuda " + FAKE_LIBCUDA +
-                " --metrics-hz 20 --detail-interval-ms 100 --no-gpu-devices --watch-dev nvidia=/dev/null --watch-dev nvidia-uvm=/dev/zero"
-                " --watch-dev kfd=/dev/full -o " + out + " -- sh -c '" + script + "' 2> " + log),
+                " GPUOBS_DRM_ROOT=" + dir.file("no-drm") + " FAKE_NVML_XID=79 FAKE_NVML_PIDS_FILE=" + pids + " " +
+                GPUOBS_BIN + " record --libcuda " + FAKE_LIBCUDA +
+                " --metrics-hz 20 --detail-interval-ms 100 --no-gpu-devices --watch-dev nvidia=/dev/null --watch-dev "
+                "nvidia-uvm=/dev/zero"
+                " --watch-dev kfd=/dev/full -o " +
+                out + " -- sh -c '" + script + "' 2> " + log),
             0)
       << read_file(log);
 }

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "clickhouse_server.h"
-#include "fleet_capture.h"
 #include "fleet/clickhouse_client.h"
 #include "fleet/fleet_reports.h"
 #include "fleet/shipper.h"
+#include "fleet_capture.h"
 #include "run_util.h"
 #include "store/schema.h"
 #include "unit/test_util.h"

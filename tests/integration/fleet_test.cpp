@@ -20,13 +20,13 @@
 #include <thread>
 
 #include "clickhouse_server.h"
-#include "shared_recordings.h"
-#include "fleet_capture.h"
+#include "daemon_state/segments.h"
 #include "daemon_util.h"
 #include "fleet/clickhouse_client.h"
 #include "fleet/shipper.h"
+#include "fleet_capture.h"
 #include "run_util.h"
-#include "daemon_state/segments.h"
+#include "shared_recordings.h"
 #include "store/schema.h"
 #include "unit/test_util.h"
 
@@ -92,9 +92,12 @@ class Fleet : public ::testing::Test {
     EXPECT_GT(ch_scalar(ch, "SELECT count() FROM launches" + h), 0);
     // Sums of each argument (their product overflows for launch_workload's
     // largest grids).
-    EXPECT_EQ(ch_scalar(ch, "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem) FROM launches" + h),
-              scalar(*db, "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem_bytes)"
-                          " FROM kernel_launches"));
+    EXPECT_EQ(
+        ch_scalar(ch,
+                  "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem) FROM launches" + h),
+        scalar(*db,
+               "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem_bytes)"
+               " FROM kernel_launches"));
     EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM api_calls" + h), scalar(*db, "SELECT count(*) FROM api_calls_timed"));
     EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(duration_ns), 0) FROM api_calls" + h),
               scalar(*db, "SELECT coalesce(sum(duration_ns), 0) FROM api_calls_timed"));
@@ -115,16 +118,12 @@ class Fleet : public ::testing::Test {
       EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(bytes), 0) FROM copies" + h + k),
                 scalar(*db, std::string("SELECT coalesce(sum(bytes), 0) FROM copies WHERE kind = '") + kind + "'"))
           << kind;
-      if (with_calls) {
-        EXPECT_GT(ch_scalar(ch, "SELECT count() FROM copies" + h + k), 0) << kind;
-      }
+      if (with_calls) { EXPECT_GT(ch_scalar(ch, "SELECT count() FROM copies" + h + k), 0) << kind; }
     }
     EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM syncs" + h), scalar(*db, "SELECT count(*) FROM syncs"));
     EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(blocked_ns), 0) FROM syncs" + h),
               scalar(*db, "SELECT coalesce(sum(blocked_ns), 0) FROM syncs"));
-    if (with_calls) {
-      EXPECT_GT(ch_scalar(ch, "SELECT count() FROM syncs" + h), 0);
-    }
+    if (with_calls) { EXPECT_GT(ch_scalar(ch, "SELECT count() FROM syncs" + h), 0); }
     // The tables shipped since: each one's rows and a sum of its values.
     const std::pair<const char*, const char*> same[] = {
         {"SELECT count() FROM memory_ops", "SELECT count(*) FROM memory_ops"},
@@ -141,7 +140,8 @@ class Fleet : public ::testing::Test {
         {"SELECT ifNull(sum(bytes), 0) + sum(handle) FROM driver_objects",
          "SELECT coalesce(sum(bytes), 0) + coalesce(sum(handle), 0) FROM driver_objects"},
         {"SELECT count() FROM gpu_metrics", "SELECT count(*) FROM gpu_metrics"},
-        {"SELECT toInt64(sum(value)) FROM gpu_metrics", "SELECT CAST(coalesce(sum(value), 0) AS INTEGER) FROM gpu_metrics"},
+        {"SELECT toInt64(sum(value)) FROM gpu_metrics",
+         "SELECT CAST(coalesce(sum(value), 0) AS INTEGER) FROM gpu_metrics"},
         {"SELECT count() FROM gpu_process_metrics", "SELECT count(*) FROM gpu_process_metrics"},
         {"SELECT count() FROM gpu_events", "SELECT count(*) FROM gpu_events"},
         {"SELECT count() FROM gpu_times", "SELECT count(*) FROM gpu_times"},
@@ -163,12 +163,14 @@ class Fleet : public ::testing::Test {
         EXPECT_GT(ch_scalar(ch, std::string("SELECT count() FROM ") + t + h), 0) << t;
       // Every value of the metrics as the capture holds it, to the last bit.
       EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM gpu_metrics" + h + " AND value != toFloat64(value)"), 0);
-      EXPECT_EQ(text(*db, "SELECT group_concat(v, ',') FROM (SELECT printf('%.17g', value) AS v FROM gpu_metrics"
-                          " ORDER BY ts_mono_ns, gpu_id, metric, value)"),
+      EXPECT_EQ(text(*db,
+                     "SELECT group_concat(v, ',') FROM (SELECT printf('%.17g', value) AS v FROM gpu_metrics"
+                     " ORDER BY ts_mono_ns, gpu_id, metric, value)"),
                 [&] {
-                  auto r = ch.query("SELECT arrayStringConcat(groupArray(v), ',') FROM (SELECT"
-                                    " toString(value) AS v FROM gpu_metrics" + h +
-                                    " ORDER BY ts_ns, gpu_id, metric, value)");
+                  auto r = ch.query(
+                      "SELECT arrayStringConcat(groupArray(v), ',') FROM (SELECT"
+                      " toString(value) AS v FROM gpu_metrics" +
+                      h + " ORDER BY ts_ns, gpu_id, metric, value)");
                   return r.ok() ? r->substr(0, r->find('\n')) : r.error().message;
                 }());
       // The process's container and cgroup columns came along.
@@ -234,8 +236,9 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
     auto [rc2, local] = gpuobs_cli("report --format csv launches " + a_);
     ASSERT_EQ(rc2, 0) << local;
     EXPECT_EQ(static_cast<int64_t>(csv_rows(local).size()),
-              scalar(*db, "SELECT count(*) FROM (SELECT DISTINCT process_id, api, CASE WHEN coalesce(kernel_name, '')"
-                          " != '' THEN kernel_name ELSE function END FROM kernel_launches)"))
+              scalar(*db,
+                     "SELECT count(*) FROM (SELECT DISTINCT process_id, api, CASE WHEN coalesce(kernel_name, '')"
+                     " != '' THEN kernel_name ELSE function END FROM kernel_launches)"))
         << local;
   }
   // kern_sum's GPU columns came from the shipped GPU times,
@@ -253,8 +256,9 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
     ASSERT_EQ(rc2, 0) << local;
     int64_t gpu_copies = 0;
     for (auto& row : nlohmann::json::parse(local)) gpu_copies += row["gpu_copies"].get<int64_t>();
-    EXPECT_EQ(gpu_copies, scalar(*db, "SELECT count(*) FROM gpu_times g JOIN copies x ON x.id = g.row_id"
-                                      " WHERE g.call_table = 'copies' AND x.kind = 'copy'"))
+    EXPECT_EQ(gpu_copies, scalar(*db,
+                                 "SELECT count(*) FROM gpu_times g JOIN copies x ON x.id = g.row_id"
+                                 " WHERE g.call_table = 'copies' AND x.kind = 'copy'"))
         << local;
     EXPECT_GT(gpu_copies, 0);
   }
@@ -401,8 +405,9 @@ TEST_F(Fleet, AnInsertOfAKilledShipperStillRunningIsWaitedForNotDoubled) {
   auto db = open_capture_readonly(a_);
   ASSERT_TRUE(db.ok());
   const int64_t procs = scalar(*db, "SELECT count(*) FROM processes");
-  const int64_t first = scalar(*db, "SELECT min(coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns))"
-                                    " + c.clock_offset_ns FROM processes p, capture c");
+  const int64_t first = scalar(*db,
+                               "SELECT min(coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns))"
+                               " + c.clock_offset_ns FROM processes p, capture c");
   const std::string insert =
       "INSERT INTO processes (host, host_id, segment, process_id, pid, comm, first_ns, last_ns) SELECT '" + id->host +
       "', " + std::to_string(id->host_id) + ", " + std::to_string(id->segment) + ", number + 1, 1, 'x', " +
@@ -501,7 +506,8 @@ TEST_F(Fleet, RefusalsAreClearAndShipNothing) {
       << out;
   EXPECT_NE(out.find(",14,0,0\n"), std::string::npos) << out;
   EXPECT_EQ(ch_scalar(old, "SELECT count() FROM segments"), 14);
-  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM processes"), scalar(*open_capture_readonly(a_), "SELECT count(*) FROM processes"));
+  EXPECT_EQ(ch_scalar(old, "SELECT count() FROM processes"),
+            scalar(*open_capture_readonly(a_), "SELECT count(*) FROM processes"));
   std::tie(rc, out) = gpuobs_cli("report --clickhouse '" + server_.url("old") + "' sync_sum");
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("has no table syncs"), std::string::npos) << out;
@@ -566,9 +572,9 @@ TEST_F(Fleet, GpuobsdShipsEverySegmentAndWaitsOutAnAbsentServer) {
   // and the others still ship.
   { std::ofstream(state + "/capture-20200101T000000-1.gpuobs") << "cut short"; }
   auto args = base_args(dir_.file("gpuobsd.conf"), state, status);
-  for (const std::string& a : std::vector<std::string>{"--ship-url", server_.url(), "--ship-interval", "1",
-                                                       "--segment-max-age", "2", "--keep-segments", "1",
-                                                       "--metrics-hz", "0"})
+  for (const std::string& a :
+       std::vector<std::string>{"--ship-url", server_.url(), "--ship-interval", "1", "--segment-max-age", "2",
+                                "--keep-segments", "1", "--metrics-hz", "0"})
     args.push_back(a);
   Daemon d(args, log);
   ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
@@ -601,9 +607,10 @@ TEST_F(Fleet, GpuobsdShipsEverySegmentAndWaitsOutAnAbsentServer) {
   // ClickHouse away: run 2's segment waits, kept by retention.
   server_.stop();
   ASSERT_EQ(run(workload), 0);
-  ASSERT_TRUE(wait_for([](const nlohmann::json& sh) {
-    return sh["backlog_segments"].get<int>() >= 1 && sh["failures"].get<int>() >= 1;
-  }, 20)) << ship_state().dump() << read_file(log);
+  ASSERT_TRUE(wait_for(
+      [](const nlohmann::json& sh) { return sh["backlog_segments"].get<int>() >= 1 && sh["failures"].get<int>() >= 1; },
+      20))
+      << ship_state().dump() << read_file(log);
   auto sh = ship_state();
   // "Couldn't connect", or a connection cut as the server went away.
   EXPECT_EQ(sh["last_error"].get<std::string>().rfind("ClickHouse at " + server_.url(), 0), 0u) << sh.dump();
@@ -620,9 +627,10 @@ TEST_F(Fleet, GpuobsdShipsEverySegmentAndWaitsOutAnAbsentServer) {
   // Back: the backlog drains (the backoff is at most a few seconds by now).
   server_.start();
   ASSERT_TRUE(server_.ok()) << server_.error();
-  ASSERT_TRUE(wait_for([](const nlohmann::json& sh) {
-    return sh["backlog_segments"].get<int>() == 0 && sh["segments"].get<int>() >= 2;
-  }, 40)) << ship_state().dump() << read_file(log);
+  ASSERT_TRUE(wait_for(
+      [](const nlohmann::json& sh) { return sh["backlog_segments"].get<int>() == 0 && sh["segments"].get<int>() >= 2; },
+      40))
+      << ship_state().dump() << read_file(log);
   EXPECT_EQ(ship_state()["last_error"], "");
   EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches"), 4 * kLaunches)
       << ch.query("SELECT segment, count(), uniqExact(ts_ns, tid) FROM launches GROUP BY segment").value()

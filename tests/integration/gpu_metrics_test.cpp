@@ -39,8 +39,7 @@ Recorded record(TempDir& dir, const std::string& command, const std::string& env
   std::filesystem::create_directories(drm);
   std::string cmd = "env " + env + (nvml ? " LD_LIBRARY_PATH=" + kFakeNvmlDir : " LD_LIBRARY_PATH=") +
                     " GPUOBS_DRM_ROOT=" + drm + " " + GPUOBS_BIN + " record -f --metrics-hz " + hz +
-                    " --detail-interval-ms 100 -o " + r.path +
-                    " -- " + command;
+                    " --detail-interval-ms 100 -o " + r.path + " -- " + command;
   std::tie(r.rc, r.out) = run_output(cmd);
   return r;
 }
@@ -83,10 +82,12 @@ TEST(GpuMetrics, NvmlValuesAreStoredOnChangeAndReported) {
   auto db = open_capture_readonly(r.path);
   ASSERT_TRUE(db.ok()) << db.error().message;
 
-  EXPECT_EQ(column(*db, "SELECT id || '|' || vendor || '|' || uuid || '|' || name || '|' || pci_bus_id || '|' ||"
-                        " driver || '|' || memory_total_bytes || '|' || gpm FROM gpus ORDER BY id"),
-            (std::vector<std::string>{"1|nvidia|GPU-fake-0000-0000|Fake H100 0|00000000:01:00.0|580.00.fake|85899345920|1",
-                                      "2|nvidia|GPU-fake-0000-0001|Fake H100 1|00000000:02:00.0|580.00.fake|85899345920|1"}));
+  EXPECT_EQ(
+      column(*db,
+             "SELECT id || '|' || vendor || '|' || uuid || '|' || name || '|' || pci_bus_id || '|' ||"
+             " driver || '|' || memory_total_bytes || '|' || gpm FROM gpus ORDER BY id"),
+      (std::vector<std::string>{"1|nvidia|GPU-fake-0000-0000|Fake H100 0|00000000:01:00.0|580.00.fake|85899345920|1",
+                                "2|nvidia|GPU-fake-0000-0001|Fake H100 1|00000000:02:00.0|580.00.fake|85899345920|1"}));
   EXPECT_EQ(column(*db, "SELECT source || '|' || status || '|' || gpus || '|' || hz FROM gpu_sources ORDER BY source"),
             (std::vector<std::string>{"amd_sysfs|no AMD GPU|0|20", "nvml|ok|2|20"}));
 
@@ -125,9 +126,10 @@ TEST(GpuMetrics, NvmlValuesAreStoredOnChangeAndReported) {
     return p;
   }();
   ASSERT_FALSE(pid.empty());
-  EXPECT_EQ(column(*db, "SELECT gpu_id || '|' || pid || '|' || sm_util_pct || '|' || mem_util_pct || '|' ||"
-                        " memory_bytes || '|' || gone || '|' || (process_id = (SELECT id FROM processes WHERE tgid = " +
-                            pid + ")) FROM gpu_process_metrics"),
+  EXPECT_EQ(column(*db,
+                   "SELECT gpu_id || '|' || pid || '|' || sm_util_pct || '|' || mem_util_pct || '|' ||"
+                   " memory_bytes || '|' || gone || '|' || (process_id = (SELECT id FROM processes WHERE tgid = " +
+                       pid + ")) FROM gpu_process_metrics"),
             std::vector<std::string>{"1|" + pid + "|33|11|268435456|0|1"});
   // Utilization samples of a process NVML no longer lists (it ended) bring
   // no row back (review of issue 19: they made a phantom second after exit).
@@ -145,15 +147,17 @@ TEST(GpuMetrics, NvmlValuesAreStoredOnChangeAndReported) {
   auto power = csv_row(sum, "2,Fake H100 1,power_mw,");
   EXPECT_EQ(power["mean"], "101000") << sum;
   for (const char* k : {"p50", "p95", "min", "max"}) EXPECT_EQ(power[k], "101000") << k << "\n" << sum;
-  const double weighted_mean = std::stod(text(
-      *db, "SELECT sum(value * (until_mono_ns - ts_mono_ns)) * 1.0 / sum(until_mono_ns - ts_mono_ns) FROM gpu_metrics"
+  const double weighted_mean = std::stod(
+      text(*db,
+           "SELECT sum(value * (until_mono_ns - ts_mono_ns)) * 1.0 / sum(until_mono_ns - ts_mono_ns) FROM gpu_metrics"
            " WHERE gpu_id = 1 AND metric = 'gpu_util_pct'"));
   auto util = csv_row(sum, "1,Fake H100 0,gpu_util_pct,");
   EXPECT_NEAR(std::stod(util["mean"]), weighted_mean, 0.001) << sum;
   EXPECT_EQ(util["min"], "0");
   EXPECT_EQ(util["max"], "75");
-  const double idle_s = std::stod(text(*db, "SELECT sum(until_mono_ns - ts_mono_ns) / 1e9 FROM gpu_metrics"
-                                            " WHERE gpu_id = 1 AND metric = 'clocks_event_reasons' AND value = 1"));
+  const double idle_s = std::stod(text(*db,
+                                       "SELECT sum(until_mono_ns - ts_mono_ns) / 1e9 FROM gpu_metrics"
+                                       " WHERE gpu_id = 1 AND metric = 'clocks_event_reasons' AND value = 1"));
   auto idle = csv_row(sum, "1,Fake H100 0,throttle:gpu_idle,");
   EXPECT_NEAR(std::stod(idle["seconds"]), idle_s, 0.0011) << sum;
   auto thermal = csv_row(sum, "1,Fake H100 0,throttle:hw_thermal_slowdown,");
@@ -184,8 +188,9 @@ TEST(GpuMetrics, FailingAndUnsupportedQueriesAreCountedNotFatal) {
   ASSERT_GE(ticks, 5);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_metric_query_errors'"), 2 * ticks)
       << "two GPUs, one failed power query each per tick";
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_metrics WHERE metric IN ('power_mw', 'temperature_c',"
-                        " 'sm_active_pct')"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM gpu_metrics WHERE metric IN ('power_mw', 'temperature_c',"
+                   " 'sm_active_pct')"),
             0);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_metrics WHERE metric = 'gpu_util_pct'"), 2 * ticks);
   EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");
@@ -202,7 +207,8 @@ TEST(GpuMetrics, NvmlThatDoesNotInitializeIsNamed) {
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpus"), 0);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpu_sample_rows"), 0);
-  const std::string want = "NVML (" + kFakeNvmlDir + "/libnvidia-ml.so.1) did not initialize: Driver Not Loaded (NVML error 9)";
+  const std::string want =
+      "NVML (" + kFakeNvmlDir + "/libnvidia-ml.so.1) did not initialize: Driver Not Loaded (NVML error 9)";
   EXPECT_EQ(text(*db, "SELECT status FROM gpu_sources WHERE source = 'nvml'"), want);
   EXPECT_NE(r.out.find("GPU metrics: no GPU (nvml: " + want), std::string::npos) << r.out;
 }
@@ -215,8 +221,7 @@ TEST(GpuMetrics, NoNvmlIsSaid) {
   ASSERT_EQ(r.rc, 0) << r.out;
   auto db = open_capture_readonly(r.path);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(text(*db, "SELECT substr(status, 1, 20) FROM gpu_sources WHERE source = 'nvml'"),
-            "no libnvidia-ml.so.1");
+  EXPECT_EQ(text(*db, "SELECT substr(status, 1, 20) FROM gpu_sources WHERE source = 'nvml'"), "no libnvidia-ml.so.1");
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM gpus"), 0);
 }
 
@@ -262,8 +267,9 @@ TEST(GpuMetrics, AmdSysfsValuesWithTheirUnits) {
   ASSERT_EQ(r.rc, 0) << r.out;
   auto db = open_capture_readonly(r.path);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(column(*db, "SELECT id || '|' || vendor || '|' || uuid || '|' || name || '|' || pci_bus_id || '|' ||"
-                        " memory_total_bytes || '|' || gpm FROM gpus"),
+  EXPECT_EQ(column(*db,
+                   "SELECT id || '|' || vendor || '|' || uuid || '|' || name || '|' || pci_bus_id || '|' ||"
+                   " memory_total_bytes || '|' || gpm FROM gpus"),
             std::vector<std::string>{"1|amd|8f2b3c4d5e6f7a81|AMD Instinct MI300X|0000:0c:00.0|206158430208|0"});
   EXPECT_EQ(column(*db, "SELECT metric || '=' || value FROM gpu_metrics ORDER BY metric"),
             (std::vector<std::string>{"gpu_util_pct=37.0", "mem_clock_mhz=1300.0", "mem_total_bytes=206158430208.0",

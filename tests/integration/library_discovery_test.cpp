@@ -222,8 +222,10 @@ TEST(LibraryDiscovery, DaemonCatchesShortLivedProcessesWhereverTheirLibraryIs) {
   // under a loaded test run). Start it once the first copy is released.
   auto detached = [&](uint64_t ino) {
     auto db = open_capture_readonly(db_path);
-    return db.ok() && scalar(*db, "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns "
-                                  "IS NOT NULL AND inode = " + std::to_string(ino)) == 1;
+    return db.ok() && scalar(*db,
+                             "SELECT count(*) FROM probes WHERE symbol = 'cuLaunchKernel' AND detached_mono_ns "
+                             "IS NOT NULL AND inode = " +
+                                 std::to_string(ino)) == 1;
   };
   for (int i = 0; i < 500 && !detached(ino_a); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(run(std::string(LIB_DLOPEN_WORKLOAD) + " 100 30 " + b + " >" + dir.file("b.out")), 0);

@@ -29,9 +29,8 @@ std::string rank_cmd(const TempDir& dir, int rank, int nranks, int iters, const 
   // probed cuStreamQuery inside the probed NCCL call); --start-ms: the
   // library is mapped that long before it is used.
   return env + " FAKE_NCCL_LIBCUDA=" + FAKE_LIBCUDA + " " + workload + " --start-ms " + std::to_string(start_ms) +
-         " --rank " + std::to_string(rank) + " --nranks " + std::to_string(nranks) +
-         " --id-file " + dir.file("id") + " --iters " + std::to_string(iters) + " " + extra + " > " +
-         dir.file("out." + std::to_string(rank));
+         " --rank " + std::to_string(rank) + " --nranks " + std::to_string(nranks) + " --id-file " + dir.file("id") +
+         " --iters " + std::to_string(iters) + " " + extra + " > " + dir.file("out." + std::to_string(rank));
 }
 
 // gpuobs record of a shell script; returns its exit status. preload: the
@@ -42,8 +41,7 @@ int record(const TempDir& dir, const std::string& script, const std::string& opt
   std::string lib = FAKE_LIBNCCL;
   std::string env = preload ? "LD_LIBRARY_PATH=" + lib.substr(0, lib.rfind('/')) + " " : "";
   std::string cmd = env + GPUOBS_BIN + " record --libcuda " + FAKE_LIBCUDA + " " + opts + " -o " +
-                    dir.file("c.gpuobs") + " -- sh -c '" +
-                    script + "' 2> " + dir.file("log");
+                    dir.file("c.gpuobs") + " -- sh -c '" + script + "' 2> " + dir.file("log");
   return run(cmd);
 }
 
@@ -65,12 +63,18 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   struct Want {
     const char* op;
     int64_t calls, bytes;
-  } want[] = {{"all_reduce", 12, 12 * 1024 * 4},     {"broadcast", 12, 12 * 256 * 4},
-              {"all_gather", 12, 12 * 128 * 2 * 3},  {"reduce_scatter", 12, 12 * 64 * 2 * 3},
-              {"send", 12, 12 * 32 * 8},             {"recv", 12, 12 * 32 * 8},
-              {"reduce", 12, 12 * 32 * 8},           {"all_to_all", 12, 12 * 16 * 3},
-              {"group_start", 12, 0},                {"group_end", 12, 0},
-              {"comm_init", 3, 0},                   {"comm_destroy", 3, 0}};
+  } want[] = {{"all_reduce", 12, 12 * 1024 * 4},
+              {"broadcast", 12, 12 * 256 * 4},
+              {"all_gather", 12, 12 * 128 * 2 * 3},
+              {"reduce_scatter", 12, 12 * 64 * 2 * 3},
+              {"send", 12, 12 * 32 * 8},
+              {"recv", 12, 12 * 32 * 8},
+              {"reduce", 12, 12 * 32 * 8},
+              {"all_to_all", 12, 12 * 16 * 3},
+              {"group_start", 12, 0},
+              {"group_end", 12, 0},
+              {"comm_init", 3, 0},
+              {"comm_destroy", 3, 0}};
   for (const auto& w : want) {
     std::string where = std::string(" FROM nccl_calls WHERE op = '") + w.op + "'";
     EXPECT_EQ(scalar(*db, "SELECT count(*)" + where), w.calls) << w.op;
@@ -98,8 +102,9 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
               truth["stream"].get<std::string>());
   }
   // Collectives numbered 1..24 on each rank, each seen in all 3 ranks.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM (SELECT seq FROM nccl_calls WHERE seq IS NOT NULL GROUP BY seq"
-                        " HAVING count(DISTINCT rank) = 3 AND count(DISTINCT op) = 1)"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM (SELECT seq FROM nccl_calls WHERE seq IS NOT NULL GROUP BY seq"
+                   " HAVING count(DISTINCT rank) = 3 AND count(DISTINCT op) = 1)"),
             24);
   EXPECT_EQ(scalar(*db, "SELECT max(seq) FROM nccl_calls"), 24);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_calls WHERE op IN ('send', 'recv') AND seq IS NOT NULL"), 0);
@@ -109,8 +114,9 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   auto [src, sum] = gpuobs_cli("report nccl_sum --format csv " + dir.file("c.gpuobs"));
   ASSERT_EQ(src, 0) << sum;
   EXPECT_NE(sum.find(",all_reduce,3,3,12,49152,"), std::string::npos) << sum;
-  EXPECT_GE(scalar(*db, "SELECT min(m) FROM (SELECT max(ts_mono_ns) - min(ts_mono_ns) AS m FROM nccl_calls"
-                        " WHERE seq IS NOT NULL GROUP BY seq)"),
+  EXPECT_GE(scalar(*db,
+                   "SELECT min(m) FROM (SELECT max(ts_mono_ns) - min(ts_mono_ns) AS m FROM nccl_calls"
+                   " WHERE seq IS NOT NULL GROUP BY seq)"),
             50000000);  // 100 ms less the other ranks' later start
   // nccl_ranks: rank 2 is the straggler, late at all 24, from the workload's code.
   auto [rrc, ranks] = gpuobs_cli("report nccl_ranks --format json " + dir.file("c.gpuobs"));
@@ -155,8 +161,9 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
   ASSERT_EQ(rank_names.size(), 3u);
   for (int r = 0; r < 3; ++r) {
     auto truth = read_json(dir.file("out." + std::to_string(r)));
-    EXPECT_EQ(rank_names[r + 1].rfind("rank " + std::to_string(r) + " · pid " + std::to_string(truth["pid"].get<int>()), 0),
-              0u)
+    EXPECT_EQ(
+        rank_names[r + 1].rfind("rank " + std::to_string(r) + " · pid " + std::to_string(truth["pid"].get<int>()), 0),
+        0u)
         << rank_names[r + 1];
   }
   int on_threads = 0, on_ranks = 0, flows = 0, flows_on_ranks = 0;
@@ -173,9 +180,7 @@ TEST(Nccl, EveryCallOfThreeRanksWithCountsBytesStreamsAndSequence) {
       ++on_ranks;
       EXPECT_EQ(e["tid"].get<int64_t>(), e["args"]["rank"].get<int64_t>() + 1) << e.dump();
       arrival[e["args"]["seq"]][e["args"]["rank"]] = e["args"]["arrival"];
-      if (e["args"]["arrival"] == 3) {
-        EXPECT_GE(e["args"]["after_first_ns"].get<int64_t>(), 50000000) << e.dump();
-      }
+      if (e["args"]["arrival"] == 3) { EXPECT_GE(e["args"]["after_first_ns"].get<int64_t>(), 50000000) << e.dump(); }
     }
     if (e.value("ph", "") == "s" && e.value("id", uint64_t{0}) >= (uint64_t{1} << 41)) {
       ++flows;
@@ -211,12 +216,14 @@ TEST(Nccl, ARankThatNeverEntersIsAStallNamingIt) {
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   ASSERT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 1);
-  EXPECT_EQ(text(*db, "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
-                      " FROM nccl_stalls"),
+  EXPECT_EQ(text(*db,
+                 "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
+                 " FROM nccl_stalls"),
             "missing 7 all_reduce [0,2] [1]");
   EXPECT_GE(scalar(*db, "SELECT waited_ns FROM nccl_stalls"), 1000000000);
-  EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
-                      " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
+  EXPECT_EQ(text(*db,
+                 "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
+                 " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
             "0:in:12 1:missing:6 2:in:12");
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'nccl_stalls'"), 1);
   auto [rc, out] = gpuobs_cli("report nccl_stalls --format csv " + dir.file("c.gpuobs"));
@@ -228,17 +235,19 @@ TEST(Nccl, ARankThatDiesInsideACollectiveIsReportedExited) {
   TempDir dir;
   // Rank 0 _exits inside its 8th collective (iteration 1's broadcast).
   std::string script = rank_cmd(dir, 0, 3, 2, "", "FAKE_NCCL_DIE_AT=8") + " & " +
-                       rank_cmd(dir, 1, 3, 2, "--linger-ms 2500") + " & " +
-                       rank_cmd(dir, 2, 3, 2, "--linger-ms 2500") + " & wait";
+                       rank_cmd(dir, 1, 3, 2, "--linger-ms 2500") + " & " + rank_cmd(dir, 2, 3, 2, "--linger-ms 2500") +
+                       " & wait";
   ASSERT_EQ(record(dir, script, "--nccl-stall 1"), 0) << read_file(dir.file("log"));
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   ASSERT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 1);
-  EXPECT_EQ(text(*db, "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
-                      " FROM nccl_stalls"),
+  EXPECT_EQ(text(*db,
+                 "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
+                 " FROM nccl_stalls"),
             "missing 8 broadcast [1,2] [0]");
-  EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
-                      " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
+  EXPECT_EQ(text(*db,
+                 "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
+                 " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
             "0:exited:7 1:in:12 2:in:12");
 }
 
@@ -251,11 +260,13 @@ TEST(Nccl, ACollectiveNoRankReturnsFromIsNotReturned) {
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
   ASSERT_EQ(scalar(*db, "SELECT count(*) FROM nccl_stalls"), 1);
-  EXPECT_EQ(text(*db, "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
-                      " FROM nccl_stalls"),
+  EXPECT_EQ(text(*db,
+                 "SELECT kind || ' ' || seq || ' ' || op || ' [' || ranks_in || '] [' || ranks_missing || ']'"
+                 " FROM nccl_stalls"),
             "not_returned 3 all_gather [0,1] []");
-  EXPECT_EQ(text(*db, "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
-                      " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
+  EXPECT_EQ(text(*db,
+                 "SELECT group_concat(rank || ':' || state || ':' || last_seq, ' ') FROM"
+                 " (SELECT * FROM nccl_stall_ranks ORDER BY rank)"),
             "0:inside:2 1:inside:2");
 }
 
@@ -266,8 +277,7 @@ TEST(Nccl, ACollectiveNoRankReturnsFromIsNotReturned) {
 TEST(Nccl, RcclLibraryScalableInitGatherScatterAndAllToAll) {
   TempDir dir;
   std::string script;
-  for (int r = 0; r < 2; ++r)
-    script += rank_cmd(dir, r, 2, 3, "--rooted", "", 300, NCCL_RCCL_WORKLOAD) + " & ";
+  for (int r = 0; r < 2; ++r) script += rank_cmd(dir, r, 2, 3, "--rooted", "", 300, NCCL_RCCL_WORKLOAD) + " & ";
   script += "wait";
   ASSERT_EQ(record(dir, script, "", false), 0) << read_file(dir.file("log"));
   auto db = open_capture_readonly(dir.file("c.gpuobs"));
@@ -297,8 +307,9 @@ TEST(Nccl, RcclLibraryScalableInitGatherScatterAndAllToAll) {
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM nccl_comms WHERE comm_hash IS NOT NULL AND nranks = 2"), 2);
   EXPECT_EQ(text(*db, "SELECT group_concat(rank) FROM (SELECT rank FROM nccl_comms ORDER BY rank)"), "0,1");
   // 9 collectives per rank, each matched in both.
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM (SELECT seq FROM nccl_calls WHERE seq IS NOT NULL GROUP BY seq"
-                        " HAVING count(DISTINCT rank) = 2 AND count(DISTINCT op) = 1)"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM (SELECT seq FROM nccl_calls WHERE seq IS NOT NULL GROUP BY seq"
+                   " HAVING count(DISTINCT rank) = 2 AND count(DISTINCT op) = 1)"),
             9);
   auto [src, sum] = gpuobs_cli("report nccl_sum --format csv " + dir.file("c.gpuobs"));
   ASSERT_EQ(src, 0) << sum;

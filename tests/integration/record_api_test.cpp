@@ -68,7 +68,8 @@ TEST_F(RecordApi, SetUpCallsCarryDevicesContextsAndValues) {
     EXPECT_EQ(q("SELECT value" + w + " AND op = 'driver_version'"), s["version"].get<int64_t>());
     EXPECT_EQ(q("SELECT value" + w + " AND op = 'device_count'"), 2);
     EXPECT_EQ(q("SELECT device" + w + " AND op = 'device_get' AND ordinal = 1 AND result = 0"), 1);
-    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'device_get' AND ordinal = 7 AND result = 101 AND device IS NULL"), 1);
+    EXPECT_EQ(q("SELECT count(*)" + w + " AND op = 'device_get' AND ordinal = 7 AND result = 101 AND device IS NULL"),
+              1);
     EXPECT_EQ(q("SELECT value" + w + " AND op = 'device_attribute' AND attribute = 75 AND device = 1"),
               s["cc_major"].get<int64_t>());
     EXPECT_EQ(q("SELECT value" + w + " AND op = 'device_total_mem' AND device = 1"), s["total"].get<int64_t>());

@@ -208,10 +208,10 @@ TEST(RecordKill, CaptureThreadsRunAheadOfOrdinaryWorkAndTheCommandDoesNot) {
   pid_t rec = ::fork();
   ASSERT_GE(rec, 0);
   if (rec == 0) {
-    std::vector<std::string> args{GPUOBS_BIN,  "record",  "-o",         cap,     "--libcuda", FAKE_LIBCUDA,
-                                  "--",        LAUNCH_WORKLOAD, "--lib", FAKE_LIBCUDA, "--threads", "1",
-                                  "--launches", "30000",  "--rate",     "10000", "--truth",   dir.file("t.json"),
-                                  "--progress", progress};
+    std::vector<std::string> args{
+        GPUOBS_BIN, "record",           "-o",         cap,     "--libcuda",  FAKE_LIBCUDA, "--",     LAUNCH_WORKLOAD,
+        "--lib",    FAKE_LIBCUDA,       "--threads",  "1",     "--launches", "30000",      "--rate", "10000",
+        "--truth",  dir.file("t.json"), "--progress", progress};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

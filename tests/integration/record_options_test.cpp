@@ -35,8 +35,8 @@ TEST_P(RecordStackOptions, LoadsAndRecordsEveryLaunchWithItsStack) {
   std::string cap = dir.file("o.gpuobs"), log = dir.file("log");
   std::string cmd = std::string(GPUOBS_BIN) + " record -o " + cap + " --stack-depth " + std::to_string(depth) +
                     " --unwind " + unwind + " --libcuda " + FAKE_LIBCUDA + " -- " + LAUNCH_WORKLOAD + " --lib " +
-                    FAKE_LIBCUDA + " --threads 1 --launches 25 --linger-ms 100 --truth " + dir.file("t.json") +
-                    " 2> " + log;
+                    FAKE_LIBCUDA + " --threads 1 --launches 25 --linger-ms 100 --truth " + dir.file("t.json") + " 2> " +
+                    log;
   ASSERT_EQ(run(cmd), 0) << read_file(log);
   // No verifier log at the default level, whatever happened.
   EXPECT_EQ(read_file(log).find("BEGIN PROG LOAD LOG"), std::string::npos) << read_file(log);

@@ -243,8 +243,9 @@ TEST(Stacks, StacksCommandAndFoldedExportWeighTheChain) {
   std::istringstream lines(read_file(csv));
   std::string line;
   std::getline(lines, line);
-  EXPECT_EQ(line, "rank,stack_id,weight,unit,share,end_reason,frame,module,symbol,symbol_offset,file,line,offset,kind,"
-                  "python_thread");
+  EXPECT_EQ(line,
+            "rank,stack_id,weight,unit,share,end_reason,frame,module,symbol,symbol_offset,file,line,offset,kind,"
+            "python_thread");
   size_t rows = 0;
   while (std::getline(lines, line)) {
     std::vector<std::string> cells;

@@ -68,8 +68,12 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   th.call("cuCtxDestroy_v2", ctx);
   th.call("cuDevicePrimaryCtxRelease_v2", dev);
   th.call("cuDeviceGet", &dev, 7);  // fails: CUDA_ERROR_INVALID_DEVICE, dev unchanged
-  th.handles["setup"] = {{"version", version}, {"devices", ndev},    {"device", dev},
-                         {"cc_major", cc_major}, {"total", total},  {"primary", reinterpret_cast<uint64_t>(primary)},
+  th.handles["setup"] = {{"version", version},
+                         {"devices", ndev},
+                         {"device", dev},
+                         {"cc_major", cc_major},
+                         {"total", total},
+                         {"primary", reinterpret_cast<uint64_t>(primary)},
                          {"ctx", reinterpret_cast<uint64_t>(ctx)}};
   th.call("cuModuleLoadData", &mod, static_cast<const void*>(image));
   th.call("cuModuleGetFunction", &fn, mod, kSquareMangled);

@@ -26,14 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-                         void **, void **);
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+			 void **);
 typedef int (*init_fn)(unsigned);
 
 #ifdef LIB_WORKLOAD_LINKED
 int cuInit(unsigned flags);
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                   unsigned shmem, void *stream, void **params, void **extra);
+		   unsigned shmem, void *stream, void **params, void **extra);
 #endif
 
 static void sleep_ms(long ms)

@@ -26,14 +26,14 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-			 void **, void **);
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+			 void **);
 
 struct job {
 	launch_fn launch;
 	int n;
 	int python; /* take an interpreter state first */
-	int done; /* launches made */
+	int done;   /* launches made */
 	int delay_ms;
 	unsigned grid0; /* the first launch's grid x */
 };
@@ -110,9 +110,15 @@ static int on_thread(void *launch, int n, int python)
 	return j.done;
 }
 
-int launch_on_plain_thread(void *launch, int n) { return on_thread(launch, n, 0); }
+int launch_on_plain_thread(void *launch, int n)
+{
+	return on_thread(launch, n, 0);
+}
 
-int launch_on_idle_python_thread(void *launch, int n) { return on_thread(launch, n, 1); }
+int launch_on_idle_python_thread(void *launch, int n)
+{
+	return on_thread(launch, n, 1);
+}
 
 struct started {
 	pthread_t thread;

@@ -95,13 +95,28 @@ enum Fn : size_t {
   kAllToAllRccl,
   kFnCount
 };
-constexpr std::array<const char*, kFnCount> kFnNames = {
-    "ncclGetVersion", "ncclGetUniqueId",  "ncclCommInitRank",  "ncclCommInitRankConfig",
-    "ncclCommCount",  "ncclCommCuDevice", "ncclCommUserRank",  "ncclAllReduce",
-    "ncclBroadcast",  "ncclAllGather",    "ncclReduceScatter", "ncclGroupStart",
-    "ncclSend",       "ncclRecv",         "ncclGroupEnd",      "ncclReduce",
-    "ncclAlltoAll",   "ncclCommDestroy",  "ncclCommInitRankScalable", "ncclGather",
-    "ncclScatter",    "ncclAllToAll"};
+constexpr std::array<const char*, kFnCount> kFnNames = {"ncclGetVersion",
+                                                        "ncclGetUniqueId",
+                                                        "ncclCommInitRank",
+                                                        "ncclCommInitRankConfig",
+                                                        "ncclCommCount",
+                                                        "ncclCommCuDevice",
+                                                        "ncclCommUserRank",
+                                                        "ncclAllReduce",
+                                                        "ncclBroadcast",
+                                                        "ncclAllGather",
+                                                        "ncclReduceScatter",
+                                                        "ncclGroupStart",
+                                                        "ncclSend",
+                                                        "ncclRecv",
+                                                        "ncclGroupEnd",
+                                                        "ncclReduce",
+                                                        "ncclAlltoAll",
+                                                        "ncclCommDestroy",
+                                                        "ncclCommInitRankScalable",
+                                                        "ncclGather",
+                                                        "ncclScatter",
+                                                        "ncclAllToAll"};
 std::array<uint64_t, kFnCount> g_calls{};
 
 [[noreturn]] void bad_args(const std::string& why) {
@@ -255,8 +270,7 @@ int main(int argc, char** argv) {
     int rest[20];
   } config{sizeof config, 0xcafebeefu, FAKE_NCCL_VERSION_CODE, {}};
   ncclComm_t comm = nullptr;
-  if (o.rooted)
-    check(R, kCommInitRankScalable, ncclCommInitRankScalable(&comm, N, R, 1, &id, nullptr));
+  if (o.rooted) check(R, kCommInitRankScalable, ncclCommInitRankScalable(&comm, N, R, 1, &id, nullptr));
   else if (o.config)
     check(R, kCommInitRankConfig, ncclCommInitRankConfig(&comm, N, id, R, reinterpret_cast<ncclConfig_t*>(&config)));
   else check(R, kCommInitRank, ncclCommInitRank(&comm, N, id, R));

@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-			 void **, void **);
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+			 void **);
 typedef int (*graph_fn)(void *, void *);
 typedef int (*sync_fn)(void *);
 
@@ -45,8 +45,8 @@ NOINLINE void level_three(void)
 {
 	for (int i = 0; i < n_calls; ++i) {
 		cu_launch((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0); /* SITE_LAUNCH */
-		cu_graph_launch((void *)0x2000, 0); /* SITE_GRAPH */
-		cu_stream_sync(0); /* SITE_SYNC */
+		cu_graph_launch((void *)0x2000, 0);                       /* SITE_GRAPH */
+		cu_stream_sync(0);                                        /* SITE_SYNC */
 		if (null_fd >= 0) {
 			struct termios t;
 			ioctl(null_fd, TCGETS, &t); /* SITE_IOCTL */
@@ -159,7 +159,8 @@ int main(int argc, char **argv)
 		char path[4096];
 		snprintf(path, sizeof path, "%s", argv[0]);
 		char *slash = strrchr(path, '/');
-		snprintf(slash ? slash + 1 : path, sizeof path - (slash ? (size_t)(slash + 1 - path) : 0), "libstackchain.so");
+		snprintf(slash ? slash + 1 : path, sizeof path - (slash ? (size_t)(slash + 1 - path) : 0),
+			 "libstackchain.so");
 		void *chain = dlopen(path, RTLD_NOW);
 		if (!chain) {
 			fprintf(stderr, "%s\n", dlerror());

@@ -1,7 +1,7 @@
 /* libstackchain.so: a shared library between the workload and libcuda, so a
  * stack crosses three files (tests/workloads/stack_workload.c "lib"). */
-typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-			 void **, void **);
+typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+			 void **);
 
 __attribute__((noinline)) static void lib_inner(launch_fn launch, int n)
 {

@@ -19,7 +19,8 @@ Status check_api_library(const std::string& path, std::span<const ApiSpec> table
     return make_error(path + " is not an ELF file", hint, 2);
   if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_machine != EM_X86_64)
     return make_error(path + " is not a 64-bit x86 ELF file", hint, 2);
-  if (h.e_type != ET_DYN) return make_error(path + " is not a shared library (ELF type " + std::to_string(h.e_type) + ")", hint, 2);
+  if (h.e_type != ET_DYN)
+    return make_error(path + " is not a shared library (ELF type " + std::to_string(h.e_type) + ")", hint, 2);
   auto syms = read_function_symbols(path);
   if (!syms) return make_error("cannot read the symbols of " + path + ": " + syms.error().message, hint, 2);
   for (const ApiSpec& s : table)

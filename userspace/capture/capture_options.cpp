@@ -73,8 +73,7 @@ void add_capture_options(CLI::App& app, const CaptureOptionFields& f, bool confi
   // on|off, like the words of --unwind: never a bare flag whose value could
   // be taken for the command.
   app.add_option_function<std::string>(
-         names("--python-stacks", config_spellings),
-         [py = f.python_stacks](const std::string& w) { *py = w == "on"; },
+         names("--python-stacks", config_spellings), [py = f.python_stacks](const std::string& w) { *py = w == "on"; },
          "on: CPython frames (function, file:line) in the stacks of Python processes, in place of the "
          "interpreter's native frames; off: native frames only")
       ->check(CLI::IsMember({"on", "off"}))

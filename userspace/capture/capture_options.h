@@ -48,10 +48,9 @@ inline constexpr uint32_t kRecordDetailIntervalMs = 1000;  // gpuobs record's de
 // where the command starts. add_capture_options() throws std::logic_error if
 // it defines a value option missing here (a missing one swallowed its value:
 // "--nccl-stall 2" was refused).
-inline constexpr const char* kCaptureValueOptions[] = {"--libcuda",     "--libhip", "--watch-dev",  "--ring-mb",
-                                                       "--stack-depth", "--unwind", "--stack-copy", "--nccl-stall",
-                                                       "--python-stacks", "--metrics-hz", "--detail-interval-ms",
-                                                       "--python-main-thread"};
+inline constexpr const char* kCaptureValueOptions[] = {
+    "--libcuda",    "--libhip",     "--watch-dev",     "--ring-mb",    "--stack-depth",        "--unwind",
+    "--stack-copy", "--nccl-stall", "--python-stacks", "--metrics-hz", "--detail-interval-ms", "--python-main-thread"};
 
 // Where the parsed values go.
 struct CaptureOptionFields {

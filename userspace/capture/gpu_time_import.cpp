@@ -95,9 +95,11 @@ Result<GpuTimeSetup> find_pieces(const std::string& exe, const std::string& comm
   if (s.inject_library.empty()) {
     std::string list;
     for (const auto& t : tried) list += (list.empty() ? "" : ", ") + t;
-    return make_error("--gpu-time: the CUPTI injection library libgpuobs_cupti_inject.so is not installed (looked "
-                      "at " + list + ")",
-                      "set GPUOBS_CUPTI_INJECT to its path", 2);
+    return make_error(
+        "--gpu-time: the CUPTI injection library libgpuobs_cupti_inject.so is not installed (looked "
+        "at " +
+            list + ")",
+        "set GPUOBS_CUPTI_INJECT to its path", 2);
   }
   if (const char* env = std::getenv("GPUOBS_CUPTI_PATH"); env && *env) {
     if (::access(env, R_OK) != 0)
@@ -123,9 +125,10 @@ Result<GpuTimeSetup> find_pieces(const std::string& exe, const std::string& comm
       s.cupti = c;
       return s;
     }
-  return make_error("--gpu-time: CUPTI (libcupti.so.13 or .12) not found in the command's Python environment or "
-                    "the CUDA toolkit (/usr/local/cuda)",
-                    "set GPUOBS_CUPTI_PATH to a libcupti.so of the program's CUDA version", 2);
+  return make_error(
+      "--gpu-time: CUPTI (libcupti.so.13 or .12) not found in the command's Python environment or "
+      "the CUDA toolkit (/usr/local/cuda)",
+      "set GPUOBS_CUPTI_PATH to a libcupti.so of the program's CUDA version", 2);
 }
 
 }  // namespace
@@ -198,8 +201,9 @@ Result<GpuTimeImport> import_gpu_times(const std::string& capture, const std::st
   }
   {
     // CUDA graph launches (stream_ops): their kernels, copies and memsets.
-    Stmt st(db.get(), "SELECT id, tgid, tid, ts_mono_ns, coalesce(stream, 0), process_id FROM stream_ops"
-                      " WHERE op = 'graph_launch'");
+    Stmt st(db.get(),
+            "SELECT id, tgid, tid, ts_mono_ns, coalesce(stream, 0), process_id FROM stream_ops"
+            " WHERE op = 'graph_launch'");
     if (!st.valid()) return make_error("cannot read the graph launches of " + capture + ": " + db.errmsg());
     while (st.step() == SQLITE_ROW) {
       sqlite3_stmt* s = st.get();

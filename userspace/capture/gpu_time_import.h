@@ -19,8 +19,8 @@ struct GpuTimeImport {
   uint64_t rows = 0;            // calls given a GPU time
   gpu_time::JoinCounts join;
   gpu_time::ReadCounts read;
-  uint64_t processes = 0;       // processes that wrote records
-  uint64_t cupti_dropped = 0;   // records CUPTI itself dropped (its buffers full)
+  uint64_t processes = 0;      // processes that wrote records
+  uint64_t cupti_dropped = 0;  // records CUPTI itself dropped (its buffers full)
   // Processes whose CUPTI refused the CLOCK_MONOTONIC timestamp callback
   // (times converted by the pair read at start) / gave no kernel thread ids.
   uint64_t processes_clock_pair = 0, processes_without_tids = 0;

@@ -36,9 +36,7 @@ bool stat_key(const std::string& path, uint64_t* dev, uint64_t* ino) {
   return true;
 }
 
-std::span<const ApiSpec> table_for(const std::string& path) {
-  return api_table_for_library(path);
-}
+std::span<const ApiSpec> table_for(const std::string& path) { return api_table_for_library(path); }
 
 bool root_only(const struct stat& st) { return st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)); }
 
@@ -589,16 +587,11 @@ namespace {
 
 const char* not_held_why(uint32_t hold) {
   switch (hold) {
-    case GPUOBS_LIB_HOLD_OFF:
-      return "not held: holding off";
-    case GPUOBS_LIB_TRACED:
-      return "not held: ptraced";
-    case GPUOBS_LIB_JOB:
-      return "not held: a job of a job-control shell";
-    case GPUOBS_LIB_SIGNAL_FAILED:
-      return "not held: SIGSTOP failed";
-    default:
-      return "not held";
+    case GPUOBS_LIB_HOLD_OFF: return "not held: holding off";
+    case GPUOBS_LIB_TRACED: return "not held: ptraced";
+    case GPUOBS_LIB_JOB: return "not held: a job of a job-control shell";
+    case GPUOBS_LIB_SIGNAL_FAILED: return "not held: SIGSTOP failed";
+    default: return "not held";
   }
 }
 
@@ -657,7 +650,8 @@ void LibraryWatch::on_map(const MapNotice& n) {
     row.hold = "unprobed";
     row.calls_before_attach = true;
     if (auto why = unprobed_why_.find(bkey); why != unprobed_why_.end()) row.reason = why->second;
-    else if (w) row.reason = "no probe attached: " + (w->error.empty() ? std::string("no probed symbol in it") : w->error);
+    else if (w)
+      row.reason = "no probe attached: " + (w->error.empty() ? std::string("no probed symbol in it") : w->error);
     else row.reason = "the file carries no probes";
   } else {
     row.hold = not_held_why(n.hold);
@@ -673,8 +667,8 @@ void LibraryWatch::report_locked(LibraryMapRow row) {
     ++stats_.calls_before_attach;
     std::string what = "pid " + std::to_string(row.tgid) + " (" + row.comm + ") " + row.library + ": " + row.reason;
     if (stats_.first_miss.empty()) stats_.first_miss = what;
-    spdlog::warn("capture incomplete: {} could call {} before its probes were live: {}", "pid " +
-                 std::to_string(row.tgid) + " (" + row.comm + ")", row.library, row.reason);
+    spdlog::warn("capture incomplete: {} could call {} before its probes were live: {}",
+                 "pid " + std::to_string(row.tgid) + " (" + row.comm + ")", row.library, row.reason);
   }
   if (hooks_.mapped) hooks_.mapped(std::move(row));
 }
@@ -703,8 +697,7 @@ void LibraryWatch::settle_held(uint32_t tgid, std::vector<std::pair<Key, std::st
 void LibraryWatch::file_ready_locked(const Key& key) {
   for (auto it = held_.begin(); it != held_.end();) {
     auto next = std::next(it);
-    if (it->second.awaiting.erase(key) && it->second.awaiting.empty() && it->second.scanned)
-      finish_hold_locked(it, "");
+    if (it->second.awaiting.erase(key) && it->second.awaiting.empty() && it->second.scanned) finish_hold_locked(it, "");
     it = next;
   }
 }
@@ -735,7 +728,8 @@ void LibraryWatch::finish_hold_locked(std::map<uint32_t, Held>::iterator it, con
   } else {
     row.calls_before_attach = true;
     if (!timeout.empty()) row.reason = timeout;
-    else if (w && !w->pending) row.reason = "no probe attached: " + (w->error.empty() ? std::string("no probed symbol in it") : w->error);
+    else if (w && !w->pending)
+      row.reason = "no probe attached: " + (w->error.empty() ? std::string("no probed symbol in it") : w->error);
     else if (auto why = unprobed_why_.find({h.n.kdev, h.n.ino}); why != unprobed_why_.end()) row.reason = why->second;
     else if (h.n.name.empty()) row.reason = "its mapping's record was lost (a full ring)";
     else row.reason = "the mapped file could not be reached from gpuobs (counter library_unresolved)";

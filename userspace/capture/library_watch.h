@@ -67,7 +67,7 @@ struct MapNotice {
   std::string comm, name;  // name: the file's base name
   uint32_t kdev = 0;       // the kernel's dev_t of the mapped file
   uint64_t ino = 0;
-  uint32_t hold = 0;       // GPUOBS_LIB_*
+  uint32_t hold = 0;  // GPUOBS_LIB_*
   int64_t mapped_mono_ns = 0;
 };
 
@@ -85,11 +85,11 @@ struct LibraryWatchStats {
   uint64_t refused_total_cap = 0;  // library_max_files
   uint64_t refused_user_cap = 0;   // library_max_files_per_user
   // Holds (a process stopped at its first mapping of an unknown file).
-  uint64_t holds = 0;            // processes held
-  uint64_t holds_released = 0;   // resumed (timed out ones included)
-  uint64_t detach_kept = 0;      // a detach called off: a process mapped the file after the scan
-  uint64_t hold_timeouts = 0;    // resumed after hold_max_ms without their probes
-  uint64_t holds_adopted = 0;    // found in BPF's lib_held without their record (a full ring)
+  uint64_t holds = 0;           // processes held
+  uint64_t holds_released = 0;  // resumed (timed out ones included)
+  uint64_t detach_kept = 0;     // a detach called off: a process mapped the file after the scan
+  uint64_t hold_timeouts = 0;   // resumed after hold_max_ms without their probes
+  uint64_t holds_adopted = 0;   // found in BPF's lib_held without their record (a full ring)
   uint64_t hold_ns_total = 0, hold_ns_max = 0;
   // Mappings after which a process could call its library unseen (rows
   // with calls_before_attach = 1), and the first one's reason.
@@ -167,8 +167,8 @@ class LibraryWatch {
   // Holds (mu_ held by the caller where it says _locked).
   struct Held {
     MapNotice n;
-    bool scanned = false;           // its maps were read since the hold
-    std::set<Key> awaiting;         // files it maps whose probes are being made
+    bool scanned = false;                            // its maps were read since the hold
+    std::set<Key> awaiting;                          // files it maps whose probes are being made
     std::vector<std::pair<Key, std::string>> found;  // runtimes it maps: key, path
   };
   // After a scan of a held process: resumed unless a file it maps is pending.
@@ -177,7 +177,7 @@ class LibraryWatch {
   void finish_hold_locked(std::map<uint32_t, Held>::iterator it, const std::string& timeout);
   void file_ready_locked(const Key& key);  // a pending file's probes are done
   void expire_holds();
-  void adopt_orphans();                    // holds whose record was lost
+  void adopt_orphans();  // holds whose record was lost
   void mark_known_locked(WatchedLibrary& w, uint32_t kdev, uint64_t ino, uint32_t value);
   void report_locked(LibraryMapRow row);
   void request_first(uint32_t tgid, const char* reason, int64_t trigger_mono_ns);
@@ -208,7 +208,7 @@ class LibraryWatch {
 
   mutable std::mutex mu_;  // libs_ and stats_ (read by the session's accessors)
   std::map<Key, WatchedLibrary> libs_;
-  std::set<uint32_t> mappers_;    // processes seen mapping a GPU library
+  std::set<uint32_t> mappers_;  // processes seen mapping a GPU library
   // Of them, those that map a file released with its last process (not
   // trusted): only their exit makes a rescan worth its cost (every
   // process's maps); a trusted file stays while installed.

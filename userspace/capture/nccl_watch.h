@@ -44,25 +44,25 @@ class NcclWatch {
  private:
   struct Rank {
     uint32_t tgid = 0;
-    uint64_t comm = 0;      // the handle in that process
-    int64_t last_seq = 0;   // the last collective it entered and returned from
-    int64_t last_ts = 0;    // its entry time
+    uint64_t comm = 0;     // the handle in that process
+    int64_t last_seq = 0;  // the last collective it entered and returned from
+    int64_t last_ts = 0;   // its entry time
     std::string last_api;
     bool exited = false;
     bool gone = false;  // exited, or destroyed its communicator
   };
   struct Comm {
     std::optional<int64_t> nranks;
-    std::map<int64_t, Rank> ranks;                 // by rank
-    std::map<int64_t, int64_t> first_entry;        // seq -> the earliest entry seen (pruned)
-    std::map<int64_t, std::string> op_of;          // seq -> op (pruned with first_entry)
+    std::map<int64_t, Rank> ranks;           // by rank
+    std::map<int64_t, int64_t> first_entry;  // seq -> the earliest entry seen (pruned)
+    std::map<int64_t, std::string> op_of;    // seq -> op (pruned with first_entry)
   };
   void prune(Comm& c);
   void forget_if_gone(uint64_t hash);
 
   int64_t threshold_ns_;
-  NcclComms handles_;                           // (tgid, handle) -> identity, seq
-  std::map<uint64_t, Comm> comms_;              // by id hash
+  NcclComms handles_;                                              // (tgid, handle) -> identity, seq
+  std::map<uint64_t, Comm> comms_;                                 // by id hash
   std::set<std::tuple<uint64_t, int64_t, std::string>> reported_;  // (comm, seq, kind)
   uint64_t stalls_found_ = 0;
 };

@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/resource.h>
-#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <csignal>
 #include "capture/api_library_check.h"
 #include "capture/host_info.h"
 #include "capture/procfs.h"
@@ -121,8 +121,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   if (auto st = s->writer_->write_meta(meta); !st) return fail(st.error());
   s->meta_ = meta;
   if (opts.metrics_hz > 0) {
-    s->sampler_ =
-        gpumetrics::MetricsSampler::create(opts.metrics_hz, int64_t{opts.detail_interval_ms} * 1'000'000);
+    s->sampler_ = gpumetrics::MetricsSampler::create(opts.metrics_hz, int64_t{opts.detail_interval_ms} * 1'000'000);
     for (const auto& st : s->sampler_->statuses())
       if (st.status != "ok") spdlog::debug("GPU metrics: {}: {}", st.source, st.status);
     if (auto st = s->writer_->write_gpus(s->sampler_->gpus(), s->sampler_->statuses(), opts.metrics_hz); !st)
@@ -181,7 +180,8 @@ void Session::on_record(const void* data, size_t size) {
   if (std::holds_alternative<std::monostate>(ev)) return;
   ++records_;
   record_bytes_ += size;
-  if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_LIB_MAP && p->filename.rfind("libpython3", 0) == 0) {
+  if (auto* p = std::get_if<ProcEvent>(&ev);
+      p && p->type == GPUOBS_EV_LIB_MAP && p->filename.rfind("libpython3", 0) == 0) {
     // The interpreter's library, mapped just now by ld.so: describe it to
     // BPF before the program runs (a process looked at before it had one
     // is looked at again).
@@ -259,21 +259,18 @@ void Session::check_python(uint32_t tgid) {
     py_unreadable_tries_.erase(tgid);
   }
   switch (f.status) {
-    case PythonFind::none:
-      return;
-    case PythonFind::unreadable:
-      ++py_unreadable_;
-      return;
+    case PythonFind::none: return;
+    case PythonFind::unreadable: ++py_unreadable_; return;
     case PythonFind::unknown_version:
       ++py_unknown_version_;
       // Named in the capture's counters (gpuobs report capture): which version.
       ++extra_counters_["python_unknown_version_" + std::to_string(f.version >> 8) + "." +
                         std::to_string(f.version & 0xff)];
-      spdlog::warn("process {} runs CPython {}.{} ({}): gpuobs has no layout for it, its stacks keep native frames only",
-                   tgid, f.version >> 8, f.version & 0xff, f.file);
+      spdlog::warn(
+          "process {} runs CPython {}.{} ({}): gpuobs has no layout for it, its stacks keep native frames only", tgid,
+          f.version >> 8, f.version & 0xff, f.file);
       return;
-    case PythonFind::found:
-      break;
+    case PythonFind::found: break;
   }
   if (auto st = engine_->set_python_proc(tgid, f.proc->bpf()); !st) {
     spdlog::warn("{}", st.error().message);
@@ -354,8 +351,8 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     if (watch_) watch_->add_known(*f, results);
     int64_t attached_ns = mono_now_ns();
     for (auto& r : results) {
-      rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status,
-                              r.error, "startup", 0, 0, attached_ns});
+      rows.push_back(ProbeRow{r.library.realpath, r.library.dev, r.library.ino, r.symbol, r.program, r.status, r.error,
+                              "startup", 0, 0, attached_ns});
       probes_.push_back(std::move(r));
     }
   }
@@ -429,8 +426,8 @@ void Session::check_nccl_stalls() {
   for (auto& s : nccl_watch_->check(monotonic_now_ns(), inflight)) {
     spdlog::warn("NCCL stall: communicator {:016x} collective {} ({}) {}: ranks in [{}], missing [{}], waited {:.1f} s",
                  s.comm_hash, s.seq, s.op.empty() ? "?" : s.op,
-                 s.kind == "missing" ? "not entered by every rank" : "not returned from", s.ranks_in,
-                 s.ranks_missing, static_cast<double>(s.waited_ns) / 1e9);
+                 s.kind == "missing" ? "not entered by every rank" : "not returned from", s.ranks_in, s.ranks_missing,
+                 static_cast<double>(s.waited_ns) / 1e9);
     writer_->push_stall(std::move(s));
   }
 }
@@ -533,8 +530,8 @@ uint64_t Session::dropped() const {
   // a writer too far behind dropped (every segment's).
   return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
          c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
-         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + c[GPUOBS_CNT_DROP_SCRATCH_BUSY] + backlog_dropped_before_ +
-         writer_->stats().backlog_dropped;
+         c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + c[GPUOBS_CNT_DROP_SCRATCH_BUSY] +
+         backlog_dropped_before_ + writer_->stats().backlog_dropped;
 }
 
 WriterStats Session::writer_stats() const { return writer_->stats(); }
@@ -644,8 +641,8 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
     gpumetrics::SamplerStats g = sampler_->stats();
     s.gpu_metrics = sampler_->summary();
     if (!sampler_->gpus().empty())
-      s.gpu_metrics += ": " + std::to_string(g.ticks) + " samples, " + std::to_string(g.query_errors) +
-                       " failed queries";
+      s.gpu_metrics +=
+          ": " + std::to_string(g.ticks) + " samples, " + std::to_string(g.query_errors) + " failed queries";
     // Every source's status says why it has nothing as "no ..." when the
     // thing is simply not there (gpu_metrics/gpu_sample.h).
     s.gpu_metrics_absent = sampler_->gpus().empty();

@@ -82,8 +82,8 @@ struct SessionSummary {
   uint64_t stacks = 0;      // distinct stacks
   uint64_t with_stack = 0;  // events that carried a stack
   int probes_attached = 0, probes_planned = 0;
-  int probes_failed = 0;  // attaches that failed (the rest of planned - attached: symbols this version lacks)
-  bool disk_full = false;     // the store stopped: the disk holding the capture filled up
+  int probes_failed = 0;   // attaches that failed (the rest of planned - attached: symbols this version lacks)
+  bool disk_full = false;  // the store stopped: the disk holding the capture filled up
   // No GPU and no metrics source that failed: nothing worth a line (a host without a driver).
   bool gpu_metrics_absent = false;
   std::string state;  // capture.state: "complete" once the end is written
@@ -205,7 +205,7 @@ class Session {
   std::function<void(const Event&)> observer_;
   std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);
   uint64_t records_ = 0;
-  uint64_t record_bytes_ = 0;  // their sizes as the ring gave them
+  uint64_t record_bytes_ = 0;                       // their sizes as the ring gave them
   std::map<std::string, uint64_t> extra_counters_;  // set_counter()
   uint64_t failed_batches_finished_ = 0;            // of the files rotated away from
   uint64_t backlog_dropped_before_ = 0;             // writers of earlier segments
@@ -220,9 +220,9 @@ class Session {
   // Coverage of the current segment (its capture.state) and in all.
   uint64_t coverage_misses_segment_ = 0, coverage_misses_total_ = 0;
   std::string first_coverage_miss_segment_, first_coverage_miss_;
-  uint64_t dropped_before_segment_ = 0;    // dropped() when the segment started
+  uint64_t dropped_before_segment_ = 0;  // dropped() when the segment started
   uint64_t attach_failures_before_segment_ = 0;
-  std::unordered_set<uint32_t> gpu_ioctl_seen_;                          // tgids whose first GPU ioctl was seen
+  std::unordered_set<uint32_t> gpu_ioctl_seen_;  // tgids whose first GPU ioctl was seen
   std::mutex origin_mu_;
   std::unordered_map<uint32_t, ProcessOrigin> origins_;  // guarded by origin_mu_
   std::unordered_set<uint32_t> origin_seen_;             // polling thread only

@@ -61,12 +61,26 @@ enum class Vendor : uint8_t { cuda, hip, nccl };  // libcuda.so, libamdhip64.so,
 // What an NCCL call does (Family::collective; catalogue/nccl_api.cpp). Its
 // SQL text (nccl_calls.op) is to_string(op).
 enum class NcclOp : uint8_t {
-  comm_init, comm_init_all, comm_split, comm_destroy, comm_abort, comm_device,  // communicators
-  all_reduce, broadcast, reduce, all_gather, reduce_scatter, all_to_all,        // collectives
-  send, recv,                                                                   // point to point
-  group_start, group_end,
-  gather, scatter,                                                              // collectives (NCCL 2.28)
-  comm_rank, comm_count,                                                        // communicator queries
+  comm_init,
+  comm_init_all,
+  comm_split,
+  comm_destroy,
+  comm_abort,
+  comm_device,  // communicators
+  all_reduce,
+  broadcast,
+  reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,  // collectives
+  send,
+  recv,  // point to point
+  group_start,
+  group_end,
+  gather,
+  scatter,  // collectives (NCCL 2.28)
+  comm_rank,
+  comm_count,  // communicator queries
 };
 std::string_view to_string(NcclOp op);
 

@@ -65,14 +65,14 @@ struct HealthSnapshot {
   uint64_t metrics_accept_backoffs = 0;      // failed accepts (EMFILE, ...) waited out
   // GPU metrics (issue 19): what the sampler watches, or why nothing.
   std::vector<GpuHealth> gpus;
-  std::string gpu_metrics;                   // "2 GPUs (nvml), 10 Hz" / "off" / "none: ..."
+  std::string gpu_metrics;  // "2 GPUs (nvml), 10 Hz" / "off" / "none: ..."
   uint64_t gpu_metric_query_errors = 0;
   // The rolling comparison (issue 21; diff_baseline): '' baseline when off.
   std::string diff_baseline;
   uint64_t diff_comparisons = 0, diff_errors = 0;
-  uint64_t diff_regressed = 0;     // series regressed in the last comparison
+  uint64_t diff_regressed = 0;  // series regressed in the last comparison
   uint64_t diff_new_kernels = 0;
-  double diff_worst_ratio = 1;     // largest new/base ratio among them (1: none)
+  double diff_worst_ratio = 1;  // largest new/base ratio among them (1: none)
   std::string diff_last_error;
   // Shipping to ClickHouse (issue 23; ship_url): '' url when off.
   std::string ship_url;

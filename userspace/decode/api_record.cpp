@@ -33,7 +33,6 @@ T read_at(std::string_view blob, size_t off) {
   return v;
 }
 
-
 // CUmemorytype: 1 host, 2 device, 3 array, 4 unified (cuda.h).
 MemType memtype(uint32_t t) { return t >= 1 && t <= 4 ? static_cast<MemType>(t) : MemType::unknown; }
 

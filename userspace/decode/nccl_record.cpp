@@ -96,7 +96,7 @@ uint32_t nccl_dtype_bytes(uint32_t dtype) {
 }
 
 std::string_view nccl_dtype_name(uint32_t dtype) {
-  constexpr std::string_view kNames[] = {"int8",    "uint8",   "int32",    "uint32",       "int64",       "uint64",
+  constexpr std::string_view kNames[] = {"int8",    "uint8",   "int32",   "uint32",   "int64",      "uint64",
                                          "float16", "float32", "float64", "bfloat16", "float8e4m3", "float8e5m2"};
   return dtype < std::size(kNames) ? kNames[dtype] : std::string_view("unknown");
 }

@@ -44,9 +44,9 @@ std::string_view nccl_redop_name(uint32_t op);
 // The bytes a call moves as its caller sees them: the larger buffer
 // (all_gather: sendcount * nranks elements received; reduce_scatter:
 // recvcount * nranks sent; all_to_all: count * nranks each way; gather and
-// scatter: count * nranks at the root), count elements for the others. None when the datatype or a needed nranks is unknown.
-// Gather and scatter: count * nranks at the root (rank == peer), count
-// elsewhere; count * nranks when the rank is unknown.
+// scatter: count * nranks at the root), count elements for the others. None when the datatype or a needed nranks is
+// unknown. Gather and scatter: count * nranks at the root (rank == peer), count elsewhere; count * nranks when the rank
+// is unknown.
 std::optional<uint64_t> nccl_bytes(const NcclCall& c, std::optional<int64_t> nranks,
                                    std::optional<int64_t> rank = std::nullopt);
 // The identity of a communicator across processes: the first 16 bytes of its

@@ -97,8 +97,8 @@ void fill_values(Row& r, const Series* b, const Series* n, Exposure e) {
     // The host or GPU time this series spent, per unit, on each side.
     if (m != Measure::copy_bandwidth) r.impact_ns = sn.total / e.next - sb.total / e.base;
   }
-  r.change = (m == Measure::launches || m == Measure::calls || m == Measure::copy_bytes ||
-              m == Measure::nccl_bytes || m == Measure::alloc_peak || !std::isnan(r.base))
+  r.change = (m == Measure::launches || m == Measure::calls || m == Measure::copy_bytes || m == Measure::nccl_bytes ||
+              m == Measure::alloc_peak || !std::isnan(r.base))
                  ? rel_change(r.base, r.next)
                  : kNaN;
   r.stack_text = !sn.stack_text.empty() ? sn.stack_text : sb.stack_text;

@@ -18,8 +18,8 @@ enum class Per { run, second, step };
 
 struct CompareOptions {
   Per per = Per::run;
-  double alpha = 0.01;        // the false discovery rate: a row is significant at q <= alpha...
-  double min_change = 0.10;   // ...and when its value moved by this fraction at least...
+  double alpha = 0.01;       // the false discovery rate: a row is significant at q <= alpha...
+  double min_change = 0.10;  // ...and when its value moved by this fraction at least...
   // ...and (distributions) when |Cliff's delta| reaches 0.6: between two
   // runs of one unchanged program on one host, host timings differ by up to
   // |delta| 0.43 on the development VM (45 pairs,
@@ -49,11 +49,11 @@ struct Row {
   // (per unit) their bytes.
   double base = 0, next = 0;
   double base_p95 = 0, next_p95 = 0, base_p99 = 0, next_p99 = 0;  // distributions; NaN otherwise
-  uint64_t base_n = 0, next_n = 0;  // events behind each side
-  double change = 0;                // next / base - 1 (infinity for a new key, -1 for a vanished one)
-  double p = 1, q = 1;              // q: p adjusted over every tested row of this diff
-  double effect = 0;                // distributions: Cliff's delta; counts: the rate ratio
-  double impact_ns = 0;             // time added (+) or removed (-) per unit; NaN when the measure has no time
+  uint64_t base_n = 0, next_n = 0;                                // events behind each side
+  double change = 0;     // next / base - 1 (infinity for a new key, -1 for a vanished one)
+  double p = 1, q = 1;   // q: p adjusted over every tested row of this diff
+  double effect = 0;     // distributions: Cliff's delta; counts: the rate ratio
+  double impact_ns = 0;  // time added (+) or removed (-) per unit; NaN when the measure has no time
   std::string stack_text;
 };
 
@@ -65,7 +65,7 @@ struct DiffResult {
   double base_units = 1, next_units = 1;  // the exposures counts were divided by
   double alpha = 0.01, min_effect = 0.6;  // the options', for --fail-on's percentiles
   double activity_ns = 0, min_impact = 0.001;
-  std::vector<std::string> notes;         // what limits the comparison (hosts, schemas, GPU times, stacks)
+  std::vector<std::string> notes;  // what limits the comparison (hosts, schemas, GPU times, stacks)
 };
 
 // Refuses (exit 2) a Per::step without steps on a side, and windows with no event.

@@ -109,7 +109,8 @@ Result<std::vector<Threshold>> parse_fail_on(std::string_view spec) {
     t.text = part;
     t.metric = trim(std::string_view(part).substr(0, op_at));
     bool eq = op_at + 1 < part.size() && part[op_at + 1] == '=';
-    t.op = part[op_at] == '>' ? (eq ? Threshold::Op::ge : Threshold::Op::gt) : (eq ? Threshold::Op::le : Threshold::Op::lt);
+    t.op = part[op_at] == '>' ? (eq ? Threshold::Op::ge : Threshold::Op::gt)
+                              : (eq ? Threshold::Op::le : Threshold::Op::lt);
     std::string value = trim(std::string_view(part).substr(op_at + (eq ? 2 : 1)));
     t.relative = !value.empty() && value.back() == '%';
     if (t.relative) value.pop_back();
@@ -127,7 +128,8 @@ Result<std::vector<Threshold>> parse_fail_on(std::string_view spec) {
     }
     out.push_back(std::move(t));
   }
-  if (out.empty()) return make_error("--fail-on: no threshold given", "e.g. --fail-on 'p95_latency>+10%,new_kernels>0'", 2);
+  if (out.empty())
+    return make_error("--fail-on: no threshold given", "e.g. --fail-on 'p95_latency>+10%,new_kernels>0'", 2);
   return out;
 }
 

@@ -55,7 +55,8 @@ std::string basename_of(const std::string& path) {
 // Reads one capture file into the side.
 class FileReader {
  public:
-  FileReader(Db& db, const std::string& path, const Filters& f, Side& side) : db_(db), path_(path), f_(f), side_(side) {}
+  FileReader(Db& db, const std::string& path, const Filters& f, Side& side)
+      : db_(db), path_(path), f_(f), side_(side) {}
 
   Status read(const WindowSpec& w) {
     auto v = db_.scalar("PRAGMA user_version");
@@ -74,8 +75,8 @@ class FileReader {
       if (auto st = read_stacks(); !st) return st;
     if (schema_ >= 20)
       if (auto st = read_gpu_times(); !st) return st;
-    for (auto step : {&FileReader::read_stream_creates, &FileReader::read_launches, &FileReader::read_calls, &FileReader::read_syncs,
-                      &FileReader::read_copies, &FileReader::read_alloc_peaks})
+    for (auto step : {&FileReader::read_stream_creates, &FileReader::read_launches, &FileReader::read_calls,
+                      &FileReader::read_syncs, &FileReader::read_copies, &FileReader::read_alloc_peaks})
       if (auto st = (this->*step)(); !st) return st;
     if (schema_ >= 17)
       if (auto st = read_nccl(); !st) return st;
@@ -107,7 +108,9 @@ class FileReader {
   std::map<std::pair<int64_t, int64_t>, std::string> stream_label_;
   std::map<int64_t, int> streams_seen_;
 
-  Error query_error(const std::string& what) { return capture_error(db_.get(), "gpuobs diff: reading " + what + " of " + path_); }
+  Error query_error(const std::string& what) {
+    return capture_error(db_.get(), "gpuobs diff: reading " + what + " of " + path_);
+  }
 
   // Prepares sql and binds :lo, :hi, :pid, :process, :kernel where it has them.
   Result<Stmt> prepare(const std::string& what, const std::string& sql) {
@@ -193,7 +196,8 @@ class FileReader {
   }
 
   Status read_gpu_times() {
-    return each_row("the GPU times", "SELECT call_table, row_id, duration_ns FROM gpu_time_rows WHERE call_table IN (0, 1)",
+    return each_row("the GPU times",
+                    "SELECT call_table, row_id, duration_ns FROM gpu_time_rows WHERE call_table IN (0, 1)",
                     [&](sqlite3_stmt* s) {
                       auto& m = sqlite3_column_int(s, 0) == 0 ? launch_gpu_ns_ : copy_gpu_ns_;
                       m[sqlite3_column_int64(s, 1)] = sqlite3_column_int64(s, 2);

@@ -70,10 +70,10 @@ struct WindowSpec {
 };
 
 struct Filters {
-  int64_t pid = 0;       // 0: every process
-  std::string process;   // comm; '': every process
-  std::string kernel;    // substring of the kernel name (launches and GPU times only); '': all
-  bool stacks = true;    // false: keys without the stack (--no-stacks)
+  int64_t pid = 0;                    // 0: every process
+  std::string process;                // comm; '': every process
+  std::string kernel;                 // substring of the kernel name (launches and GPU times only); '': all
+  bool stacks = true;                 // false: keys without the stack (--no-stacks)
   std::string step_kernel, step_api;  // the step marker (exact names), if any
 };
 
@@ -81,11 +81,11 @@ struct SideInfo {
   std::vector<std::string> files;
   int min_schema = 0, max_schema = 0;
   std::set<std::string> hosts, gpuobs_versions, unwinds;
-  double seconds = 0;         // first to last launch or call of each file's window, summed
-  uint64_t steps = 0;         // step markers seen
-  uint64_t events = 0;        // launches + calls + copies read
-  uint64_t gpu_timed = 0;     // launches and copies with a measured GPU time
-  bool segments = false;      // a file is a gpuobsd segment (its memory counts start at the segment's start)
+  double seconds = 0;             // first to last launch or call of each file's window, summed
+  uint64_t steps = 0;             // step markers seen
+  uint64_t events = 0;            // launches + calls + copies read
+  uint64_t gpu_timed = 0;         // launches and copies with a measured GPU time
+  bool segments = false;          // a file is a gpuobsd segment (its memory counts start at the segment's start)
   std::set<std::string> kernels;  // kernel names launched
   std::set<std::string> stacks;   // signatures of the stacks behind launches and calls
 };

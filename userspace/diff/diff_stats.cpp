@@ -83,8 +83,7 @@ TestResult rate_test(uint64_t n_base, double e_base, uint64_t n_new, double e_ne
   TestResult r;
   double rate_base = e_base > 0 ? double(n_base) / e_base : 0;
   double rate_new = e_new > 0 ? double(n_new) / e_new : 0;
-  r.effect = rate_base > 0 ? rate_new / rate_base
-                           : (rate_new > 0 ? std::numeric_limits<double>::infinity() : 1.0);
+  r.effect = rate_base > 0 ? rate_new / rate_base : (rate_new > 0 ? std::numeric_limits<double>::infinity() : 1.0);
   const uint64_t n = n_base + n_new;
   if (n == 0 || e_base <= 0 || e_new <= 0) return r;
   const double pi = e_new / (e_base + e_new);

@@ -1,6 +1,5 @@
 #include "export/pprof_writer.h"
 
-
 #include <array>
 #include <map>
 #include <set>

@@ -22,7 +22,8 @@ constexpr const char* kMemorySql =
 // One statement per table: the union would sort 1M rows in SQLite; each table
 // is read in its (process, ts) index order and the calls merged in C++.
 constexpr const char* kCallSql[] = {
-    ("SELECT id, ts_mono_ns, NULL, process_id, tid, api, NULL, coalesce(kernel_name, printf('function 0x%x', function)),"
+    ("SELECT id, ts_mono_ns, NULL, process_id, tid, api, NULL, coalesce(kernel_name, printf('function 0x%x', "
+     "function)),"
      " stack_id FROM kernel_launches_between()"),  // store/launch_table.h: runs decoded in C++
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM memory_ops",
     "SELECT id, ts_mono_ns, duration_ns, process_id, tid, api, result, NULL, stack_id FROM copies",
@@ -159,8 +160,8 @@ Result<Timeline> load_timeline(Db& db) {
     while (g.step() == SQLITE_ROW) {
       const unsigned char* name = sqlite3_column_text(g.get(), 1);
       int64_t id = sqlite3_column_int64(g.get(), 0);
-      t.gpus.push_back(GpuTrackInfo{id, "GPU " + std::to_string(id) +
-                                            (name ? std::string(": ") + reinterpret_cast<const char*>(name) : "")});
+      t.gpus.push_back(GpuTrackInfo{
+          id, "GPU " + std::to_string(id) + (name ? std::string(": ") + reinterpret_cast<const char*>(name) : "")});
     }
     Stmt st(db.get(),
             "SELECT gpu_id, metric || ' (' || unit || ')', ts_mono_ns, value FROM gpu_metrics"

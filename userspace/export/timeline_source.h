@@ -49,7 +49,7 @@ struct NcclCallInfo {
   uint32_t op = 0;  // index into Timeline::strings: all_reduce, send, ...
 };
 
-inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops", "copies", "stream_ops",
+inline constexpr const char* kHostTables[] = {"kernel_launches", "memory_ops",  "copies", "stream_ops",
                                               "syncs",           "gpu_modules", "ioctls", "nccl_calls"};
 inline constexpr uint8_t kIoctlTable = 6;
 inline constexpr uint8_t kNcclTable = 7;
@@ -93,7 +93,7 @@ struct Timeline {
   // GPU times measured with record --gpu-time (schema 20): (host table
   // index << 56 | row id) -> [start, end) on the GPU.
   std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> gpu_times;
-  int64_t start_ns = 0, end_ns = 0;      // capture start and end (end: last event if the capture is open)
+  int64_t start_ns = 0, end_ns = 0;  // capture start and end (end: last event if the capture is open)
 };
 
 Result<Timeline> load_timeline(Db& capture);

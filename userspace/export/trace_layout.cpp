@@ -127,7 +127,9 @@ class Builder {
   // A communicator: one across processes when its hash is known, else the
   // process's own (ncclCommInitAll's, or one made before the capture).
   using CommKey = std::pair<uint64_t, int64_t>;  // (hash, 0) or (0, nccl_comms.id)
-  static CommKey comm_key(const NcclCallInfo& n) { return n.comm_hash ? CommKey{n.comm_hash, 0} : CommKey{0, n.comm_id}; }
+  static CommKey comm_key(const NcclCallInfo& n) {
+    return n.comm_hash ? CommKey{n.comm_hash, 0} : CommKey{0, n.comm_id};
+  }
 
   // The call again, on its rank's track under the communicator: the ranks'
   // calls one above the other, so the time between their arrivals shows.
@@ -276,8 +278,9 @@ class Builder {
   // replay's estimated windows. One stream runs one operation at a time;
   // one that would overlap its predecessor (two clocks' rounding) starts
   // where the predecessor ended.
-  void add_measured(size_t qi, uint64_t stream_track, const std::string& name, const std::vector<const replay::Op*>& ops,
-                    const std::vector<const replay::Op*>& open, const OpNotes& notes) {
+  void add_measured(size_t qi, uint64_t stream_track, const std::string& name,
+                    const std::vector<const replay::Op*>& ops, const std::vector<const replay::Op*>& open,
+                    const OpNotes& notes) {
     if (t_.gpu_times.empty()) return;
     std::vector<std::pair<const replay::Op*, std::pair<int64_t, int64_t>>> measured;
     for (const auto* list : {&ops, &open})

@@ -21,7 +21,7 @@ struct Endpoint {
   std::string base;  // scheme://host:port/ (path kept), no query
   std::string database = "gpuobs";
   std::string user, password;  // empty user: ClickHouse's default
-  long timeout_s = 600;  // a fleet-wide report over 100 M rows takes seconds; a hung server, this
+  long timeout_s = 600;        // a fleet-wide report over 100 M rows takes seconds; a hung server, this
   // Set: every request is abandoned soon after it becomes true (gpuobsd's
   // shutdown must not wait for a server that does not answer).
   const std::atomic<bool>* cancel = nullptr;

@@ -99,7 +99,8 @@ Result<DistributedInit> init_distributed_schema(const ClickHouse& ch, const std:
                       2);
   // The cluster, as this server's config.xml names it (Distributed tables
   // are made without, and fail only when read).
-  auto shards = ch.query("SELECT uniqExact(shard_num) FROM system.clusters WHERE cluster = " + sql_literal(cluster), false);
+  auto shards =
+      ch.query("SELECT uniqExact(shard_num) FROM system.clusters WHERE cluster = " + sql_literal(cluster), false);
   if (!shards) return shards.error();
   DistributedInit out;
   out.shards = std::strtoull(shards->c_str(), nullptr, 10);

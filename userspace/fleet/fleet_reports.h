@@ -18,9 +18,9 @@
 namespace gpuobs::fleet {
 
 struct FleetFilter {
-  std::string host;                     // empty: every host
-  std::optional<int64_t> pid;           // on one host, with --host
-  std::string process;                  // comm
+  std::string host;                        // empty: every host
+  std::optional<int64_t> pid;              // on one host, with --host
+  std::string process;                     // comm
   std::optional<double> since_s, until_s;  // Unix seconds
 };
 

@@ -42,7 +42,8 @@ const char* const kTables[] = {
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
     ("CREATE TABLE IF NOT EXISTS syncs (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, duration_ns Nullable(Int64), process_id Int64, pid UInt32,"
-     " process String, tid UInt32, api String, target Nullable(String), stream Nullable(UInt64), event Nullable(UInt64),"
+     " process String, tid UInt32, api String, target Nullable(String), stream Nullable(UInt64), event "
+     "Nullable(UInt64),"
      " blocked_ns Nullable(Int64), result Nullable(Int64), stack String)"
      " ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, api, ts_ns)"),
     // Allocations and frees (op_id: the row's id in its segment, which a
@@ -66,7 +67,8 @@ const char* const kTables[] = {
      " tid UInt32, fd Int32, dev_major UInt32, dev_minor UInt32, cmd UInt32, driver Nullable(String),"
      " request Nullable(String), ret Int64, status Nullable(Int64), status_name Nullable(String),"
      " failed Nullable(UInt8), object_class Nullable(Int64), class_name Nullable(String), control Nullable(Int64),"
-     " control_name Nullable(String), args Nullable(String), stack String) ENGINE = MergeTree() PARTITION BY toYYYYMM(date) ORDER BY (date, host, ts_ns)"),
+     " control_name Nullable(String), args Nullable(String), stack String) ENGINE = MergeTree() PARTITION BY "
+     "toYYYYMM(date) ORDER BY (date, host, ts_ns)"),
     ("CREATE TABLE IF NOT EXISTS driver_objects (date Date DEFAULT toDate(intDiv(ts_ns, 1000000000)), host String,"
      " host_id UInt64, segment UInt64, ts_ns Int64, process_id Int64, pid UInt32, process String, tid UInt32,"
      " driver String, op String, kind String, client Nullable(Int64), parent Nullable(Int64), handle Int64,"
@@ -120,8 +122,8 @@ struct AddedColumn {
   const char* type;
 };
 constexpr AddedColumn kAddedColumns[] = {
-    {"processes", "ppid", "Nullable(Int64)"},      {"processes", "exe", "Nullable(String)"},
-    {"processes", "exit_code", "Nullable(Int64)"}, {"processes", "cgroup", "Nullable(String)"},
+    {"processes", "ppid", "Nullable(Int64)"},          {"processes", "exe", "Nullable(String)"},
+    {"processes", "exit_code", "Nullable(Int64)"},     {"processes", "cgroup", "Nullable(String)"},
     {"processes", "container_id", "Nullable(String)"}, {"copies", "copy_id", "Int64"},
     {"nccl_calls", "call_site", "Nullable(String)"},   {"nccl_calls", "python_site", "Nullable(String)"},
     {"nccl_calls", "stack_key", "Nullable(Int64)"},    {"ioctls", "object_class", "Nullable(Int64)"},
@@ -134,7 +136,8 @@ Result<uint32_t> check_schema(const ClickHouse& ch) {
   auto r = ch.query("SELECT max(version) FROM schema_version");
   if (!r) {
     if (r.error().message.find("doesn't exist") != std::string::npos ||
-        r.error().message.find("Code: 81") != std::string::npos || r.error().message.find("Code: 60") != std::string::npos)
+        r.error().message.find("Code: 81") != std::string::npos ||
+        r.error().message.find("Code: 60") != std::string::npos)
       return make_error("no gpuobs schema in database " + ch.endpoint().database + " at " + ch.endpoint().base,
                         "run gpuobs clickhouse init " + ch.endpoint().display());
     return r.error();
@@ -160,8 +163,8 @@ Result<std::set<std::string>> fleet_tables(const ClickHouse& ch) {
 }
 
 Result<std::map<std::string, std::string>> column_types(const ClickHouse& ch, const std::string& table) {
-  auto r = ch.query("SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = '" + table +
-                    "'");
+  auto r =
+      ch.query("SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = '" + table + "'");
   if (!r) return r.error();
   std::map<std::string, std::string> out;
   for (auto& row : parse_tsv(*r))
@@ -186,8 +189,9 @@ Status require_columns(const ClickHouse& ch, const std::string& table, std::init
   if (!missing.empty())
     return make_error("table " + table + " of database " + ch.endpoint().database + " has no column " + missing +
                           " (made by a gpuobs that did not ship it yet)",
-                      "run gpuobs clickhouse init " + ch.endpoint().display() + " to add it; segments shipped before "
-                      "have it empty");
+                      "run gpuobs clickhouse init " + ch.endpoint().display() +
+                          " to add it; segments shipped before "
+                          "have it empty");
   return {};
 }
 
@@ -203,7 +207,8 @@ Status require_table(const ClickHouse& ch, const std::string& table) {
 
 Status init_schema(const ClickHouse& ch) {
   if (auto r = ch.query("CREATE DATABASE IF NOT EXISTS " + ch.endpoint().database, false); !r) return r.error();
-  auto have = ch.query("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'schema_version'");
+  auto have =
+      ch.query("SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'schema_version'");
   if (!have) return have.error();
   if (std::strtoul(have->c_str(), nullptr, 10) > 0) {  // an older one is brought up to date
     auto v = check_schema(ch);

@@ -62,24 +62,26 @@ struct FleetTable {
 inline constexpr FleetTable kProcessesTable{
     "processes",
     "host, host_id, segment, process_id, pid, comm, first_ns, last_ns, ppid, exe, exit_code, cgroup, container_id"};
-inline constexpr FleetTable kLaunchesTable{
-    "launches",
-    "host, host_id, segment, ts_ns, process_id, pid, process, tid, api, kernel, function, grid_x, grid_y, grid_z, block_x, "
-    "block_y, block_z, shared_mem, stream, cooperative, stack"};
+inline constexpr FleetTable kLaunchesTable{"launches",
+                                           "host, host_id, segment, ts_ns, process_id, pid, process, tid, api, kernel, "
+                                           "function, grid_x, grid_y, grid_z, block_x, "
+                                           "block_y, block_z, shared_mem, stream, cooperative, stack"};
 inline constexpr FleetTable kApiCallsTable{
-    "api_calls", "host, host_id, segment, ts_ns, process_id, pid, process, tid, family, api, duration_ns, result, stack"};
+    "api_calls",
+    "host, host_id, segment, ts_ns, process_id, pid, process, tid, family, api, duration_ns, result, stack"};
 inline constexpr FleetTable kNcclCallsTable{
     "nccl_calls",
-    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, count, "
+    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, "
+    "count, "
     "datatype, redop, peer, stream, bytes, result, call_site, python_site, stack_key, stack"};
 inline constexpr FleetTable kCopiesTable{
     "copies",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, kind, direction, bytes, async, "
     "stream, result, copy_id, stack"};
-inline constexpr FleetTable kSyncsTable{
-    "syncs",
-    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, target, stream, event, blocked_ns, "
-    "result, stack"};
+inline constexpr FleetTable kSyncsTable{"syncs",
+                                        "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, "
+                                        "api, target, stream, event, blocked_ns, "
+                                        "result, stack"};
 inline constexpr FleetTable kMemoryOpsTable{
     "memory_ops",
     "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, kind, address, bytes, stream, "
@@ -92,10 +94,10 @@ inline constexpr FleetTable kIoctlsTable{
     "ioctls",
     "host, host_id, segment, ts_ns, latency_ns, process_id, pid, process, tid, fd, dev_major, dev_minor, cmd, driver, "
     "request, ret, status, status_name, failed, object_class, class_name, control, control_name, args, stack"};
-inline constexpr FleetTable kDriverObjectsTable{
-    "driver_objects",
-    "host, host_id, segment, ts_ns, process_id, pid, process, tid, driver, op, kind, client, parent, handle, class_name, "
-    "bytes, flags, address, object_id, alloc_id, stack"};
+inline constexpr FleetTable kDriverObjectsTable{"driver_objects",
+                                                "host, host_id, segment, ts_ns, process_id, pid, process, tid, driver, "
+                                                "op, kind, client, parent, handle, class_name, "
+                                                "bytes, flags, address, object_id, alloc_id, stack"};
 inline constexpr FleetTable kGpuMetricsTable{
     "gpu_metrics", "host, host_id, segment, ts_ns, until_ns, gpu_id, gpu, gpu_name, metric, unit, value"};
 inline constexpr FleetTable kGpuProcessMetricsTable{

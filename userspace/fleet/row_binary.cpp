@@ -48,9 +48,9 @@ Result<BinaryType> parse_binary_type(std::string_view type) {
   static constexpr struct {
     std::string_view name;
     BinaryType::Kind kind;
-  } kTypes[] = {{"Int8", BinaryType::i8},     {"Int16", BinaryType::i16},   {"Int32", BinaryType::i32},
-                {"Int64", BinaryType::i64},   {"UInt8", BinaryType::u8},    {"UInt16", BinaryType::u16},
-                {"UInt32", BinaryType::u32},  {"UInt64", BinaryType::u64},  {"Float32", BinaryType::f32},
+  } kTypes[] = {{"Int8", BinaryType::i8},     {"Int16", BinaryType::i16},     {"Int32", BinaryType::i32},
+                {"Int64", BinaryType::i64},   {"UInt8", BinaryType::u8},      {"UInt16", BinaryType::u16},
+                {"UInt32", BinaryType::u32},  {"UInt64", BinaryType::u64},    {"Float32", BinaryType::f32},
                 {"Float64", BinaryType::f64}, {"String", BinaryType::string}, {"Date", BinaryType::date}};
   for (const auto& k : kTypes)
     if (inner == k.name) {

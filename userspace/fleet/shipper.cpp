@@ -69,7 +69,8 @@ const Source kSources[] = {
      " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN process_names p ON p.id = k.process_id",
      true},
     {&kApiCallsTable,
-     "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.name, ''), a.tid, a.family, a.api, a.duration_ns, a.result,"
+     "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.name, ''), a.tid, a.family, a.api, a.duration_ns, "
+     "a.result,"
      " a.stack_id FROM api_calls_timed a LEFT JOIN process_names p ON p.id = a.process_id",
      true},
     // call_site and python_site: each stack's, as nccl_ranks.sql finds them
@@ -113,7 +114,8 @@ const Source kSources[] = {
     {&kIoctlsTable,
      "SELECT i.ts_mono_ns + ?1, i.latency_ns, i.process_id, i.tgid, coalesce(p.name, ''), i.tid, i.fd, i.dev_major,"
      " i.dev_minor, i.cmd, i.driver, i.request, i.ret, i.status, i.status_name, i.failed, i.object_class,"
-     " i.class_name, i.control, i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN process_names p ON p.id = i.process_id",
+     " i.class_name, i.control, i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN process_names p ON p.id = "
+     "i.process_id",
      true},
     {&kDriverObjectsTable,
      "SELECT d.ts_mono_ns + ?1, d.process_id, d.tgid, coalesce(p.name, ''), d.tid, d.driver, d.op, d.kind, d.client,"
@@ -281,8 +283,8 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   // day either side of the capture, so the lookup reads a few granules, not
   // the fleet.
   auto day = [](int64_t ns, int64_t shift) { return std::to_string(ns / 1000000000 + shift * 86400); };
-  const std::string ledger_where = " WHERE host_id = " + std::to_string(id->host_id) +
-                                   " AND segment = " + std::to_string(id->segment);
+  const std::string ledger_where =
+      " WHERE host_id = " + std::to_string(id->host_id) + " AND segment = " + std::to_string(id->segment);
   const std::string where = ledger_where + " AND host = " + sql_literal(id->host) + " AND date BETWEEN toDate(" +
                             day(id->start_ns, -1) + ") AND toDate(" + day(id->end_ns, 1) + ")";
 
@@ -378,11 +380,10 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
         if (opt.keep_going && !opt.keep_going()) return make_error("shipment stopped");
         if (auto w = wait_pending(); !w) return w.error();
         stats.bytes_sent += chunk->size();
-        pending = std::async(std::launch::async,
-                             [&ch, &table, &columns, body = chunk,
-                              qid = insert_prefix(id->segment, table) + std::to_string(inserts++)] {
-                               return ch.insert(table, columns, *body, "RowBinary", qid);
-                             });
+        pending = std::async(std::launch::async, [&ch, &table, &columns, body = chunk,
+                                                  qid = insert_prefix(id->segment, table) + std::to_string(inserts++)] {
+          return ch.insert(table, columns, *body, "RowBinary", qid);
+        });
         // The other buffer: its insert was waited for above. Its capacity
         // stays (a fresh string would grow and fault its pages in again).
         cur ^= 1;
@@ -429,8 +430,8 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
     led += "\t";
     append_tsv_field(led, GPUOBS_VERSION);
     led += "\n";
-    if (auto s = ch.insert("segments", "host, host_id, segment, table_name, rows, start_ns, end_ns, source, gpuobs_version",
-                           led);
+    if (auto s = ch.insert("segments",
+                           "host, host_id, segment, table_name, rows, start_ns, end_ns, source, gpuobs_version", led);
         !s)
       return s.error();
   }

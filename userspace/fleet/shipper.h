@@ -58,7 +58,7 @@ struct CaptureIdentity {
   std::string host;
   uint64_t host_id = 0;
   uint64_t segment = 0;
-  int64_t clock_offset_ns = 0;  // CLOCK_MONOTONIC -> wall clock, from the capture
+  int64_t clock_offset_ns = 0;       // CLOCK_MONOTONIC -> wall clock, from the capture
   int64_t start_ns = 0, end_ns = 0;  // wall clock
 };
 Result<CaptureIdentity> capture_identity(const std::string& path);

@@ -47,8 +47,8 @@ struct ProcessSample {
 struct GpuEvent {
   int64_t mono_ns = 0;
   uint32_t gpu = 0;
-  std::string kind;  // "xid", "ecc_single_bit", "ecc_double_bit"
-  uint64_t code = 0; // the Xid number; 0 for ECC events
+  std::string kind;   // "xid", "ecc_single_bit", "ecc_double_bit"
+  uint64_t code = 0;  // the Xid number; 0 for ECC events
 };
 
 // One tick's output (or several ticks', as the session hands them over).
@@ -67,9 +67,9 @@ struct SampleBatch {
 // What a source says about itself, stored in the capture (gpu_sources) and
 // shown by `gpuobs record` and `gpuobs status`.
 struct SourceStatus {
-  std::string source;  // "nvml", "amd_sysfs"
-  std::string library; // NVML: the file loaded
-  std::string status;  // "ok", or why it gives nothing ("no libnvidia-ml.so.1 (looked in ...)", ...)
+  std::string source;   // "nvml", "amd_sysfs"
+  std::string library;  // NVML: the file loaded
+  std::string status;   // "ok", or why it gives nothing ("no libnvidia-ml.so.1 (looked in ...)", ...)
   uint32_t gpus = 0;
 };
 

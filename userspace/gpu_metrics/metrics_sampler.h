@@ -19,10 +19,10 @@ namespace gpuobs::gpumetrics {
 
 struct SamplerStats {
   uint64_t ticks = 0;
-  uint64_t late_ticks = 0;     // a tick that began a whole period late (the sampler could not keep the rate)
-  uint64_t query_errors = 0;   // failed queries, every source
-  uint64_t dropped = 0;        // samples lost because the outbox was not emptied (over kMaxOutbox)
-  uint64_t cpu_ns = 0;         // the sampler thread's own CPU time
+  uint64_t late_ticks = 0;    // a tick that began a whole period late (the sampler could not keep the rate)
+  uint64_t query_errors = 0;  // failed queries, every source
+  uint64_t dropped = 0;       // samples lost because the outbox was not emptied (over kMaxOutbox)
+  uint64_t cpu_ns = 0;        // the sampler thread's own CPU time
 };
 
 struct LatestValue {
@@ -72,12 +72,12 @@ class MetricsSampler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  SampleBatch outbox_;             // guarded by mu_
+  SampleBatch outbox_;               // guarded by mu_
   std::vector<LatestValue> latest_;  // guarded by mu_
   std::vector<size_t> latest_slot_;  // guarded by mu_: (gpu, metric) -> index into latest_
   static constexpr size_t kNoSlot = SIZE_MAX;
-  SamplerStats stats_;             // guarded by mu_
-  SampleBatch scratch_;            // the sampler thread's
+  SamplerStats stats_;   // guarded by mu_
+  SampleBatch scratch_;  // the sampler thread's
   std::thread thread_;
 };
 

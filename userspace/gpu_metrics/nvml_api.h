@@ -35,7 +35,7 @@ struct Memory {  // nvmlMemory_t (v1)
   unsigned long long total, free, used;
 };
 
-struct MemoryV2 {  // nvmlMemory_v2_t: `used` without the memory the driver reserves (nvidia-smi's "used")
+struct MemoryV2 {        // nvmlMemory_v2_t: `used` without the memory the driver reserves (nvidia-smi's "used")
   unsigned int version;  // kMemoryV2Version
   unsigned long long total, reserved, free, used;
 };
@@ -67,7 +67,7 @@ static_assert(sizeof(EventData) == 32);
 inline constexpr unsigned long long kEventSingleBitEcc = 0x1, kEventDoubleBitEcc = 0x2, kEventXid = 0x8;
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
 
-struct GpmSupport {  // nvmlGpmSupport_t
+struct GpmSupport {      // nvmlGpmSupport_t
   unsigned int version;  // kGpmSupportVersion
   unsigned int is_supported;
 };

@@ -29,8 +29,8 @@ std::vector<std::string> NvmlLibrary::fallback_dirs() {
   // Container runtimes and cloud images put the driver's user-space
   // libraries here without adding them to the ld.so cache (the lent H100
   // host: /usr/local/nvidia/lib64 through LD_LIBRARY_PATH only).
-  return {"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib64/nvidia",
-          "/usr/lib/nvidia", "/usr/local/cuda/lib64/stubs"};
+  return {"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib64/nvidia", "/usr/lib/nvidia",
+          "/usr/local/cuda/lib64/stubs"};
 }
 
 Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open() {
@@ -89,9 +89,10 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open_path(const std::string& p
   bind(h, f.gpm_sample_get, "nvmlGpmSampleGet");
   bind(h, f.gpm_metrics_get, "nvmlGpmMetricsGet");
   if (!f.init || !f.device_count || !f.handle_by_index)
-    return make_error(fmt::format("{} is not NVML (nvmlInit_v2, nvmlDeviceGetCount_v2 or "
-                                  "nvmlDeviceGetHandleByIndex_v2 missing)",
-                                  lib->path_));
+    return make_error(
+        fmt::format("{} is not NVML (nvmlInit_v2, nvmlDeviceGetCount_v2 or "
+                    "nvmlDeviceGetHandleByIndex_v2 missing)",
+                    lib->path_));
   nvml::Return r = f.init();
   if (r != nvml::kSuccess)
     return make_error(fmt::format("NVML ({}) did not initialize: {}", lib->path_, lib->error_text(r)),

@@ -28,7 +28,7 @@ struct NvmlFunctions {
   nvml::Return (*utilization)(nvml::Device, nvml::Utilization*) = nullptr;
   nvml::Return (*memory)(nvml::Device, nvml::Memory*) = nullptr;
   nvml::Return (*memory_v2)(nvml::Device, nvml::MemoryV2*) = nullptr;  // nvmlDeviceGetMemoryInfo_v2 (driver 510+)
-  nvml::Return (*power)(nvml::Device, unsigned*) = nullptr;  // nvmlDeviceGetPowerUsage, mW
+  nvml::Return (*power)(nvml::Device, unsigned*) = nullptr;            // nvmlDeviceGetPowerUsage, mW
   nvml::Return (*clock)(nvml::Device, int, unsigned*) = nullptr;
   nvml::Return (*temperature)(nvml::Device, int, unsigned*) = nullptr;
   // nvmlDeviceGetCurrentClocksEventReasons, or the older ...ThrottleReasons

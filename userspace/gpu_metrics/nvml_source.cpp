@@ -42,9 +42,19 @@ static_assert(std::size(kGpmAsked) <= nvml::kGpmMaxAsked);
 }  // namespace
 
 const char* NvmlSource::query_name(Query q) {
-  static const char* const names[q_count] = {
-      "utilization", "memory", "power", "sm_clock", "mem_clock", "temperature", "clocks_event_reasons", "ecc",
-      "process_utilization", "process_memory", "gpm_sample", "gpm_metrics", "events"};
+  static const char* const names[q_count] = {"utilization",
+                                             "memory",
+                                             "power",
+                                             "sm_clock",
+                                             "mem_clock",
+                                             "temperature",
+                                             "clocks_event_reasons",
+                                             "ecc",
+                                             "process_utilization",
+                                             "process_memory",
+                                             "gpm_sample",
+                                             "gpm_metrics",
+                                             "events"};
   return names[q];
 }
 
@@ -53,16 +63,13 @@ int64_t NvmlSource::default_period_ns(Query q) {
     case q_mem_clock:
     case q_temperature:
     case q_proc_mem:
-    case q_events:
-      return 1'000'000'000;
+    case q_events: return 1'000'000'000;
     case q_ecc:
     case q_gpm:
     // About 1.4 ms of CPU per call on the H200; NVML keeps the samples
     // between calls and each is stored at its own time, so none is lost.
-    case q_proc_util:
-      return 10'000'000'000;
-    default:
-      return 0;
+    case q_proc_util: return 10'000'000'000;
+    default: return 0;
   }
 }
 
@@ -99,7 +106,8 @@ NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> lib, uint32_t first_index) :
     std::memset(buf, 0, sizeof buf);
     if (f.name && f.name(d.handle, buf, sizeof buf) == nvml::kSuccess) g.name = text_of(buf, sizeof buf);
     nvml::PciInfo pci{};
-    if (f.pci_info && f.pci_info(d.handle, &pci) == nvml::kSuccess) g.pci_bus_id = text_of(pci.bus_id, sizeof pci.bus_id);
+    if (f.pci_info && f.pci_info(d.handle, &pci) == nvml::kSuccess)
+      g.pci_bus_id = text_of(pci.bus_id, sizeof pci.bus_id);
     nvml::Memory mem{};
     if (f.memory && f.memory(d.handle, &mem) == nvml::kSuccess) g.memory_total = mem.total;
     if (f.gpm_support && f.gpm_sample_alloc && f.gpm_sample_get && f.gpm_metrics_get) {
@@ -117,7 +125,8 @@ NvmlSource::NvmlSource(std::unique_ptr<NvmlLibrary> lib, uint32_t first_index) :
     // Process samples from before the sampler started are not this capture's.
     timespec rt{};
     clock_gettime(CLOCK_REALTIME, &rt);
-    d.proc_seen_us = static_cast<unsigned long long>(rt.tv_sec) * 1'000'000 + static_cast<unsigned long long>(rt.tv_nsec) / 1000;
+    d.proc_seen_us =
+        static_cast<unsigned long long>(rt.tv_sec) * 1'000'000 + static_cast<unsigned long long>(rt.tv_nsec) / 1000;
     gpus_.push_back(std::move(g));
     devices_.push_back(std::move(d));
   }
@@ -165,10 +174,8 @@ bool NvmlSource::ask(Device& d, Query q, F&& fn) {
 
 bool NvmlSource::judge(Device& d, Query q, nvml::Return r) {
   if (r == nvml::kSuccess) return true;
-  if (r == nvml::kErrorNotSupported || r == nvml::kErrorFunctionNotFound)
-    d.unsupported[q] = true;
-  else
-    ++errors_;
+  if (r == nvml::kErrorNotSupported || r == nvml::kErrorFunctionNotFound) d.unsupported[q] = true;
+  else ++errors_;
   return false;
 }
 
@@ -226,8 +233,7 @@ void NvmlSource::sample_device(uint32_t gpu, Device& d, int64_t now_ns, SampleBa
   if (due(d, q_ecc, fn(f.ecc_total), now_ns)) {
     unsigned long long corrected = 0, uncorrected = 0;
     if (ask(d, q_ecc, [&] { return f.ecc_total(d.handle, nvml::kEccCorrected, nvml::kEccVolatile, &corrected); }) &&
-        ask(d, q_ecc,
-            [&] { return f.ecc_total(d.handle, nvml::kEccUncorrected, nvml::kEccVolatile, &uncorrected); })) {
+        ask(d, q_ecc, [&] { return f.ecc_total(d.handle, nvml::kEccUncorrected, nvml::kEccVolatile, &uncorrected); })) {
       put(GpuMetric::ecc_corrected_errors, static_cast<double>(corrected));
       put(GpuMetric::ecc_uncorrected_errors, static_cast<double>(uncorrected));
     }
@@ -384,10 +390,10 @@ void NvmlSource::drain_events(int64_t now_ns, SampleBatch& out) {
     uint32_t gpu = gpus_.empty() ? 0 : gpus_.front().index;
     for (size_t k = 0; k < devices_.size(); ++k)
       if (devices_[k].handle == e.device) gpu = gpus_[k].index;
-    const char* kind = e.event_type == nvml::kEventXid             ? "xid"
-                       : e.event_type == nvml::kEventDoubleBitEcc  ? "ecc_double_bit"
-                       : e.event_type == nvml::kEventSingleBitEcc  ? "ecc_single_bit"
-                                                                    : "other";
+    const char* kind = e.event_type == nvml::kEventXid            ? "xid"
+                       : e.event_type == nvml::kEventDoubleBitEcc ? "ecc_double_bit"
+                       : e.event_type == nvml::kEventSingleBitEcc ? "ecc_single_bit"
+                                                                  : "other";
     out.events.push_back(GpuEvent{now_ns, gpu, kind, e.event_type == nvml::kEventXid ? e.event_data : 0});
   }
 }

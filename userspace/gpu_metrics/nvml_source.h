@@ -34,11 +34,20 @@ class NvmlSource : public MetricSource {
   // The queries asked of each GPU, each dropped for that GPU once it answers
   // "not supported".
   enum Query : uint8_t {
-    q_util, q_memory, q_power, q_sm_clock, q_mem_clock, q_temperature, q_reasons, q_ecc,
-    q_proc_util, q_proc_mem,
+    q_util,
+    q_memory,
+    q_power,
+    q_sm_clock,
+    q_mem_clock,
+    q_temperature,
+    q_reasons,
+    q_ecc,
+    q_proc_util,
+    q_proc_mem,
     q_gpm,          // nvmlGpmSampleGet (and the GPM period, and "not supported")
     q_gpm_metrics,  // nvmlGpmMetricsGet: its cost only
-    q_events, q_count
+    q_events,
+    q_count
   };
   static const char* query_name(Query q);
   // How often each query is asked at most (0: every tick). Each NVML call
@@ -60,7 +69,7 @@ class NvmlSource : public MetricSource {
     nvml::Device handle = nullptr;
     std::array<bool, q_count> unsupported{};
     std::array<int64_t, q_count> asked_ns{};  // when each query was last asked
-    unsigned long long proc_seen_us = 0;  // process utilization: samples after this time (CLOCK_REALTIME us)
+    unsigned long long proc_seen_us = 0;      // process utilization: samples after this time (CLOCK_REALTIME us)
     nvml::GpmSample gpm[2] = {nullptr, nullptr};
     int gpm_last = -1;  // index of the last GPM sample taken, -1 none
     int64_t gpm_last_ns = 0;

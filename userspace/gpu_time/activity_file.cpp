@@ -138,9 +138,9 @@ class Parser {
     const ActivityProcess* p = find(r.pid);
     if (!p) return;
     Activity a;
-    a.kind = r.type == kGtKernel   ? ActivityKind::kernel
-             : r.type == kGtMemcpy ? ActivityKind::memcpy
-             : r.type == kGtMemset ? ActivityKind::memset
+    a.kind = r.type == kGtKernel      ? ActivityKind::kernel
+             : r.type == kGtMemcpy    ? ActivityKind::memcpy
+             : r.type == kGtMemset    ? ActivityKind::memset
              : r.type == kGtDriverApi ? ActivityKind::driver_api
                                       : ActivityKind::runtime_api;
     a.pid = r.pid;

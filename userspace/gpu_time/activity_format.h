@@ -70,14 +70,14 @@ struct GtFileHeader {
 
 // GtRecord::type and friends. Numbers are stored: never reuse one.
 enum GtRecordType : uint32_t {
-  kGtKernel = 1,     // GtRecord: a kernel (CONCURRENT_KERNEL)
-  kGtMemcpy = 2,     // GtRecord: a copy (MEMCPY)
-  kGtMemset = 3,     // GtRecord: a memset (MEMSET)
-  kGtDriverApi = 4,  // GtRecord: a driver API call (DRIVER): tid, cbid, result
-  kGtRuntimeApi = 5, // GtRecord: a runtime API call (RUNTIME), the same fields: the API a kernel launched
-                     // through cudaLaunchKernel correlates with (its driver call inside has another id)
-  kGtName = 16,      // GtNameChunk: up to 72 bytes of a kernel name
-  kGtStats = 17,     // GtStats: the writer's cumulative counters
+  kGtKernel = 1,      // GtRecord: a kernel (CONCURRENT_KERNEL)
+  kGtMemcpy = 2,      // GtRecord: a copy (MEMCPY)
+  kGtMemset = 3,      // GtRecord: a memset (MEMSET)
+  kGtDriverApi = 4,   // GtRecord: a driver API call (DRIVER): tid, cbid, result
+  kGtRuntimeApi = 5,  // GtRecord: a runtime API call (RUNTIME), the same fields: the API a kernel launched
+                      // through cudaLaunchKernel correlates with (its driver call inside has another id)
+  kGtName = 16,       // GtNameChunk: up to 72 bytes of a kernel name
+  kGtStats = 17,      // GtStats: the writer's cumulative counters
 };
 
 // One activity. Fields a kind does not have are zero.

@@ -145,8 +145,9 @@ class ProcessJoin {
     if (g.acts.size() > 1) return true;
     if (!g.driver) return false;
     uint32_t cbid = g.driver->cbid;
-    return g.driver->kind == ActivityKind::driver_api ? (cbid == kCbidCuGraphLaunch || cbid == kCbidCuGraphLaunchPtsz)
-                                                       : (cbid == kCbidCudaGraphLaunch || cbid == kCbidCudaGraphLaunchPtsz);
+    return g.driver->kind == ActivityKind::driver_api
+               ? (cbid == kCbidCuGraphLaunch || cbid == kCbidCuGraphLaunchPtsz)
+               : (cbid == kCbidCudaGraphLaunch || cbid == kCbidCudaGraphLaunchPtsz);
   }
 
   void join_by_driver(const Group& g) {

@@ -148,8 +148,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (e->multi_)
     for (auto* p : {e->skel_->progs.cu_launch_kernel, e->skel_->progs.cu_launch_kernel_ex, e->skel_->progs.cu_call,
                     e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.outer_call_enter,
-                    e->skel_->progs.outer_call_exit, e->skel_->progs.empty_uprobe,
-                    e->skel_->progs.empty_uretprobe})
+                    e->skel_->progs.outer_call_exit, e->skel_->progs.empty_uprobe, e->skel_->progs.empty_uretprobe})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
   spdlog::debug("library probes: {}", e->multi_ ? "uprobe-multi links" : "one perf-event uprobe per symbol");
 
@@ -171,9 +170,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   e->skel_->rodata->stack_copy_bytes = opts.stack_copy_bytes;
   // Scratch slots (bpf/maps.bpf.h): room for the largest body and a full
   // stack section; the verifier bounds every write by this size.
-  uint64_t copy_section = opts.stack_copy_bytes ? sizeof(gpuobs_stack_regs) + opts.stack_copy_bytes +
-                                                      sizeof(gpuobs_stack_copy_hdr)
-                                                : 0;
+  uint64_t copy_section =
+      opts.stack_copy_bytes ? sizeof(gpuobs_stack_regs) + opts.stack_copy_bytes + sizeof(gpuobs_stack_copy_hdr) : 0;
   // Python frames (bpf/python.bpf.h): at most the native depth, at most
   // GPUOBS_PY_FRAMES_MAX; none without stacks.
   uint32_t py_depth = opts.python_stacks ? std::min<uint32_t>(opts.stack_depth, GPUOBS_PY_FRAMES_MAX) : 0;
@@ -183,8 +181,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   uint64_t py_area = py_depth ? sizeof(gpuobs_py_frame) * (GPUOBS_PY_FRAMES_MAX + 1) + GPUOBS_PY_READ_MAX +
                                     GPUOBS_PY_BLOCK + GPUOBS_PY_READ_MAX + 32
                               : 0;
-  uint64_t record_max = GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 + py_area +
-                        sizeof(gpuobs_stack_trailer);
+  uint64_t record_max =
+      GPUOBS_RECORD_BODY_MAX + copy_section + uint64_t{opts.stack_depth} * 8 + py_area + sizeof(gpuobs_stack_trailer);
   record_max = (record_max + 7) & ~uint64_t{7};
   e->skel_->rodata->scratch_bytes = static_cast<uint32_t>(record_max);
   int ncpu = libbpf_num_possible_cpus();

@@ -87,7 +87,8 @@ Result<Input> load_input(Db& db) {
   st = each_row(
       db,
       "SELECT id, ts_mono_ns, NULL, process_id, tgid, tid, api, NULL, per_thread_stream, coalesce(stack_id, 0),"
-      " stream, coalesce(kernel_name, '') FROM kernel_launches_between()",  // runs decoded in C++ (store/launch_table.h)
+      " stream, coalesce(kernel_name, '') FROM kernel_launches_between()",  // runs decoded in C++
+                                                                            // (store/launch_table.h)
       "kernel_launches", [&](sqlite3_stmt* r) {
         Call c = read_common(r, Table::kernel_launches, str);
         c.op = str.intern("launch");
@@ -164,10 +165,10 @@ Result<Input> load_input(Db& db) {
   // schema) would only name streams by handle.
   (void)each_row(db, "SELECT process_id, stream, label FROM stream_names WHERE stream > 2", "stream_names",
                  [&](sqlite3_stmt* r) {
-    const unsigned char* t = sqlite3_column_text(r, 2);
-    in.stream_labels[{sqlite3_column_int64(r, 0), static_cast<uint64_t>(sqlite3_column_int64(r, 1))}] =
-        t ? reinterpret_cast<const char*>(t) : "";
-  });
+                   const unsigned char* t = sqlite3_column_text(r, 2);
+                   in.stream_labels[{sqlite3_column_int64(r, 0), static_cast<uint64_t>(sqlite3_column_int64(r, 1))}] =
+                       t ? reinterpret_cast<const char*>(t) : "";
+                 });
   return in;
 }
 

@@ -63,7 +63,7 @@ struct Input {
   std::vector<Call> calls;  // in the total order
   Strings strings;
   std::map<std::pair<Table, int64_t>, Measured> gpu_times;  // (table, row id); empty without --gpu-time
-  int64_t end_ns = 0;  // capture.end_mono_ns, or the last call's end
+  int64_t end_ns = 0;                                       // capture.end_mono_ns, or the last call's end
   // (processes.id, handle) -> the stream's label of stream_names (schema 25):
   // "stream#N", the one name reports, exports and diff give it.
   std::map<std::pair<int64_t, uint64_t>, std::string> stream_labels;

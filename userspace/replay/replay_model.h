@@ -150,7 +150,7 @@ struct Result {
   std::vector<Hazard> hazards;
   std::vector<IdleSpan> idle_spans;  // queues (by id), then processes (by id)
   std::vector<IdleGap> idle_gaps;    // ordered by id: queue gaps (by queue, time), then process gaps
-  int64_t end_ns = 0;  // capture end (or last event): where open windows are drawn to
+  int64_t end_ns = 0;                // capture end (or last event): where open windows are drawn to
 };
 
 }  // namespace gpuobs::replay

@@ -45,7 +45,7 @@ struct StackFrame {
   int64_t symbol_offset = 0;
   std::string file;  // empty: no line information
   int64_t line = 0;
-  int64_t offset = 0;  // file offset of the return address
+  int64_t offset = 0;   // file offset of the return address
   bool python = false;  // a CPython frame (frames.kind 'python')
 };
 struct StackInfo {

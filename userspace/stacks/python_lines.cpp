@@ -112,8 +112,7 @@ int line_pep657(std::string_view t, int firstlineno, uint32_t unit) {
 }  // namespace
 
 int python_line(PyLineTable format, std::string_view table, int firstlineno, uint32_t unit) {
-  return format == PyLineTable::pep626 ? line_pep626(table, firstlineno, unit)
-                                       : line_pep657(table, firstlineno, unit);
+  return format == PyLineTable::pep626 ? line_pep626(table, firstlineno, unit) : line_pep657(table, firstlineno, unit);
 }
 
 }  // namespace gpuobs

@@ -16,7 +16,7 @@
 namespace gpuobs {
 namespace {
 
-constexpr size_t kMaxStr = 4096;         // longest name or path kept
+constexpr size_t kMaxStr = 4096;           // longest name or path kept
 constexpr size_t kMaxLineTable = 1 << 20;  // longest line table read
 
 // "python3.12", "libpython3.12.so.1.0", "libpython3.10d.so": the minor
@@ -169,7 +169,8 @@ const PyCode* PythonProcess::code(uint64_t addr) {
     return nullptr;
   }
   bool shim = *file == "__init__" && *qual == "__init__";  // no program's file is named so: paths, "<string>"
-  it->second = std::make_unique<PyCode>(PyCode{std::move(*qual), std::move(*file), firstlineno, std::move(*lines), shim});
+  it->second =
+      std::make_unique<PyCode>(PyCode{std::move(*qual), std::move(*file), firstlineno, std::move(*lines), shim});
   return it->second.get();
 }
 
@@ -210,7 +211,8 @@ PythonFound find_python(uint32_t tgid, const std::string& proc_root) {
   std::vector<Candidate> order;
   for (auto& [k, c] : files) order.push_back(c);
   std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
-    return a.first->path.find("/libpython") != std::string::npos && b.first->path.find("/libpython") == std::string::npos;
+    return a.first->path.find("/libpython") != std::string::npos &&
+           b.first->path.find("/libpython") == std::string::npos;
   });
   for (const Candidate& c : order) {
     const Mapping& m = *c.first;

@@ -32,16 +32,15 @@ struct PyCode {
 
 class PythonProcess {
  public:
-  PythonProcess(uint32_t tgid, PyLayout layout, std::string path) : tgid_(tgid), layout_(layout), path_(std::move(path)) {}
+  PythonProcess(uint32_t tgid, PyLayout layout, std::string path)
+      : tgid_(tgid), layout_(layout), path_(std::move(path)) {}
   uint32_t tgid() const { return tgid_; }
   const PyLayout& layout() const { return layout_; }
   const std::string& path() const { return path_; }  // the file the interpreter is in
   // What BPF needs (layout with this process's _PyRuntime).
   gpuobs_py_proc bpf() const;
   // A return address inside _PyEval_EvalFrameDefault.
-  bool in_eval(uint64_t return_address) const {
-    return return_address > eval_start_ && return_address <= eval_end_;
-  }
+  bool in_eval(uint64_t return_address) const { return return_address > eval_start_ && return_address <= eval_end_; }
   // The code object at addr, read once; null when it is not one (its type
   // is not PyCode_Type) or cannot be read. A copy stays valid for the
   // process's life: code objects live as long as their functions.

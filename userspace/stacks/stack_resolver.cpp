@@ -78,7 +78,9 @@ std::vector<uint64_t> call_chain(const RawStack& raw, IsCode is_code, uint64_t& 
 }  // namespace
 
 StackResolver::StackResolver(Sink sink, std::string proc_root, std::function<uint64_t()> now)
-    : sink_(std::move(sink)), proc_root_(std::move(proc_root)), now_(now ? std::move(now) : [] { return static_cast<uint64_t>(monotonic_now_ns()); }) {}
+    : sink_(std::move(sink)),
+      proc_root_(std::move(proc_root)),
+      now_(now ? std::move(now) : [] { return static_cast<uint64_t>(monotonic_now_ns()); }) {}
 
 const ModuleDef* StackResolver::pseudo(const std::string& name) {
   auto& slot = pseudo_[name];

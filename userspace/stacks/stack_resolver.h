@@ -43,11 +43,11 @@ struct StackStats {
   uint64_t table_files = 0;   // files with a table
   uint64_t table_failed = 0;  // files without one (no .eh_frame_hdr, unreadable, table full)
   // Python frames (issue 18)
-  uint64_t py_stacks = 0;          // records that carried Python frames
-  uint64_t py_frames = 0;          // distinct Python frames
-  uint64_t py_torn = 0;            // records whose Python frames ended at a frame without a code object
-  uint64_t py_gone = 0;            // ... at a code object not read before the process exited
-  uint64_t py_placed_outer = 0;    // records whose native walk did not reach the interpreter: Python frames appended
+  uint64_t py_stacks = 0;        // records that carried Python frames
+  uint64_t py_frames = 0;        // distinct Python frames
+  uint64_t py_torn = 0;          // records whose Python frames ended at a frame without a code object
+  uint64_t py_gone = 0;          // ... at a code object not read before the process exited
+  uint64_t py_placed_outer = 0;  // records whose native walk did not reach the interpreter: Python frames appended
 };
 
 // StackDef.flags bit (beside GPUOBS_STACK_F_*): a DWARF walk ran off the end
@@ -152,7 +152,7 @@ class StackResolver {
   std::map<std::pair<uint64_t, uint64_t>, std::unique_ptr<ModuleDef>> files_;  // (dev, inode)
   std::map<std::string, std::unique_ptr<ModuleDef>> pseudo_;
   std::map<std::string, std::unique_ptr<ModuleDef>> py_files_;  // Python sources, by co_filename
-  std::vector<const ModuleDef*> modules_;  // by id - 1
+  std::vector<const ModuleDef*> modules_;                       // by id - 1
   std::map<std::pair<int64_t, uint64_t>, int64_t> frames_;
   std::vector<FrameDef> frame_defs_;
   std::map<std::tuple<uint32_t, int, uint32_t, std::vector<int64_t>>, int64_t> stacks_;

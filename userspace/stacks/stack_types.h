@@ -76,7 +76,7 @@ struct FrameDef {
   uint64_t offset = 0;
   bool python = false;
   std::string py_name{};  // qualified name
-  int py_line = -1;     // -1: the line table gave none
+  int py_line = -1;       // -1: the line table gave none
 };
 
 struct StackDef {

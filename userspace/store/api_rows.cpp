@@ -71,8 +71,8 @@ Status ApiRowWriter::prepare(sqlite3* db, StringTable* strings) {
   sy_ = {sync_.param(":target"), sync_.param(":stream"), sync_.param(":event"), sync_.param(":context"),
          sync_.param(":blocked_ns")};
   context_p_ = call_params(context_);
-  ctx_ = {context_.param(":op"),      context_.param(":device"),    context_.param(":context"),
-          context_.param(":flags"),   context_.param(":ordinal"),   context_.param(":attribute"),
+  ctx_ = {context_.param(":op"),    context_.param(":device"),  context_.param(":context"),
+          context_.param(":flags"), context_.param(":ordinal"), context_.param(":attribute"),
           context_.param(":value")};
   module_p_ = call_params(module_, false, false);
   mod_ = {module_.param(":op"),     module_.param(":kind"), module_.param(":handle"),

@@ -25,7 +25,9 @@ Status GpuMetricRowWriter::write_gpus(const std::vector<GpuInfo>& gpus, const st
   gpus_ = gpus;
   sources_ = sources;
   hz_ = hz;
-  auto fail = [&](const char* what) { return make_error(std::string("cannot write ") + what + ": " + sqlite3_errmsg(db_)); };
+  auto fail = [&](const char* what) {
+    return make_error(std::string("cannot write ") + what + ": " + sqlite3_errmsg(db_));
+  };
   Stmt name(db_, "INSERT OR IGNORE INTO gpu_metric_names (id, name, unit, description) VALUES (?,?,?,?)");
   for (const auto& m : gpumetrics::metric_catalogue())
     if (name.bind(1, static_cast<int64_t>(m.metric)).bind(2, m.name).bind(3, m.unit).bind(4, m.description).exec() !=
@@ -59,7 +61,8 @@ Status GpuMetricRowWriter::carry_from(const GpuMetricRowWriter& prev) {
   if (auto st = write_gpus(prev.gpus_, prev.sources_, prev.hz_); !st) return st;
   SampleBatch start;
   for (const auto& [key, value] : prev.last_)
-    start.metrics.push_back(gpumetrics::MetricSample{0, key.first, static_cast<gpumetrics::GpuMetric>(key.second), value});
+    start.metrics.push_back(
+        gpumetrics::MetricSample{0, key.first, static_cast<gpumetrics::GpuMetric>(key.second), value});
   if (write(start, 0) != 0) return make_error(std::string("cannot carry the GPU metrics: ") + sqlite3_errmsg(db_));
   return {};
 }
@@ -129,8 +132,7 @@ uint64_t GpuMetricRowWriter::write(const SampleBatch& batch, int64_t t0) {
   }
   for (const auto& e : batch.events) {
     if (rolled_back) break;
-    if (stored(event_.bind(1, e.mono_ns).bind(2, int64_t{e.gpu} + 1).bind(3, e.kind).bind(4, e.code).exec()))
-      ++written;
+    if (stored(event_.bind(1, e.mono_ns).bind(2, int64_t{e.gpu} + 1).bind(3, e.kind).bind(4, e.code).exec())) ++written;
   }
   if (!rolled_back && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) {
     last_ = std::move(last);

@@ -25,8 +25,8 @@ class GpuMetricRowWriter {
   Status prepare(sqlite3* db);
   // The GPUs, the metric and throttle-reason names and the sources (the
   // caller's transaction, or autocommit). Kept for the next segment.
-  Status write_gpus(const std::vector<gpumetrics::GpuInfo>& gpus,
-                    const std::vector<gpumetrics::SourceStatus>& sources, uint32_t hz);
+  Status write_gpus(const std::vector<gpumetrics::GpuInfo>& gpus, const std::vector<gpumetrics::SourceStatus>& sources,
+                    uint32_t hz);
   // One batch's samples in its own transaction; t0: capture.start_mono_ns.
   // Returns the rows that could not be written (0: all, or nothing changed).
   uint64_t write(const gpumetrics::SampleBatch& batch, int64_t t0);

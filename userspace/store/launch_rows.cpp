@@ -99,7 +99,8 @@ int64_t LaunchRowWriter::shape_of(const RawKey& raw, bool* name_failed) {
   std::memset(&k, 0, sizeof k);
   auto [api_sid, vendor_sid] = api_ids(raw.api);
   if (!api_sid || !vendor_sid) return 0;
-  k.process_id = raw.process_id, k.stack_id = raw.stack_id, k.name_id = name_id(raw.process_id, raw.function, name_failed);
+  k.process_id = raw.process_id, k.stack_id = raw.stack_id,
+  k.name_id = name_id(raw.process_id, raw.function, name_failed);
   k.api_sid = api_sid, k.vendor_sid = vendor_sid;
   k.function = raw.function, k.shmem = raw.shmem, k.stream = raw.stream;
   k.kernel_params = raw.kernel_params, k.extra = raw.extra;

@@ -26,13 +26,15 @@ int write_nccl_stall(sqlite3* db, const NcclStall& s) {
 Status NcclRowWriter::prepare(sqlite3* db, StringTable* strings) {
   db_ = db;
   strings_ = strings;
-  comm_ = Stmt(db,
-               "INSERT INTO nccl_comm_rows (process_id, tgid, comm, comm_hash, rank, nranks, device, parent_hash,"
-               " created_mono_ns, api_id, result, stack_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  call_ = Stmt(db,
-               "INSERT INTO nccl_call_rows (ts_mono_ns, duration_ns, process_id, tgid, tid, comm_id, seq, api_id, op_id,"
-               " count, datatype_id, redop_id, peer, stream, bytes, send_buf, recv_buf, result, stack_id) VALUES (?1,"
-               " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+  comm_ =
+      Stmt(db,
+           "INSERT INTO nccl_comm_rows (process_id, tgid, comm, comm_hash, rank, nranks, device, parent_hash,"
+           " created_mono_ns, api_id, result, stack_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  call_ =
+      Stmt(db,
+           "INSERT INTO nccl_call_rows (ts_mono_ns, duration_ns, process_id, tgid, tid, comm_id, seq, api_id, op_id,"
+           " count, datatype_id, redop_id, peer, stream, bytes, send_buf, recv_buf, result, stack_id) VALUES (?1,"
+           " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
   if (!comm_.valid() || !call_.valid())
     return make_error(std::string("cannot prepare NCCL statements: ") + sqlite3_errmsg(db));
   return {};
@@ -125,7 +127,11 @@ int NcclRowWriter::write_call(const ApiCallEvent& e, const ApiSpec& spec, int64_
   else call_.bind_null(11);
   if (c.redop) call_.bind(12, text(nccl_redop_name(*c.redop)));
   else call_.bind_null(12);
-  call_.bind(13, c.peer).bind(14, c.stream).bind(15, nccl_bytes(c, nranks, rank)).bind(16, c.send_buf).bind(17, c.recv_buf);
+  call_.bind(13, c.peer)
+      .bind(14, c.stream)
+      .bind(15, nccl_bytes(c, nranks, rank))
+      .bind(16, c.send_buf)
+      .bind(17, c.recv_buf);
   call_.bind(18, c.call.result);
   if (stack_id) call_.bind(19, stack_id);
   else call_.bind_null(19);

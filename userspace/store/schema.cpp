@@ -1,8 +1,8 @@
 #include "store/schema.h"
 
-#include <spdlog/spdlog.h>
 #include <grp.h>
 #include <pwd.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,8 +121,9 @@ Error capture_error(sqlite3* db, const std::string& what, int exit_code) {
   const char* file = sqlite3_db_filename(db, "main");
   std::string path = file && *file ? file : "the capture";
   if (is_corruption(sqlite3_extended_errcode(db))) {
-    Error e = make_error("capture is corrupt: " + path + ": " + sqlite3_errmsg(db),
-                         "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", exit_code);
+    Error e =
+        make_error("capture is corrupt: " + path + ": " + sqlite3_errmsg(db),
+                   "run gpuobs check " + path + " to list the damage; the data in it cannot be trusted", exit_code);
     e.corrupt = true;
     return e;
   }
@@ -168,7 +169,9 @@ void add_reference_problems(Db& db, int max, std::vector<std::string>& problems)
       if (static_cast<size_t>(id) >= shape_known.size()) shape_known.resize(static_cast<size_t>(id) + 1);
       shape_known[static_cast<size_t>(id)] = true;
     }
-    auto known = [&](int64_t id) { return id > 0 && static_cast<size_t>(id) < shape_known.size() && shape_known[size_t(id)]; };
+    auto known = [&](int64_t id) {
+      return id > 0 && static_cast<size_t>(id) < shape_known.size() && shape_known[size_t(id)];
+    };
     Stmt runs_st(db.get(), "SELECT id, launches FROM launch_runs");
     int64_t bad = 0, unknown = 0;
     std::vector<RunLaunch> scratch;
@@ -276,8 +279,8 @@ void present_as_current(Db& db, int64_t version) {
         ("CREATE TEMP VIEW nccl_stall_ranks AS SELECT NULL AS stall_id, NULL AS rank, NULL AS tgid, NULL AS state,"
          " NULL AS last_seq, NULL AS last_api, NULL AS last_call_mono_ns WHERE 0")};
     for (const char* sql : empty)
-      if (auto s = db.exec(sql); !s) spdlog::warn("cannot present the schema-{} capture's NCCL tables: {}", version,
-                                                  s.error().message);
+      if (auto s = db.exec(sql); !s)
+        spdlog::warn("cannot present the schema-{} capture's NCCL tables: {}", version, s.error().message);
   }
   if (version < 18) {
     // No Python frames before 18: every frame is native, no stack had a
@@ -300,7 +303,8 @@ void present_as_current(Db& db, int64_t version) {
     const char* empty[] = {
         ("CREATE TEMP VIEW gpus AS SELECT NULL AS id, NULL AS vendor, NULL AS uuid, NULL AS name,"
          " NULL AS pci_bus_id, NULL AS driver, NULL AS memory_total_bytes, NULL AS gpm WHERE 0"),
-        "CREATE TEMP VIEW gpu_metric_names AS SELECT NULL AS id, NULL AS name, NULL AS unit, NULL AS description WHERE 0",
+        "CREATE TEMP VIEW gpu_metric_names AS SELECT NULL AS id, NULL AS name, NULL AS unit, NULL AS description WHERE "
+        "0",
         "CREATE TEMP VIEW gpu_throttle_reasons AS SELECT NULL AS bit, NULL AS name WHERE 0",
         ("CREATE TEMP VIEW gpu_sources AS SELECT NULL AS source, NULL AS library, NULL AS status, NULL AS gpus,"
          " NULL AS hz WHERE 0"),
@@ -408,7 +412,8 @@ void present_as_current(Db& db, int64_t version) {
 Result<Db> open_capture_readonly(const std::string& path, OpenCheck check, Threads threads) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno == EACCES) return make_error("permission denied: " + path + " (a directory on the way is not searchable)", "", 2);
+    if (errno == EACCES)
+      return make_error("permission denied: " + path + " (a directory on the way is not searchable)", "", 2);
     return make_error("cannot open capture " + path + ": no such file", "", 2);
   }
   // SQLite would say "unable to open database file": say whose file it is.

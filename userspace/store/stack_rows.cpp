@@ -41,8 +41,8 @@ Status StackRowWriter::prepare(sqlite3* db) {
   py_frame_ = Stmt(db,
                    "INSERT OR IGNORE INTO frames (id, module_id, offset, symbol_id, file, line, kind)"
                    " SELECT ?1, ?2, ?3, nullif(?4, 0), path, ?5, 'python' FROM modules WHERE id = ?2");
-  stack_ = Stmt(db,
-                "INSERT OR IGNORE INTO stacks (id, depth, end_reason, python_end, python_thread) VALUES (?,?,?,?,?)");
+  stack_ =
+      Stmt(db, "INSERT OR IGNORE INTO stacks (id, depth, end_reason, python_end, python_thread) VALUES (?,?,?,?,?)");
   stack_frame_ = Stmt(db, "INSERT OR IGNORE INTO stack_frames (stack_id, position, frame_id) VALUES (?,?,?)");
   for (auto* s : {&module_, &symbol_, &symbol_id_, &frame_, &py_frame_, &stack_, &stack_frame_})
     if (!s->valid()) return make_error(std::string("cannot prepare stack statements: ") + sqlite3_errmsg(db));
@@ -54,20 +54,13 @@ namespace {
 // How a stack's Python walk ended (migration 018's stacks.python_end).
 const char* python_end(int status) {
   switch (status) {
-    case GPUOBS_PY_S_DONE:
-      return "root";
-    case GPUOBS_PY_S_FULL:
-      return "depth";
-    case GPUOBS_PY_S_FAULT:
-      return "fault";
-    case GPUOBS_PY_S_NO_THREAD:
-      return "no_thread";
-    case kPyStatusTorn:
-      return "torn";
-    case kPyStatusGone:
-      return "gone";
-    default:
-      return nullptr;
+    case GPUOBS_PY_S_DONE: return "root";
+    case GPUOBS_PY_S_FULL: return "depth";
+    case GPUOBS_PY_S_FAULT: return "fault";
+    case GPUOBS_PY_S_NO_THREAD: return "no_thread";
+    case kPyStatusTorn: return "torn";
+    case kPyStatusGone: return "gone";
+    default: return nullptr;
   }
 }
 

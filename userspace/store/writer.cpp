@@ -3,8 +3,8 @@
 #include "common/monotonic_clock.h"
 #include "common/thread_priority.h"
 
-#include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -408,7 +408,8 @@ void CaptureWriter::push_many(std::vector<Queued>& events) {
 
 void CaptureWriter::run() {
   // Ahead of ordinary work: a starved writer holds events past the kill bound.
-  if (!raise_capture_thread_priority()) spdlog::debug("store: the writer runs at the caller's priority (no CAP_SYS_NICE)");
+  if (!raise_capture_thread_priority())
+    spdlog::debug("store: the writer runs at the caller's priority (no CAP_SYS_NICE)");
   std::vector<Chunk> batch;
   LibraryChanges library;
   std::vector<NcclStall> stalls;
@@ -458,9 +459,7 @@ void CaptureWriter::run() {
     batch.clear();
     if (stop) {
       std::lock_guard lk(mu_);
-      if (pending_.empty() && pending_library_.empty() && pending_stalls_.empty() &&
-          pending_gpu_.empty())
-        return;
+      if (pending_.empty() && pending_library_.empty() && pending_stalls_.empty() && pending_gpu_.empty()) return;
     }
   }
 }
@@ -493,7 +492,8 @@ void CaptureWriter::log_loss(size_t lost) {
   auto now = std::chrono::steady_clock::now();
   if (loss_logged_ != std::chrono::steady_clock::time_point{} && now - loss_logged_ < kLossLogInterval) return;
   spdlog::warn("store: a batch was not stored ({}); {} events lost{} (counter store_failed_rows)", failure_why_,
-               loss_unlogged_, loss_logged_ == std::chrono::steady_clock::time_point{} ? "" : " since the last message");
+               loss_unlogged_,
+               loss_logged_ == std::chrono::steady_clock::time_point{} ? "" : " since the last message");
   loss_logged_ = now;
   loss_unlogged_ = 0;
 }
@@ -502,20 +502,23 @@ Status CaptureWriter::stop_storing_when_full(uint64_t reserve_bytes) {
   stop_when_full_ = true;
   if (!reserve_bytes) return {};
   reserve_path_ = path_ + kCaptureReserveSuffix;
-  auto create = [&] { return ::open(reserve_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600); };
+  auto create = [&] {
+    return ::open(reserve_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  };
   int fd = create();
   // A record killed before its end leaves its reserve behind. The capture
   // beside it is being made anew, so a leftover that is a plain file of
   // this user goes; anything else in the way (a link, another user's file,
   // a directory) is refused, never followed or truncated.
-  struct stat st{};
+  struct stat st {};
   if (fd < 0 && errno == EEXIST && ::lstat(reserve_path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       st.st_uid == ::geteuid() && ::unlink(reserve_path_.c_str()) == 0)
     fd = create();
   if (fd < 0) {
     int err = errno;
     Error e = make_error("cannot set aside room beside " + path_ + ": " + reserve_path_ + ": " + std::strerror(err),
-                         err == ENOSPC || err == EDQUOT ? "the disk is full: free some room or choose another output path (-o)"
+                         err == ENOSPC || err == EDQUOT
+                             ? "the disk is full: free some room or choose another output path (-o)"
                          : err == EEXIST ? "something that is not a leftover of gpuobs is in the way: remove it"
                                          : "choose another output path (-o)",
                          2);
@@ -527,9 +530,9 @@ Status CaptureWriter::stop_storing_when_full(uint64_t reserve_bytes) {
   if (rc != 0) {
     ::unlink(reserve_path_.c_str());
     reserve_path_.clear();
-    return make_error("cannot set aside " + std::to_string(reserve_bytes >> 10) + " KiB beside " + path_ + ": " +
-                          std::strerror(rc),
-                      "the disk is (nearly) full: free some room or choose another output path (-o)", 2);
+    return make_error(
+        "cannot set aside " + std::to_string(reserve_bytes >> 10) + " KiB beside " + path_ + ": " + std::strerror(rc),
+        "the disk is (nearly) full: free some room or choose another output path (-o)", 2);
   }
   return {};
 }
@@ -543,9 +546,10 @@ void CaptureWriter::on_disk_full() {
     stats_.disk_full = true;
     counters_dirty_ = true;
   }
-  spdlog::error("the disk holding {} is full ({}): events are no longer stored, each one is counted; "
-                "the capture will be marked incomplete",
-                path_, failure_why_);
+  spdlog::error(
+      "the disk holding {} is full ({}): events are no longer stored, each one is counted; "
+      "the capture will be marked incomplete",
+      path_, failure_why_);
 }
 
 // After a rollback, the rows this batch inserted are gone: ids that point at
@@ -724,7 +728,7 @@ void CaptureWriter::write_transaction(Cursor& items) {
       std::lock_guard lk(mu_);
       stats_.failed_rows += written;  // lose_all counted the rest
       stats_.failed_launches += tally.launches;
-      counters_dirty_ = true;         // its counter rows went with it
+      counters_dirty_ = true;  // its counter rows went with it
     }
     if (failure_code_ == SQLITE_FULL && stop_when_full_) on_disk_full();
     else log_loss(lost);
@@ -932,8 +936,8 @@ Status CaptureWriter::write_end(int64_t end_mono_ns, std::optional<int> exit_sta
   // the capture is whole as it is, with its -wal beside it.
   if (stopped_full_) return {};
   if (auto s = db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;"); !s)
-    spdlog::warn("{}: the write-ahead log could not be folded in ({}); keep {}-wal beside it", path_,
-                 s.error().message, path_);
+    spdlog::warn("{}: the write-ahead log could not be folded in ({}); keep {}-wal beside it", path_, s.error().message,
+                 path_);
   return {};
 }
 

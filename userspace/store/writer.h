@@ -46,8 +46,8 @@ struct CaptureMeta {
   // The stack options it was made with (migration 015).
   uint32_t stack_depth = 0;
   UnwindMode unwind = UnwindMode::fp;
-  uint32_t stack_copy_bytes = 0;  // 0 unless --unwind dwarf
-  bool python_stacks = false;     // --python-stacks (migration 018)
+  uint32_t stack_copy_bytes = 0;    // 0 unless --unwind dwarf
+  bool python_stacks = false;       // --python-stacks (migration 018)
   bool python_main_thread = false;  // --python-main-thread (migration 022)
 };
 
@@ -85,8 +85,8 @@ struct WriterStats {
   uint64_t api_calls = 0;
   uint64_t unreadable_names = 0;  // kernel-name lookups whose string could not be read
   uint64_t batches = 0;
-  uint64_t failed_rows = 0;     // rows lost to SQLite errors (disk full, I/O)
-  uint64_t failed_batches = 0;  // batches not committed (begin failed or rolled back); rows in failed_rows
+  uint64_t failed_rows = 0;      // rows lost to SQLite errors (disk full, I/O)
+  uint64_t failed_batches = 0;   // batches not committed (begin failed or rolled back); rows in failed_rows
   uint64_t failed_launches = 0;  // of failed_rows, the kernel launches (stored + these = launches received)
   // Launches, calls and ioctls dropped because the writer was more than 250 ms
   // and 65536 events behind (overload): memory and the loss at a
@@ -123,8 +123,8 @@ class CaptureWriter {
   void push_stall(NcclStall stall);
   // Before start(): the GPUs the metrics sampler found and its sources
   // (kept for the next segment, continue_from).
-  Status write_gpus(const std::vector<gpumetrics::GpuInfo>& gpus,
-                    const std::vector<gpumetrics::SourceStatus>& sources, uint32_t hz);
+  Status write_gpus(const std::vector<gpumetrics::GpuInfo>& gpus, const std::vector<gpumetrics::SourceStatus>& sources,
+                    uint32_t hz);
   // Run time (thread-safe): GPU metric samples, moved out of batch (which
   // comes back empty); written in a transaction of their own.
   void push_gpu_samples(gpumetrics::SampleBatch& batch);
@@ -283,9 +283,9 @@ class CaptureWriter {
   std::string path_;
   ProcessLookup lookup_;
   OriginLookup origin_;
-  LibraryChanges pending_library_;  // guarded by mu_
+  LibraryChanges pending_library_;         // guarded by mu_
   std::vector<NcclStall> pending_stalls_;  // guarded by mu_
-  gpumetrics::SampleBatch pending_gpu_;     // guarded by mu_
+  gpumetrics::SampleBatch pending_gpu_;    // guarded by mu_
   static constexpr size_t kMaxPendingGpuSamples = 1'000'000;
   StringTable strings_;
   ApiRowWriter api_;
@@ -317,7 +317,7 @@ class CaptureWriter {
   bool stop_when_full_ = false;
   bool stopped_full_ = false;  // the writer thread's: storing ended by a full disk
   std::chrono::steady_clock::time_point loss_logged_{};
-  uint64_t loss_unlogged_ = 0;  // events lost since the last loss message
+  uint64_t loss_unlogged_ = 0;            // events lost since the last loss message
   std::unordered_set<uint64_t> threads_;  // (process_id << 32 | tid)
 
   // Held by the writer thread around each batch, and by the other threads
@@ -326,9 +326,9 @@ class CaptureWriter {
   std::mutex db_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Chunk> pending_;   // chunks as handed over, oldest first
-  size_t pending_events_ = 0;    // events in pending_
-  std::vector<Chunk> spare_;     // emptied chunks, their capacity reused
+  std::vector<Chunk> pending_;  // chunks as handed over, oldest first
+  size_t pending_events_ = 0;   // events in pending_
+  std::vector<Chunk> spare_;    // emptied chunks, their capacity reused
   bool stopping_ = false;
   std::thread thread_;
   WriterStats stats_;

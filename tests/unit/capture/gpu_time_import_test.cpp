@@ -114,8 +114,8 @@ std::vector<uint8_t> activity_file(uint64_t first_kernel_start = kT0 + 1500) {
 }
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 // The one row of a report (--format csv) on the capture; empty when it fails
@@ -147,23 +147,26 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
 
   auto db = open_capture_readonly(cap);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(column(*db, "SELECT call_table || '|' || coalesce(kernel, '-') || '|' || (start_mono_ns - 5000000000) ||"
-                        " '|' || duration_ns || '|' || stream_id || '|' || correlation_id || '|' || joined_by"
-                        " FROM gpu_times ORDER BY start_mono_ns"),
-            (std::vector<std::string>{"kernel_launches|gemm()|1500|400|13|1|correlation",
-                                      "kernel_launches|gemm()|2500|300|13|2|correlation",
-                                      "kernel_launches|gemm()|3500|600|13|3|correlation",
-                                      "copies|-|4200|512|13|4|correlation", "copies|-|5100|50|13|5|correlation",
-                                      "stream_ops|-|6500|200|13|7|correlation"}));
-  EXPECT_EQ(text(*db, "SELECT s.op || ':' || (s.ts_mono_ns - 5000000000) || ':' || g.activities FROM gpu_times g"
-                      " JOIN stream_ops s ON s.id = g.row_id WHERE g.call_table = 'stream_ops'"),
+  EXPECT_EQ(column(*db,
+                   "SELECT call_table || '|' || coalesce(kernel, '-') || '|' || (start_mono_ns - 5000000000) ||"
+                   " '|' || duration_ns || '|' || stream_id || '|' || correlation_id || '|' || joined_by"
+                   " FROM gpu_times ORDER BY start_mono_ns"),
+            (std::vector<std::string>{
+                "kernel_launches|gemm()|1500|400|13|1|correlation", "kernel_launches|gemm()|2500|300|13|2|correlation",
+                "kernel_launches|gemm()|3500|600|13|3|correlation", "copies|-|4200|512|13|4|correlation",
+                "copies|-|5100|50|13|5|correlation", "stream_ops|-|6500|200|13|7|correlation"}));
+  EXPECT_EQ(text(*db,
+                 "SELECT s.op || ':' || (s.ts_mono_ns - 5000000000) || ':' || g.activities FROM gpu_times g"
+                 " JOIN stream_ops s ON s.id = g.row_id WHERE g.call_table = 'stream_ops'"),
             "graph_launch:6000:2");
   // Each GPU time on the call it belongs to.
-  EXPECT_EQ(column(*db, "SELECT k.ts_mono_ns - 5000000000 FROM gpu_times g JOIN kernel_launches k ON k.id = g.row_id"
-                        " WHERE g.call_table = 'kernel_launches' ORDER BY k.ts_mono_ns"),
+  EXPECT_EQ(column(*db,
+                   "SELECT k.ts_mono_ns - 5000000000 FROM gpu_times g JOIN kernel_launches k ON k.id = g.row_id"
+                   " WHERE g.call_table = 'kernel_launches' ORDER BY k.ts_mono_ns"),
             (std::vector<std::string>{"1000", "2000", "3000"}));
-  EXPECT_EQ(column(*db, "SELECT x.kind || ':' || (x.ts_mono_ns - 5000000000) FROM gpu_times g JOIN copies x"
-                        " ON x.id = g.row_id WHERE g.call_table = 'copies' ORDER BY x.ts_mono_ns"),
+  EXPECT_EQ(column(*db,
+                   "SELECT x.kind || ':' || (x.ts_mono_ns - 5000000000) FROM gpu_times g JOIN copies x"
+                   " ON x.id = g.row_id WHERE g.call_table = 'copies' ORDER BY x.ts_mono_ns"),
             (std::vector<std::string>{"copy:4000", "memset:5000"}));
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_rows'"), 6);
   EXPECT_EQ(scalar(*db, "SELECT value FROM counters WHERE name = 'gpu_time_graph_activities'"), 2);
@@ -203,10 +206,10 @@ TEST(GpuTimeImport, JoinsStoresCountsAndReports) {
     if (e["ph"] == "X" && e["tid"] == measured_tid)
       slices.push_back(e["name"].get<std::string>() + "@" + e["ts"].dump() + "+" + e["dur"].dump() + " " +
                        e["args"]["timing"].get<std::string>().substr(0, 8));
-  EXPECT_EQ(slices, (std::vector<std::string>{"gemm()@5000001.5+0.4 measured", "gemm()@5000002.5+0.3 measured",
-                                              "gemm()@5000003.5+0.6 measured", "cuMemcpyHtoDAsync_v2@5000004.2+0.512 measured",
-                                              "cuMemsetD32Async@5000005.1+0.05 measured",
-                                              "cuGraphLaunch@5000006.5+0.2 measured"}));
+  EXPECT_EQ(slices, (std::vector<std::string>{
+                        "gemm()@5000001.5+0.4 measured", "gemm()@5000002.5+0.3 measured",
+                        "gemm()@5000003.5+0.6 measured", "cuMemcpyHtoDAsync_v2@5000004.2+0.512 measured",
+                        "cuMemsetD32Async@5000005.1+0.05 measured", "cuGraphLaunch@5000006.5+0.2 measured"}));
 
   // Every measured interval inside its replay window: [enqueue, the sync's return].
   auto [rrc, rout] = gpuobs_cli("replay --check " + cap);

@@ -46,8 +46,8 @@ struct HoldFixture {
     ::stat(lib.c_str(), &st);
     fs::create_directories(dir.file("proc/100"));
     char line[512];
-    std::snprintf(line, sizeof line, "7f0000000000-7f0000001000 r-xp 00001000 %02x:%02x %llu    %s\n",
-                  major(st.st_dev), minor(st.st_dev), static_cast<unsigned long long>(st.st_ino), lib.c_str());
+    std::snprintf(line, sizeof line, "7f0000000000-7f0000001000 r-xp 00001000 %02x:%02x %llu    %s\n", major(st.st_dev),
+                  minor(st.st_dev), static_cast<unsigned long long>(st.st_ino), lib.c_str());
     std::ofstream(dir.file("proc/100/maps")) << line;
     std::ofstream(dir.file("proc/100/comm")) << "short_app\n";
     fs::create_directory_symlink("/", dir.file("proc/100/root"));
@@ -121,7 +121,7 @@ TEST(LibraryHold, HeldProcessIsResumedOnceItsLibraryCarriesProbes) {
   EXPECT_EQ(r.library, "libcuda.so.1");
   EXPECT_EQ(r.dev, static_cast<uint64_t>(fx.st.st_dev));
   EXPECT_EQ(r.inode, static_cast<uint64_t>(fx.st.st_ino));
-  EXPECT_GE(r.held_ns, 30'000'000);            // the attach's time, at least
+  EXPECT_GE(r.held_ns, 30'000'000);  // the attach's time, at least
   EXPECT_GE(r.attached_mono_ns, n.mapped_mono_ns);
   ASSERT_FALSE(fx.known.empty());
   EXPECT_EQ(std::get<0>(fx.known.back()), kernel_dev(fx.st.st_dev));

@@ -43,7 +43,7 @@ TEST(NcclWatch, ARankBehindForLongerThanTheThresholdIsMissingOnce) {
   init3(w);
   EXPECT_TRUE(w.watching());
   for (uint32_t r = 0; r < 3; ++r) allreduce(w, r, 1 * kS);  // seq 1: all
-  allreduce(w, 0, 3 * kS);                                     // seq 2: ranks 0 and 2
+  allreduce(w, 0, 3 * kS);                                   // seq 2: ranks 0 and 2
   allreduce(w, 2, 4 * kS);
   EXPECT_TRUE(w.check(4 * kS, {}).empty());  // 1 s since the first entered seq 2
   auto s = w.check(5 * kS, {});

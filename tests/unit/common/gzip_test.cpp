@@ -14,7 +14,8 @@ using gpuobs::testing::gunzip;
 
 TEST(Gzip, RoundTripsTextRandomBytesAndNothing) {
   std::string text;
-  for (int i = 0; i < 20000; ++i) text += "cuLaunchKernel <- at::native::add <- forward (train.py:" + std::to_string(i % 7) + ")\n";
+  for (int i = 0; i < 20000; ++i)
+    text += "cuLaunchKernel <- at::native::add <- forward (train.py:" + std::to_string(i % 7) + ")\n";
   std::string random(3 << 20, '\0');
   std::mt19937_64 rng(7);
   for (auto& c : random) c = static_cast<char>(rng());

@@ -8,9 +8,10 @@
 using gpuobs::short_name;
 
 TEST(ShortName, FoldsTemplatesAndParametersAndDropsTheReturnType) {
-  EXPECT_EQ(short_name("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-                       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"),
-            "at::native::vectorized_elementwise_kernel<...>(...)");
+  EXPECT_EQ(
+      short_name("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                 "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"),
+      "at::native::vectorized_elementwise_kernel<...>(...)");
   EXPECT_EQ(short_name("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
   EXPECT_EQ(short_name("c10d::ProcessGroupNCCL::allreduce(std::vector<at::Tensor, std::allocator<at::Tensor> >&, "
                        "c10d::AllreduceOptions const&)"),

@@ -108,8 +108,7 @@ TEST(DiffCompare, ATimeChangeBelowTheImpactFloorIsNoChange) {
   EXPECT_EQ(r->verdict, Verdict::same);
   CompareOptions no_floor;
   no_floor.min_impact = 0;
-  EXPECT_EQ(find(*compare(base, next, no_floor), Measure::latency, "cuKernelGetFunction")->verdict,
-            Verdict::regressed);
+  EXPECT_EQ(find(*compare(base, next, no_floor), Measure::latency, "cuKernelGetFunction")->verdict, Verdict::regressed);
   // A percentile threshold does not fire on it either.
   EXPECT_TRUE(evaluate(*parse_fail_on("p95_latency>+10%"), *d).empty());
   EXPECT_EQ(evaluate(*parse_fail_on("p95_latency>+10%"), *compare(base, next, no_floor)).size(), 1u);

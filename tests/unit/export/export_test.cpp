@@ -14,14 +14,14 @@
 #include <set>
 #include <sstream>
 
-#include "gunzip_util.h"
 #include "catalogue/api_spec.h"
+#include "common/gzip.h"
 #include "export/chrome_writer.h"
 #include "export/perfetto_writer.h"
-#include "common/gzip.h"
 #include "export/pprof_writer.h"
 #include "export/timeline_source.h"
 #include "export/trace_layout.h"
+#include "gunzip_util.h"
 #include "perfetto_decode.h"
 #include "perfetto_trace_subset.pb.h"
 #include "pprof_profile.pb.h"
@@ -170,7 +170,6 @@ replay::Result hand_replay(Db& db) {
   r.depth = {{1, kT + 1000, 1}, {1, kT + 1010, 2}, {1, kT + 3100, 3}, {1, kT + 4300, 0}, {2, kT + 3050, 1}};
   return r;
 }
-
 
 class Export : public ::testing::Test {
  protected:

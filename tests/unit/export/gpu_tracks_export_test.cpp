@@ -44,9 +44,11 @@ TEST(ExportGpuMetrics, OneCounterTrackPerGpuMetric) {
     ASSERT_TRUE((*w)->write_gpus({g0, g1}, {SourceStatus{"nvml", "/lib/libnvidia-ml.so.1", "ok", 2}}, 10).ok());
     (*w)->start();
     SampleBatch b;
-    b.metrics = {{kT + 100, 0, GpuMetric::sm_active_pct, 12.5}, {kT + 100, 1, GpuMetric::power_mw, 70000},
+    b.metrics = {{kT + 100, 0, GpuMetric::sm_active_pct, 12.5},
+                 {kT + 100, 1, GpuMetric::power_mw, 70000},
                  {kT + 200, 0, GpuMetric::sm_active_pct, 12.5},  // unchanged: not stored, not drawn
-                 {kT + 300, 0, GpuMetric::sm_active_pct, 87.25}, {kT + 300, 1, GpuMetric::power_mw, 350000}};
+                 {kT + 300, 0, GpuMetric::sm_active_pct, 87.25},
+                 {kT + 300, 1, GpuMetric::power_mw, 350000}};
     (*w)->push_gpu_samples(b);
     (*w)->stop();
     ASSERT_TRUE((*w)->write_end(kEnd, 0, {}).ok());

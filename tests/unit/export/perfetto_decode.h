@@ -30,9 +30,9 @@ struct DecodedSlice {
 struct Decoded {
   std::map<uint64_t, pb::TrackDescriptor> tracks;
   std::vector<DecodedSlice> slices;
-  std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> counters;  // track -> (ts, value)
+  std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> counters;      // track -> (ts, value)
   std::map<uint64_t, std::vector<std::pair<int64_t, double>>> real_counters;  // double_counter_value
-  std::map<uint64_t, std::vector<size_t>> flow_out, flow_in;              // flow id -> slice indices
+  std::map<uint64_t, std::vector<size_t>> flow_out, flow_in;                  // flow id -> slice indices
   size_t packets = 0, first_flags = 0, other_flags_not_2 = 0, no_clock = 0;
 };
 

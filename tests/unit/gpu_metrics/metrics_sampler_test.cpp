@@ -54,9 +54,7 @@ TEST(MetricsSampler, TicksAtItsRateAndHandsOverEverySampleInOrder) {
   ASSERT_EQ(got.metrics.size(), st.ticks);
   for (size_t i = 0; i < got.metrics.size(); ++i) {
     EXPECT_EQ(got.metrics[i].value, static_cast<double>(i));
-    if (i) {
-      EXPECT_GT(got.metrics[i].mono_ns, got.metrics[i - 1].mono_ns);
-    }
+    if (i) { EXPECT_GT(got.metrics[i].mono_ns, got.metrics[i - 1].mono_ns); }
   }
   EXPECT_EQ(st.query_errors, st.ticks / 2);
   auto latest = s->latest();

@@ -173,7 +173,8 @@ TEST(GpuTimeFile, PthreadIdsAreNotKernelTids) {
 // found the signed overflow; its input is a seed).
 TEST(GpuTimeFile, AHostileClockPairIsRefusedNotOverflowed) {
   FileBuilder b;
-  b.header(5, kGtClockCuptiPair, 0x7fffffffffffffffull, 1).record(gt_record(kGtKernel, 5, 1, 1ull << 62, (1ull << 62) + 10));
+  b.header(5, kGtClockCuptiPair, 0x7fffffffffffffffull, 1)
+      .record(gt_record(kGtKernel, 5, 1, 1ull << 62, (1ull << 62) + 10));
   b.header(6, kGtClockCuptiPair, 1, 0xffffffffffffffffull).record(gt_record(kGtKernel, 6, 1, 10, 20));
   auto f = parse(b);
   ASSERT_TRUE(f.ok()) << f.error().message;

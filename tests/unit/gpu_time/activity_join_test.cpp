@@ -248,14 +248,15 @@ TEST(GpuTimeJoin, CallTooFarFromItsDriverRecordIsNotJoined) {
 // own kernels. Found by the review of issue 19: K1, a graph, K2, K3 10 us
 // apart gave K2 the graph's kernels and K3 K2's.
 TEST(GpuTimeJoin, AGraphLaunchTakesNoNeighbouringLaunchRow) {
-  std::vector<HostCall> calls = {call(1, 500, 501, 1'000'000, HostCallKind::launch),
-                                 call(2, 500, 501, 1'020'000, HostCallKind::launch),
-                                 call(3, 500, 501, 1'030'000, HostCallKind::launch),
-                                 call(4, 500, 501, 1'010'000, HostCallKind::graph)};
+  std::vector<HostCall> calls = {
+      call(1, 500, 501, 1'000'000, HostCallKind::launch), call(2, 500, 501, 1'020'000, HostCallKind::launch),
+      call(3, 500, 501, 1'030'000, HostCallKind::launch), call(4, 500, 501, 1'010'000, HostCallKind::graph)};
   Activity graph = driver(500, 2, 501, 1'010'500, 1'012'000);
   graph.cbid = 514;  // cuGraphLaunch
-  std::vector<Activity> acts = {driver(500, 1, 501, 1'000'500, 1'001'000), graph,
-                                driver(500, 3, 501, 1'020'500, 1'021'000), driver(500, 4, 501, 1'030'500, 1'031'000),
+  std::vector<Activity> acts = {driver(500, 1, 501, 1'000'500, 1'001'000),
+                                graph,
+                                driver(500, 3, 501, 1'020'500, 1'021'000),
+                                driver(500, 4, 501, 1'030'500, 1'031'000),
                                 gpu(ActivityKind::kernel, 500, 1, 2'000'000, 2'100'000),
                                 gpu(ActivityKind::kernel, 500, 2, 2'150'000, 2'200'000),
                                 gpu(ActivityKind::kernel, 500, 2, 2'200'000, 2'250'000),
@@ -348,10 +349,10 @@ TEST(GpuTimeJoin, RuntimeLaunchesJoinThroughTheRuntimeRecordThatHoldsTheProbe) {
   for (uint32_t k = 0; k < 4; ++k) {
     uint64_t t = 1'000'000 + k * 10'000;
     calls.push_back(call(k + 1, kPid, kTid, t + 3'000, HostCallKind::launch));  // the probe, inside the runtime call
-    acts.push_back(runtime(kPid, 100 + 2 * k, kTid, t, t + 8'000));            // cudaLaunchKernel
+    acts.push_back(runtime(kPid, 100 + 2 * k, kTid, t, t + 8'000));             // cudaLaunchKernel
     acts.push_back(testing::driver(kPid, 101 + 2 * k, kTid, t + 3'500, t + 7'000));  // cuLaunchKernel inside it
-    acts.push_back(testing::gpu(ActivityKind::kernel, kPid, 100 + 2 * k, 2'000'000 + k * 100'000,
-                                2'050'000 + k * 100'000));
+    acts.push_back(
+        testing::gpu(ActivityKind::kernel, kPid, 100 + 2 * k, 2'000'000 + k * 100'000, 2'050'000 + k * 100'000));
   }
   JoinResult r = join_activities(calls, acts);
   ASSERT_EQ(r.rows.size(), 4u);

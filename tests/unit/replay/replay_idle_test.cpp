@@ -14,8 +14,8 @@
 #include "store/schema.h"
 
 using namespace gpuobs;
-using gpuobs::testing::ReplayCapture;
 using gpuobs::testing::replay_file;
+using gpuobs::testing::ReplayCapture;
 using json = nlohmann::json;
 using Strs = std::vector<std::string>;
 
@@ -439,10 +439,11 @@ TEST(ReplayIdle, Schema20CaptureReadsEmptyThenReplays) {
     auto db = Db::open(file, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(db->exec("DROP TABLE replay_idle_pieces; DROP TABLE replay_idle_gaps; DROP TABLE replay_idle_spans;"
-                         " ALTER TABLE stacks DROP COLUMN python_thread; ALTER TABLE capture DROP COLUMN python_main_thread;"  // 22
-                         " DROP TABLE library_maps;"  // 23
+                         " ALTER TABLE stacks DROP COLUMN python_thread; ALTER TABLE capture DROP COLUMN "
+                         "python_main_thread;"                                  // 22
+                         " DROP TABLE library_maps;"                            // 23
                          " DROP VIEW context_ops; DROP TABLE context_op_rows;"  // 24
-                         " DROP VIEW process_names; DROP VIEW stream_names;"  // 25
+                         " DROP VIEW process_names; DROP VIEW stream_names;"    // 25
                          " DELETE FROM schema_migrations WHERE version >= 21; PRAGMA user_version = 20;")
                     .ok())
         << db->errmsg();

@@ -11,8 +11,8 @@
 #include "store/schema.h"
 
 using namespace gpuobs;
-using gpuobs::testing::ReplayCapture;
 using gpuobs::testing::replay_file;
+using gpuobs::testing::ReplayCapture;
 using Strs = std::vector<std::string>;
 
 namespace {

@@ -87,9 +87,7 @@ TEST(PythonLayout, KnownVersionsOnlyAndEveryFrameFieldInsideTheBytesRead) {
     }
     for (uint16_t off : {b.frame_code, b.frame_previous, b.frame_instr}) EXPECT_LE(off + 8u, b.frame_read);
     for (uint16_t off : {b.frame_owner, b.frame_is_entry}) {
-      if (off != GPUOBS_PY_NONE) {
-        EXPECT_LT(off, b.frame_read);
-      }
+      if (off != GPUOBS_PY_NONE) { EXPECT_LT(off, b.frame_read); }
     }
     EXPECT_EQ(b.frame_code % 8, 0);
     EXPECT_EQ(b.frame_previous % 8, 0);
@@ -221,8 +219,7 @@ struct Names {
       const FrameDef& fd = frames.at(f - 1);
       if (fd.python)
         out.push_back(fd.py_name + "@" + modules.at(fd.module_id - 1).path + ":" + std::to_string(fd.py_line));
-      else
-        out.push_back("native@" + std::to_string(fd.offset));
+      else out.push_back("native@" + std::to_string(fd.offset));
     }
     return out;
   }
@@ -264,9 +261,9 @@ TEST(PythonStacks, EachInterpreterCallReplacesItsEvalFrameNativeFramesStay) {
             pyf(main, fi.at_unit(12), true)};
   raw.py_status = GPUOBS_PY_S_DONE;
   int64_t id = r.resolve(pid, raw, 1);
-  EXPECT_EQ(rec.of(id), (std::vector<std::string>{"native@256", "launch@train.py:11", "Model.forward@model.py:40",
-                                                   "native@12288", "key@train.py:22", "main@train.py:33",
-                                                   "native@16384"}));
+  EXPECT_EQ(rec.of(id),
+            (std::vector<std::string>{"native@256", "launch@train.py:11", "Model.forward@model.py:40", "native@12288",
+                                      "key@train.py:22", "main@train.py:33", "native@16384"}));
   EXPECT_EQ(rec.stacks.at(id - 1).py_status, GPUOBS_PY_S_DONE);
   EXPECT_EQ(r.stats().py_placed_outer, 0u);
 
@@ -275,7 +272,7 @@ TEST(PythonStacks, EachInterpreterCallReplacesItsEvalFrameNativeFramesStay) {
   raw.ips = {0x7f0000000100};
   int64_t cut = r.resolve(pid, raw, 2);
   EXPECT_EQ(rec.of(cut), (std::vector<std::string>{"native@256", "launch@train.py:11", "Model.forward@model.py:40",
-                                                    "key@train.py:22", "main@train.py:33"}));
+                                                   "key@train.py:22", "main@train.py:33"}));
   EXPECT_EQ(r.stats().py_placed_outer, 1u);
   // Frames are shared: one row per (file, name, line).
   EXPECT_EQ(r.stats().py_frames, 4u);

@@ -282,8 +282,8 @@ TEST(StackResolver, BrokenWalksOfSeveralCallSitesStayCachedBetweenReReads) {
     r.resolve(10, i % 2 ? a : b, now - 1);
   }
   EXPECT_EQ(r.stats().with_stack, 20000u);
-  EXPECT_LE(r.stats().maps_reads, 12u);     // 1 ms doubling to 50 ms: about 9 in 200 ms
-  EXPECT_LE(r.stats().walks_broken, 40u);   // a walk per site per re-read, not per record
+  EXPECT_LE(r.stats().maps_reads, 12u);    // 1 ms doubling to 50 ms: about 9 in 200 ms
+  EXPECT_LE(r.stats().walks_broken, 40u);  // a walk per site per re-read, not per record
 }
 
 // The BPF unwinder's tables, built from a real binary without frame pointers.

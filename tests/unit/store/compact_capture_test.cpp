@@ -229,8 +229,7 @@ TEST(CompactCapture, LaunchAggIsExactWhileCountsWaitInMemory) {
   w->push_many(chunk);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // committed, counts waiting (0.11 s of capture)
   chunk.clear();
-  for (int i = 0; i < 1000; ++i)
-    chunk.push_back({launch(500, 500, kT0 + 1200 * kMs + uint64_t(i) * 100'000, 0xd2, 2)});
+  for (int i = 0; i < 1000; ++i) chunk.push_back({launch(500, 500, kT0 + 1200 * kMs + uint64_t(i) * 100'000, 0xd2, 2)});
   w->push_many(chunk);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a second passed: counts and mark stored
   chunk.clear();
@@ -547,9 +546,11 @@ TEST(CompactCapture, ABrokenInternedReferenceIsReportedNotCrashedOn) {
     auto db = Db::open(path, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
     // One more launch, in a run of its own, of shape 999: key delta 0, zigzag(999) = 1998 = varint CE 0F.
-    ASSERT_TRUE(db->exec("INSERT INTO launch_runs (id, launches) SELECT max(id) + 8000, x'00CE0F' FROM launch_runs").ok());
+    ASSERT_TRUE(
+        db->exec("INSERT INTO launch_runs (id, launches) SELECT max(id) + 8000, x'00CE0F' FROM launch_runs").ok());
     // And a run cut short inside a varint: the check names it too.
-    ASSERT_TRUE(db->exec("INSERT INTO launch_runs (id, launches) SELECT max(id) + 8000, x'0080' FROM launch_runs").ok());
+    ASSERT_TRUE(
+        db->exec("INSERT INTO launch_runs (id, launches) SELECT max(id) + 8000, x'0080' FROM launch_runs").ok());
   }
   auto [rc, out] = gpuobs_cli("check " + path);
   EXPECT_EQ(rc, 1) << out;
@@ -583,8 +584,9 @@ TEST(OlderCapture, Schema21ReadsItsPythonStacksAsTheCallingThreads) {
   auto check = [&](const char* what) {
     auto db = open_capture_readonly(path);
     ASSERT_TRUE(db.ok()) << what;
-    EXPECT_EQ(gpuobs::testing::text(*db, "SELECT group_concat(coalesce(python_thread, '-'), ',') FROM"
-                                         " (SELECT python_thread FROM stacks ORDER BY id)"),
+    EXPECT_EQ(gpuobs::testing::text(*db,
+                                    "SELECT group_concat(coalesce(python_thread, '-'), ',') FROM"
+                                    " (SELECT python_thread FROM stacks ORDER BY id)"),
               "calling,-,calling")
         << what;
     EXPECT_EQ(gpuobs::testing::scalar(*db, "SELECT python_main_thread IS NULL FROM capture"), 1) << what;

@@ -50,8 +50,7 @@ TEST(GpuMetricRows, StoredOnChangeOnly) {
   auto path = dir.file("a.gpuobs");
   auto w = writer_with_gpus(path);
   w->start();
-  for (auto b : {tick(0, 10, 70000, 33), tick(100, 10, 70000, 33), tick(200, 50, 70000, 33),
-                 tick(300, 50, 71000, 40)})
+  for (auto b : {tick(0, 10, 70000, 33), tick(100, 10, 70000, 33), tick(200, 50, 70000, 33), tick(300, 50, 71000, 40)})
     w->push_gpu_samples(b);
   SampleBatch gone;
   gone.processes = {{kT0 + 400, 0, 4242, -1, -1, -1, true}, {kT0 + 400, 0, 777, -1, -1, -1, true}};
@@ -60,13 +59,15 @@ TEST(GpuMetricRows, StoredOnChangeOnly) {
   ASSERT_TRUE(w->write_end(kT0 + 1000, 0, {}).ok());
   auto db = open_capture_readonly(path);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(column(*db, "SELECT metric || '@' || (ts_mono_ns - 1000000) || '-' || (until_mono_ns - 1000000) || '='"
-                        " || value FROM gpu_metrics ORDER BY metric, ts_mono_ns"),
-            (std::vector<std::string>{"gpu_util_pct@0-200=10.0", "gpu_util_pct@200-1000=50.0",
-                                      "power_mw@0-300=70000.0", "power_mw@300-1000=71000.0"}));
+  EXPECT_EQ(column(*db,
+                   "SELECT metric || '@' || (ts_mono_ns - 1000000) || '-' || (until_mono_ns - 1000000) || '='"
+                   " || value FROM gpu_metrics ORDER BY metric, ts_mono_ns"),
+            (std::vector<std::string>{"gpu_util_pct@0-200=10.0", "gpu_util_pct@200-1000=50.0", "power_mw@0-300=70000.0",
+                                      "power_mw@300-1000=71000.0"}));
   // The process's change, and its end (a pid never stored has nothing to end).
-  EXPECT_EQ(column(*db, "SELECT (t_ns) || ':' || coalesce(sm_util_pct, '-') || ':' || gone FROM gpu_process_rows"
-                        " ORDER BY t_ns"),
+  EXPECT_EQ(column(*db,
+                   "SELECT (t_ns) || ':' || coalesce(sm_util_pct, '-') || ':' || gone FROM gpu_process_rows"
+                   " ORDER BY t_ns"),
             (std::vector<std::string>{"0:33:0", "300:40:0", "400:-:1"}));
 }
 

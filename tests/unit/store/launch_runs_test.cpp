@@ -86,12 +86,12 @@ gpuobs_launch launch(uint32_t tid, uint64_t ts, uint64_t fn) {
 
 TEST(LaunchRuns, EveryStepRoundTrips) {
   const std::vector<RunLaunch> launches = {
-      {-8, 1},                                   // before the capture's start
-      {0, 1},                                    // a key step of 8 and a shape step of 0
-      {1, 300},                                  // one nanosecond's second launch; a shape step up
-      {1000000, 2},                              // a shape step down
-      {8'001'000'000, int64_t{1} << 40},         // a key step of 8e9 (1 s, the most a run spans); a shape step of 40 bits
-      {8'001'000'127, 1},                        // a varint's edges: 127, then 128 below
+      {-8, 1},                            // before the capture's start
+      {0, 1},                             // a key step of 8 and a shape step of 0
+      {1, 300},                           // one nanosecond's second launch; a shape step up
+      {1000000, 2},                       // a shape step down
+      {8'001'000'000, int64_t{1} << 40},  // a key step of 8e9 (1 s, the most a run spans); a shape step of 40 bits
+      {8'001'000'127, 1},                 // a varint's edges: 127, then 128 below
       {8'001'000'255, 129},
   };
   std::string bytes = encode(launches);
@@ -106,12 +106,12 @@ TEST(LaunchRuns, MalformedBytesAreRefusedAndWhatDecodesBeforeTheDamageIsKept) {
   // After a good first launch (step 0, shape 1: 00 02), each damage.
   const std::string good("\x00\x02", 2);
   const std::vector<std::string> bad = {
-      std::string("\x05", 1),                                 // a key step without its shape
-      std::string("\x05\x80", 2),                             // a varint cut short
-      std::string(11, '\xff') + std::string("\x01\x02", 2),   // a varint longer than 10 bytes
-      std::string("\x00\x02", 2),                             // a second launch with the same key
-      std::string("\x05\x01", 2),                             // shape 1 - 1: below 1
-      std::string("\x88\xa0\xd9\xe6\x1d\x02", 6),          // a key step of 8e9 + 8: past the 1 s span
+      std::string("\x05", 1),                                // a key step without its shape
+      std::string("\x05\x80", 2),                            // a varint cut short
+      std::string(11, '\xff') + std::string("\x01\x02", 2),  // a varint longer than 10 bytes
+      std::string("\x00\x02", 2),                            // a second launch with the same key
+      std::string("\x05\x01", 2),                            // shape 1 - 1: below 1
+      std::string("\x88\xa0\xd9\xe6\x1d\x02", 6),            // a key step of 8e9 + 8: past the 1 s span
   };
   for (const std::string& b : bad) {
     std::vector<RunLaunch> out = {{7, 7}};
@@ -137,7 +137,7 @@ TEST(LaunchRuns, TheViewUnpacksWhatTheWriterStored) {
     w->push(launch(600 + i % 3, ts, 0x100 + rng() % 20));
   }
   for (int i = 0; i < 6; ++i) w->push(launch(600, ts + 10, 0x100));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // committed
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));                        // committed
   for (int i = 0; i < 3; ++i) w->push(launch(601, kT0 + 5000 + uint64_t(i), 0x101));  // late
   for (int i = 0; i < 991; ++i) w->push(launch(602, ts + 100 + uint64_t(i) * 3, 0x102));
   w->stop();
