@@ -417,9 +417,9 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_DROP_API          11 /* api call lost: ring buffer full */
 #define GPUOBS_CNT_API_STALE         12 /* api entry of a thread replaced: its return was never seen */
 #define GPUOBS_CNT_API_ENTRY_FULL    13 /* api call lost: in-flight map full */
-#define GPUOBS_CNT_API_NO_ENTRY                                                                                        \
-	14                              /* return without a stored entry: attached mid-call, or its entry              \
-					 * was lost (counted in API_ENTRY_FULL) */
+/* GPUOBS_CNT_API_NO_ENTRY: a return without a stored entry (attached
+ * mid-call, or its entry was lost: counted in API_ENTRY_FULL). */
+#define GPUOBS_CNT_API_NO_ENTRY      14
 #define GPUOBS_CNT_STACK_FAULT       15 /* user stack unreadable: the record has no frames */
 #define GPUOBS_CNT_DROP_SCRATCH_BUSY 16 /* event lost: every scratch slot of its CPU in use (bpf/maps.bpf.h) */
 #define GPUOBS_CNT_PY_NO_THREAD      17 /* Python process, calling thread without interpreter state */
