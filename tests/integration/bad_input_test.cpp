@@ -148,8 +148,8 @@ TEST(BadInput, DashIsStandardOutputAndDevicesAreRefusedByEveryCommand) {
   // A character device that is not /dev/null or a terminal (/dev/zero's numbers).
   const std::string dev = tmp.file("zero");
   ASSERT_EQ(::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 5)), 0);
-  for (std::string cmd : {"export chrome " + cap + " -o " + dev, "export perfetto " + cap + " -o " + dev,
-                          "export folded " + cap + " -o " + dev, "export html " + cap + " -o " + dev + " -f"}) {
+  for (const std::string& cmd : {"export chrome " + cap + " -o " + dev, "export perfetto " + cap + " -o " + dev,
+                                 "export folded " + cap + " -o " + dev, "export html " + cap + " -o " + dev + " -f"}) {
     EXPECT_EQ(run(kGpuobs + " " + cmd + " 2>" + err), 2) << cmd;
     EXPECT_NE(read_file(err).find(dev + " is a device (character 1:5); refusing to write it"), std::string::npos)
         << cmd << ": " << read_file(err);
@@ -221,7 +221,7 @@ TEST(BadInput, UnreadableCaptureSaysPermissionDeniedWithModeAndGroup) {
   const std::string cap = tmp.file("c.gpuobs"), err = tmp.file("err");
   ASSERT_EQ(run(kGpuobs + " record -o " + cap + " -- true 2>/dev/null"), 0);
   ::chmod(tmp.path().c_str(), 0755);
-  for (std::string cmd : {"report capture " + cap, "sql 'SELECT 1' " + cap, "check " + cap}) {
+  for (const std::string& cmd : {"report capture " + cap, "sql 'SELECT 1' " + cap, "check " + cap}) {
     EXPECT_EQ(run("setpriv --reuid=65534 --regid=65534 --clear-groups " + kGpuobs + " " + cmd + " 2>" + err), 2) << cmd;
     EXPECT_NE(read_file(err).find("permission denied: " + cap + " (mode 0640, owner root, group gpuobs)"),
               std::string::npos)
