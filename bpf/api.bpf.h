@@ -99,6 +99,30 @@ static __always_inline void call__fill_args(struct gpuobs_api_call *e, struct pt
 	e->blob_kind = GPUOBS_COOKIE_BLOB_KIND(cookie);
 }
 
+/* The string blob of a STRING or STRING_AT call into e->blob: the argument
+ * itself, or the char * at the cookie's offset in the struct it points to.
+ * 1 when read. */
+static __always_inline int call__read_string(struct gpuobs_api_call *e, __u64 cookie)
+{
+	__u32 arg = GPUOBS_COOKIE_BLOB_ARG(cookie);
+	if (arg < 1 || arg > 8)
+		return 0;
+	__u64 src = e->args[(arg - 1) & 7];
+	if (e->blob_kind == GPUOBS_BLOB_STRING_AT) {
+		__u64 at = 0;
+		if (!src || bpf_probe_read_user(&at, sizeof(at), (void *)(src + GPUOBS_COOKIE_BLOB_LEN(cookie))))
+			return 0;
+		src = at;
+	}
+	if (!src)
+		return 0;
+	long n = bpf_probe_read_user_str(e->blob, GPUOBS_BLOB_MAX, (void *)src);
+	if (n <= 0)
+		return 0;
+	e->blob_len = (__u32)n;
+	return 1;
+}
+
 /* Fills a whole record (a full-size one): the fixed part, then the blob. */
 static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie)
 {
@@ -107,11 +131,8 @@ static __always_inline void call__build(struct gpuobs_api_call *e, struct pt_reg
 	if (arg < 1 || arg > 8 || e->blob_kind == GPUOBS_BLOB_NONE)
 		return;
 	void *src = (void *)e->args[(arg - 1) & 7];
-	if (e->blob_kind == GPUOBS_BLOB_STRING) {
-		long n = bpf_probe_read_user_str(e->blob, GPUOBS_BLOB_MAX, src);
-		if (n > 0)
-			e->blob_len = (__u32)n;
-		else
+	if (e->blob_kind == GPUOBS_BLOB_STRING || e->blob_kind == GPUOBS_BLOB_STRING_AT) {
+		if (!call__read_string(e, cookie))
 			e->flags |= GPUOBS_CALL_F_BLOB_FAULT;
 	} else {
 		__u32 n = GPUOBS_COOKIE_BLOB_LEN(cookie);
@@ -181,15 +202,10 @@ static __always_inline int call__exit(struct pt_regs *ctx, void *map)
 	/* A string argument in a page not yet faulted in cannot be read at entry
 	 * (BPF reads do not fault); the driver has read it by now. Seen on the
 	 * H100: cuBLAS kernel names passed to cuLibraryGetKernel. */
-	__u32 blob_arg = GPUOBS_COOKIE_BLOB_ARG(cookie);
-	if ((e->flags & GPUOBS_CALL_F_BLOB_FAULT) && e->blob_kind == GPUOBS_BLOB_STRING && blob_arg >= 1 &&
-	    blob_arg <= 8) {
-		long n = bpf_probe_read_user_str(e->blob, GPUOBS_BLOB_MAX, (void *)e->args[(blob_arg - 1) & 7]);
-		if (n > 0) {
-			e->blob_len = (__u32)n;
-			e->flags &= ~GPUOBS_CALL_F_BLOB_FAULT;
-		}
-	}
+	if ((e->flags & GPUOBS_CALL_F_BLOB_FAULT) &&
+	    (e->blob_kind == GPUOBS_BLOB_STRING || e->blob_kind == GPUOBS_BLOB_STRING_AT) &&
+	    call__read_string(e, cookie))
+		e->flags &= ~GPUOBS_CALL_F_BLOB_FAULT;
 	__u32 out = GPUOBS_COOKIE_OUT_ARG(cookie);
 	if (out >= 1 && out <= 8) {
 		void *p = (void *)e->args[(out - 1) & 7];

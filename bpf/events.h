@@ -50,12 +50,16 @@
  *   bits 16..19  out-argument (1-based): at return, read the u64 it points to
  *   bits 20..23  blob argument (1-based): copy what it points to at entry
  *   bits 24..27  blob kind (GPUOBS_BLOB_*)
- *   bits 32..47  blob length in bytes for GPUOBS_BLOB_STRUCT (<= GPUOBS_BLOB_MAX)
+ *   bits 32..47  blob length in bytes for GPUOBS_BLOB_STRUCT (<= GPUOBS_BLOB_MAX);
+ *                for GPUOBS_BLOB_STRING_AT, the offset of the string pointer
  */
 #define GPUOBS_BLOB_NONE          0
 #define GPUOBS_BLOB_STRING        1 /* NUL-terminated C string, truncated to GPUOBS_BLOB_MAX */
 #define GPUOBS_BLOB_STRUCT        2 /* fixed-size struct of the cookie's length */
 #define GPUOBS_BLOB_LAUNCH_CONFIG 3 /* CUlaunchConfig (56 B) + up to 4 CUlaunchAttribute (72 B) */
+/* The C string a descriptor points to: the argument is a struct whose field
+ * at the cookie's offset is a char * (ze_kernel_desc_t's pKernelName). */
+#define GPUOBS_BLOB_STRING_AT 4
 #define GPUOBS_COOKIE(api, out_arg, blob_arg, blob_kind, blob_len)                                                     \
 	((__u64)(api) | ((__u64)(out_arg) << 16) | ((__u64)(blob_arg) << 20) | ((__u64)(blob_kind) << 24) |            \
 	 ((__u64)(blob_len) << 32))
@@ -263,6 +267,9 @@ struct gpuobs_launch {
 };
 /* The stack slots holding arguments 7..11 could not be read. */
 #define GPUOBS_LAUNCH_F_STACK_ARGS_MISSING 1u
+/* The grid is unknown: the group count struct (Level Zero) was unreadable,
+ * or is in device memory (an indirect launch), so grid_* are 0. */
+#define GPUOBS_LAUNCH_F_GRID_UNKNOWN 2u
 
 /* Which driver a watched device belongs to: the value of watched_devs,
  * copied into every ioctl record; selects the argument rules and the

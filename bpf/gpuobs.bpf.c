@@ -10,6 +10,7 @@
 #include "launch.bpf.h"
 #include "ioctl.bpf.h"
 #include "api.bpf.h"
+#include "level_zero.bpf.h"
 #include "library.bpf.h"
 #include "process.bpf.h" /* last: cleans up the other families' per-thread maps */
 

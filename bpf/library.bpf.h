@@ -70,13 +70,13 @@ struct {
 	__type(value, struct lib_map_entry);
 } lib_map_inflight SEC(".maps");
 
-/* "libcuda.so", "libamdhip64.so", "libnccl.so" or "librccl.so", then the end or a '.': the names
+/* "libcuda.so", "libamdhip64.so", "libnccl.so", "librccl.so" or "libze_loader.so", then the end or a '.': the names
  * user space probes (userspace/capture/procfs.cpp: is_gpu_runtime_name(),
  * which also checks that only digits follow). */
 static __always_inline int lib__stem_is(const __u8 *name, const char *stem, int len)
 {
 #pragma unroll
-	for (int i = 0; i < 14; i++) {
+	for (int i = 0; i < 15; i++) {
 		if (i >= len)
 			break;
 		if (name[i] != (__u8)stem[i])
@@ -91,7 +91,8 @@ static __always_inline int lib__stem_is(const __u8 *name, const char *stem, int 
 static __always_inline int lib__gpu_runtime_name(const __u8 *name)
 {
 	return lib__stem_is(name, "libcuda.so", 10) || lib__stem_is(name, "libamdhip64.so", 14) ||
-	       lib__stem_is(name, "libnccl.so", 10) || lib__stem_is(name, "librccl.so", 10);
+	       lib__stem_is(name, "libnccl.so", 10) || lib__stem_is(name, "librccl.so", 10) ||
+	       lib__stem_is(name, "libze_loader.so", 15);
 }
 
 static __always_inline int lib__gpu_name(const __u8 *name)

@@ -191,7 +191,7 @@ void print_summary(const RecordArgs& a, int status, double seconds, const Sessio
     if (n) seen += (seen.empty() ? "" : ", ") + std::to_string(n) + what;
   };
   count(sum.launches, " kernel launches");
-  count(sum.api_calls, " other CUDA calls");
+  count(sum.api_calls, " other GPU API calls");
   count(sum.ioctls, " driver ioctls");
   if (seen.empty()) std::fprintf(stderr, "gpuobs: no GPU calls seen\n");
   else

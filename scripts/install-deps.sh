@@ -19,6 +19,7 @@ build_packages=(
   libboost-dev   # Boost.Beast/Asio, header-only: gpuobsd's optional Prometheus endpoint
   libcurl4-openssl-dev  # curl/curl.h: the fleet's ClickHouse client (libcurl itself is loaded at run time)
   help2man       # man pages from --help (cmake/packaging.cmake): found when the build is configured, so here
+  libze-dev      # the Level Zero loader and its headers (pulls libze1): the Level Zero test driver and workload
 )
 test_packages=(
   clang-tidy clang-format  # scripts/tidy-changed.sh (CI) and .clang-format

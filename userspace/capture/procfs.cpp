@@ -107,7 +107,7 @@ std::optional<ProcessOrigin> read_process_origin(uint32_t tgid, const std::strin
 bool is_gpu_runtime_name(std::string_view path) {
   size_t slash = path.rfind('/');
   std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  for (std::string_view stem : {"libcuda.so", "libamdhip64.so", "libnccl.so", "librccl.so"}) {
+  for (std::string_view stem : {"libcuda.so", "libamdhip64.so", "libnccl.so", "librccl.so", "libze_loader.so"}) {
     if (base.substr(0, stem.size()) != stem) continue;
     std::string_view rest = base.substr(stem.size());
     // "", or ".N[.N...]": not libcuda.so.1.bak-like names with letters.

@@ -340,6 +340,16 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     rows.push_back(
         ProbeRow{"libamdhip64.so", 0, 0, "*", "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
   }
+  // The Level Zero loader, like HIP: optional, found in the system's
+  // directories now, or wherever a process maps it.
+  static const std::vector<std::string> kNoPaths;
+  auto nze = attach_vendor(kNoPaths, discover_libze, level_zero_api_table(), "libze_loader.so.1", "");
+  if (!nze) return nze.error();
+  if (*nze == 0) {
+    spdlog::info("libze_loader.so.1 not found: Level Zero calls are captured where processes map it");
+    rows.push_back(
+        ProbeRow{"libze_loader.so.1", 0, 0, "*", "", ProbeStatus::missing, "library not found", "startup", 0, 0, 0});
+  }
   // NCCL/RCCL have no search of their own (attached where processes map
   // them), but those the command's LD_LIBRARY_PATH names are attached now,
   // like libcuda's: its first communicator is seen whatever the attach latency.

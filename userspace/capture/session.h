@@ -74,7 +74,7 @@ struct SessionOptions {
 
 struct SessionSummary {
   uint64_t launches = 0, ioctls = 0, process_events = 0;
-  uint64_t api_calls = 0;  // other CUDA calls (memory, copies, streams, events, syncs, modules)
+  uint64_t api_calls = 0;  // other GPU API calls, any vendor (memory, copies, streams, events, syncs, modules)
   uint64_t dropped = 0;    // every BPF drop counter summed
   uint64_t decode_errors = 0;
   uint64_t store_failed = 0;

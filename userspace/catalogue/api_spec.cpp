@@ -78,6 +78,7 @@ std::string_view to_string(ApiKind kind) {
     case ApiKind::stream: return "stream";
     case ApiKind::event: return "event";
     case ApiKind::context: return "context";
+    case ApiKind::fence: return "fence";
     case ApiKind::function: return "function";
     case ApiKind::kernel: return "kernel";
     case ApiKind::module: return "module";
@@ -91,6 +92,7 @@ std::string_view to_string(Vendor vendor) {
     case Vendor::cuda: return "cuda";
     case Vendor::hip: return "hip";
     case Vendor::nccl: return "nccl";
+    case Vendor::level_zero: return "level_zero";
   }
   return "unknown";
 }
@@ -129,6 +131,7 @@ const ApiSpec* api_by_id(uint32_t id) {
     auto it = std::find_if(t.begin(), t.end(), [&](const ApiSpec& s) { return s.id == id; });
     return it == t.end() ? nullptr : &*it;
   };
+  if (id > 3000) return find(level_zero_api_table(), 3001, id);
   if (id > 2000) return find(nccl_api_table(), 2001, id);
   return id > 1000 ? find(hip_api_table(), 1001, id) : find(cuda_api_table(), 1, id);
 }
@@ -138,11 +141,12 @@ std::span<const ApiSpec> api_table_for_library(std::string_view path) {
   std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
   if (base.starts_with("libamdhip64.so")) return hip_api_table();
   if (base.starts_with("libnccl.so") || base.starts_with("librccl.so")) return nccl_api_table();
+  if (base.starts_with("libze_loader.so")) return level_zero_api_table();
   return cuda_api_table();
 }
 
 const ApiSpec* api_by_symbol(std::string_view symbol) {
-  for (auto table : {cuda_api_table(), hip_api_table(), nccl_api_table()})
+  for (auto table : {cuda_api_table(), hip_api_table(), nccl_api_table(), level_zero_api_table()})
     for (const ApiSpec& s : table)
       if (s.symbol == symbol) return &s;
   return nullptr;

@@ -23,6 +23,11 @@ enum class ProbeKind : uint8_t {
   // calls make probed libcuda calls before they return (NCCL): its entries
   // are kept in a map of their own, so a nested call cannot replace them.
   outer_entry_return,
+  // ze_launch_kernel: a launch whose group count is a struct behind argument
+  // blob_arg (Level Zero); entry only, emitted as a launch record with the
+  // kernel's group size (bpf/level_zero.bpf.h). No blob: the count is not read.
+  launch_group_count,
+  group_size,  // ze_set_group_size: zeKernelSetGroupSize, kept in BPF for the launches; no record
 };
 
 // What a call does. The SQL text of each value (memory_ops.op, gpu_modules.op,
@@ -51,12 +56,13 @@ enum class ApiKind : uint8_t {
   default_,                                          // copy direction the driver infers ("default")
   HtoD, DtoH, DtoD, DtoA, AtoD, HtoA, AtoH, AtoA, peer,  // copy directions named by the symbol
   two_d, three_d,                                    // "2d", "3d": the direction is in the descriptor
-  stream, event, context,                            // sync targets
+  stream, event, context, fence,                     // sync targets
   function, kernel, module, library,                 // module ops: what the handle is
 };
 
 // clang-format on
-enum class Vendor : uint8_t { cuda, hip, nccl };  // libcuda.so, libamdhip64.so, libnccl.so/librccl.so
+// libcuda.so, libamdhip64.so, libnccl.so/librccl.so, libze_loader.so
+enum class Vendor : uint8_t { cuda, hip, nccl, level_zero };
 
 // What an NCCL call does (Family::collective; catalogue/nccl_api.cpp). Its
 // SQL text (nccl_calls.op) is to_string(op).
@@ -114,6 +120,9 @@ struct ApiSpec {
   uint8_t elem = 1;         // memset element size in bytes
   bool per_thread = false;  // a _ptsz/_ptds variant: stream 0 means the per-thread stream
   uint8_t dir_arg = 0;      // the argument holding a copy direction (hipMemcpyKind)
+  // A memset whose pattern is behind a pointer (the blob) and whose width in
+  // bytes is this argument (zeCommandListAppendMemoryFill).
+  uint8_t value_width_arg = 0;
   bool no_result = false;   // returns void: the return probe's eax means nothing
   Vendor vendor = Vendor::cuda;
   // NCCL (Family::collective): what the call does and where its operands are
@@ -133,8 +142,11 @@ struct ApiSpec {
 std::span<const ApiSpec> cuda_api_table();
 std::span<const ApiSpec> hip_api_table();
 std::span<const ApiSpec> nccl_api_table();
+// Level Zero (libze_loader.so.1; catalogue/level_zero_api.cpp; ids from 3001).
+std::span<const ApiSpec> level_zero_api_table();
 // The table for a library file by its name: libamdhip64.so* -> HIP,
-// libnccl.so* and librccl.so* -> NCCL, anything else -> CUDA.
+// libnccl.so* and librccl.so* -> NCCL, libze_loader.so* -> Level Zero,
+// anything else -> CUDA.
 std::span<const ApiSpec> api_table_for_library(std::string_view path);
 const ApiSpec* api_by_id(uint32_t id);
 // By symbol, CUDA's table first (nullptr when in neither): for tests and

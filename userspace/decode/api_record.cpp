@@ -171,6 +171,16 @@ CopyCall decode_copy(const ApiCallEvent& e, const ApiSpec& s) {
   if (s.stream) c.stream = arg(e, s.stream);
   if (c.memset) {
     c.bytes = arg(e, s.bytes) * (s.count ? arg(e, s.count) : 1) * s.elem;
+    if (s.value_width_arg) {
+      // A pattern behind a pointer (zeCommandListAppendMemoryFill): its
+      // value when it is 1, 2 or 4 bytes and was read; else unknown.
+      uint64_t width = arg(e, s.value_width_arg);
+      if ((width == 1 || width == 2 || width == 4) && e.blob.size() >= width) {
+        c.value_width = static_cast<uint8_t>(width);
+        c.value = read_at<uint32_t>(e.blob, 0) & ((1ull << (8 * width)) - 1);
+      }
+      return c;
+    }
     c.value = arg_bytes(e, s.value, s.elem);
     c.value_width = s.elem;
     return c;
@@ -214,6 +224,10 @@ StreamCall decode_stream(const ApiCallEvent& e, const ApiSpec& s) {
   uint64_t made = out_read(e) ? e.out_value : 0;  // 0: the call failed before writing it
   if (s.op == ApiOp::create) (event_family ? c.event : c.stream) = made;
   if (s.op == ApiOp::capture_end) c.handle = made;
+  // Level Zero passes handle arrays: out_arg is then the first element, read
+  // at return (the lists a queue executes, the events a list waits on).
+  if (s.out_arg && s.op == ApiOp::wait_event) c.event = made ? std::optional<uint64_t>(made) : std::nullopt;
+  if (s.out_arg && s.op == ApiOp::graph_launch) c.handle = made ? std::optional<uint64_t>(made) : std::nullopt;
   if (s.flags) c.flags = arg32(e, s.flags);
   if (s.value) c.priority = static_cast<int32_t>(arg(e, s.value));  // int priority
   return c;
@@ -240,7 +254,8 @@ ModuleCall decode_module(const ApiCallEvent& e, const ApiSpec& s) {
   bool made = registers || (out_read(e) && m.call.ok);
   if (made) m.handle = registers ? arg(e, s.handle) : e.out_value;
   if (s.handle && !registers) m.parent = arg(e, s.handle);
-  std::string_view text = s.blob_kind == GPUOBS_BLOB_STRING ? blob_text(e) : std::string_view();
+  bool string_blob = s.blob_kind == GPUOBS_BLOB_STRING || s.blob_kind == GPUOBS_BLOB_STRING_AT;
+  std::string_view text = string_blob ? blob_text(e) : std::string_view();
   bool load = s.op == ApiOp::load;
   if (!text.empty()) (load ? m.path : m.name) = text;
   if (load || !made) {

@@ -88,7 +88,7 @@ LaunchRecord decode_launch(const gpuobs_launch& l) {
   r.kernel_params = l.kernel_params;
   r.cooperative = is_kind(s, ApiKind::cooperative);
   r.extra = r.cooperative ? 0 : l.extra;  // cuLaunchCooperativeKernel has no 11th argument
-  r.args_complete = !(l.flags & GPUOBS_LAUNCH_F_STACK_ARGS_MISSING);
+  r.args_complete = !(l.flags & (GPUOBS_LAUNCH_F_STACK_ARGS_MISSING | GPUOBS_LAUNCH_F_GRID_UNKNOWN));
   r.per_thread_stream = s && s->per_thread;
   return r;
 }

@@ -112,6 +112,22 @@ std::vector<LibraryFile> discover_libhip() {
 
 namespace gpuobs {
 
+std::vector<LibraryFile> discover_libze() {
+  std::vector<LibraryFile> out;
+  if (const char* env = std::getenv("GPUOBS_LIBZE_SEARCH_PATH")) {
+    for (const auto& dir : split_list(env))
+      if (!dir.empty())
+        if (auto f = library_file(dir + "/libze_loader.so.1")) add_unique(out, *f);
+    return out;
+  }
+  for (auto& p : ldconfig_paths("libze_loader.so.1"))
+    if (auto f = library_file(p)) add_unique(out, *f);
+  // Debian/Ubuntu's libze1, Fedora's oneapi-level-zero.
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"})
+    if (auto f = library_file(std::string(dir) + "/libze_loader.so.1")) add_unique(out, *f);
+  return out;
+}
+
 std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs) {
   std::vector<LibraryFile> out;
   if (dirs.empty()) return out;  // ld.so ignores an empty LD_LIBRARY_PATH (an empty element is ".")
@@ -121,6 +137,7 @@ std::vector<LibraryFile> gpu_libraries_on_search_path(const std::string& dirs) {
   // dlopen by JAX's plugins).
   names.emplace_back("libnccl.so.2");
   names.emplace_back("librccl.so.1");
+  names.emplace_back("libze_loader.so.1");
   for (const auto& name : names)
     for (const auto& dir : split_list(dirs)) {
       // ld.so reads an empty element as the current directory.

@@ -24,7 +24,10 @@ std::vector<LibraryFile> discover_libcuda();
 // The HIP runtime (libamdhip64.so.N): the linker cache, then ROCm's
 // directories. GPUOBS_LIBHIP_SEARCH_PATH replaces both.
 std::vector<LibraryFile> discover_libhip();
-// The GPU runtimes (libcuda.so.1, libamdhip64.so[.N], libnccl.so.2, librccl.so.1) the dynamic loader
+// The Level Zero loader (libze_loader.so.1): the linker cache, then the
+// distribution's directories. GPUOBS_LIBZE_SEARCH_PATH replaces both.
+std::vector<LibraryFile> discover_libze();
+// The GPU runtimes (libcuda.so.1, libamdhip64.so[.N], libnccl.so.2, librccl.so.1, libze_loader.so.1) the dynamic loader
 // would take from a colon-separated LD_LIBRARY_PATH value: per name, the
 // first directory that has it. RPATH, set-uid programs and dlopen() of a
 // full path are not predicted (the library watch finds those when mapped).
