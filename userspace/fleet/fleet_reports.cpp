@@ -292,7 +292,7 @@ std::string sync_sum(const FleetFilter& f) {
          " if(target = 'stream', toNullable(" +
          stream_label_sql("l_stream") +
          "), CAST(NULL AS Nullable(String)))"
-         " AS stream, if(target = 'event', handle, CAST(NULL AS Nullable(UInt64))) AS event, x_syncs AS syncs,"
+         " AS stream, if(target IN ('event', 'fence'), handle, CAST(NULL AS Nullable(UInt64))) AS event, x_syncs AS syncs,"
          " x_blocked AS blocked_ns, x_avg AS avg_ns, x_max AS max_ns, x_failed AS failed FROM (SELECT host_id, segment,"
          " process_id, any(pid) AS x_pid, any(process) AS x_process, api, target, handle,"
          " ifNull(handle, toUInt64(0)) AS l_stream, toInt64(count()) AS x_syncs,"
@@ -300,7 +300,7 @@ std::string sync_sum(const FleetFilter& f) {
          " if(count(blocked_ns) = 0, CAST(NULL AS Nullable(Float64)), toNullable(" +
          round_sql("sum(blocked_ns) / count(blocked_ns)", 1) +
          ")) AS x_avg, max(blocked_ns) AS x_max, toInt64(countIf(NOT " + kOk +
-         ")) AS x_failed FROM (SELECT *, multiIf(target = 'stream', stream, target = 'event', event,"
+         ")) AS x_failed FROM (SELECT *, multiIf(target = 'stream', stream, target IN ('event', 'fence'), event,"
          " CAST(NULL AS Nullable(UInt64))) AS handle FROM syncs WHERE " +
          where(f) + ") GROUP BY host_id, segment, process_id, api, target, handle) ANY LEFT JOIN " + stream_labels(f) +
          " USING (host_id, segment, process_id, l_stream)"
