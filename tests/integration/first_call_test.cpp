@@ -56,6 +56,7 @@ struct HoldingDaemon {
       if (!std::freopen(log.c_str(), "w", stderr)) ::_exit(126);
       ::setenv("GPUOBS_LIBCUDA_SEARCH_PATH", dir.file("empty").c_str(), 1);
       ::setenv("GPUOBS_LIBHIP_SEARCH_PATH", dir.file("empty").c_str(), 1);
+      ::setenv("GPUOBS_LIBZE_SEARCH_PATH", dir.file("empty").c_str(), 1);
       ::setenv("GPUOBS_LIBRARY_RESCAN_MS", "60000", 1);
       std::vector<std::string> argv = {GPUOBSD_BIN, "--db", db, "--no-gpu-devices", "--status-file", status};
       argv.insert(argv.end(), extra.begin(), extra.end());
@@ -280,6 +281,48 @@ TEST(FirstCall, DaemonStoresEveryHipCallOfACopyOfTheRuntime) {
   }
   EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");
   print_holds(*db, "HIP runtime copies");
+}
+
+// Two Level Zero programs started together, under a daemon that knows no
+// Level Zero loader (its search path is empty): each maps the system's
+// libze_loader.so.1 at start-up (DT_NEEDED) and calls zeInit at once. Both
+// processes' calls, from zeInit on, are stored, in 10 runs of 2.
+TEST(FirstCall, DaemonStoresBothLevelZeroProcessesFromTheirFirstCall) {
+  TempDir dir;
+  const std::string db_path = dir.file("d.gpuobs");
+  HoldingDaemon d(dir, db_path);
+  ASSERT_TRUE(wait_for_log(d.log, "capturing to", 20000)) << read_file(d.log);
+  std::vector<std::string> truths;
+  for (int i = 0; i < 10; ++i) {
+    std::string script;
+    for (int p = 0; p < 2; ++p) {
+      truths.push_back(dir.file("z" + std::to_string(i) + "-" + std::to_string(p) + ".json"));
+      script += std::string("ZE_ENABLE_ALT_DRIVERS=") + FAKE_LEVEL_ZERO + " " + LEVEL_ZERO_WORKLOAD +
+                " --threads 2 --iterations 3 --truth " + truths.back() + " & ";
+    }
+    ASSERT_EQ(run("sh -c '" + script + "wait' 2>/dev/null"), 0);
+  }
+  ASSERT_EQ(d.stop(), 0) << read_file(d.log);
+  auto db = open_capture_readonly(db_path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  for (const auto& path : truths) {
+    auto t = read_json(path);
+    std::vector<nlohmann::json> threads = t["threads"];
+    threads.push_back(t["main"]);
+    for (const auto& th : threads) {
+      const std::string tid = std::to_string(th["handles"]["tid"].get<int64_t>());
+      int64_t want = 0;
+      for (const auto& [k, v] : th["counts"].items()) want += v.get<int64_t>();
+      EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE vendor = 'level_zero' AND tid = " + tid), want)
+          << "thread " << tid << " of " << path;
+    }
+    EXPECT_EQ(scalar(*db, "SELECT count(*) FROM api_calls WHERE api = 'zeInit' AND tgid = " +
+                              std::to_string(t["pid"].get<int64_t>())),
+              1);
+    expect_seen_from_first_call(*db, t["pid"].get<int64_t>());
+  }
+  EXPECT_EQ(text(*db, "SELECT state FROM capture"), "complete");
+  print_holds(*db, "Level Zero processes");
 }
 
 // An attach that cannot happen (no room under library_max_files_per_user):
