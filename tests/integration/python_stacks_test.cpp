@@ -462,3 +462,37 @@ TEST(PythonStacks, NcclStragglerNamedWithItsPythonCallSite) {
                        std::to_string(site.at("train_step"))),
             15);
 }
+
+// Level Zero from Python (ctypes over the real loader, the fake driver):
+// every launch carries its Python call site, launch() at its marked line
+// inside main() at its, and the loader's launch as its own, not CUDA's.
+TEST(PythonStacks, LevelZeroLaunchesNameTheirPythonCallSite) {
+  const std::string script = std::string(GPUOBS_SOURCE_DIR) + "/tests/workloads/python_level_zero.py";
+  int launch_line = 0, call_line = 0;
+  {
+    std::ifstream in(script);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.find("# launch") != std::string::npos) launch_line = n;
+      if (line.find("# call") != std::string::npos) call_line = n;
+    }
+  }
+  ASSERT_GT(launch_line, 0);
+  ASSERT_GT(call_line, 0);
+  TempDir dir;
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + dir.file("z.gpuobs") + " -- env ZE_ENABLE_ALT_DRIVERS=" +
+                FAKE_LEVEL_ZERO + " /usr/bin/python3.11 " + script + " 25 2> " + dir.file("log")),
+            0)
+      << read_file(dir.file("log"));
+  auto db = open_capture_readonly(dir.file("z.gpuobs"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE vendor = 'level_zero' AND kernel_name = 'vector_add'"
+                        " AND block_x = 128"),
+            25);
+  auto frames = python_frames(*db);
+  ASSERT_EQ(frames.size(), 25u);
+  const std::vector<std::string> want = {"launch@" + script + ":" + std::to_string(launch_line),
+                                         "main@" + script + ":" + std::to_string(call_line),
+                                         "<module>@" + script + ":" + std::to_string(call_line + 3)};
+  for (size_t i = 0; i < frames.size(); ++i) EXPECT_EQ(frames[i], want) << "launch " << i;
+}
