@@ -57,6 +57,8 @@ TEST(Maps, GpuRuntimeNames) {
   EXPECT_TRUE(is_gpu_runtime_name("/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06"));
   EXPECT_TRUE(is_gpu_runtime_name("/opt/conda/lib/python3.11/site-packages/nvidia/lib/libcuda.so"));
   EXPECT_TRUE(is_gpu_runtime_name("/opt/rocm/lib/libamdhip64.so.6"));
+  EXPECT_TRUE(is_gpu_runtime_name("/usr/lib/x86_64-linux-gnu/libze_loader.so.1.8.0"));
+  EXPECT_FALSE(is_gpu_runtime_name("/usr/lib/x86_64-linux-gnu/libze_tracing_layer.so.1"));
   EXPECT_FALSE(is_gpu_runtime_name("/usr/lib/x86_64-linux-gnu/libcudart.so.12"));
   EXPECT_FALSE(is_gpu_runtime_name("/usr/lib/libcuda.so.1.bak"));
   EXPECT_FALSE(is_gpu_runtime_name("/usr/lib/libcudadebugger.so.1"));

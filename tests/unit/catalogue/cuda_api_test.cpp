@@ -39,3 +39,32 @@ TEST(CudaApiTable, ProbeShapesFitThePrograms) {
     EXPECT_EQ(s.per_thread, suffixed) << s.symbol;
   }
 }
+
+// The Level Zero table: ids dense from 3001, found by id and by its library;
+// each probe kind has the fields its program reads.
+TEST(LevelZeroApiTable, IdsShapesAndLibrary) {
+  std::set<std::string_view> symbols;
+  uint32_t expect = 3001;
+  for (const ApiSpec& s : level_zero_api_table()) {
+    EXPECT_EQ(s.id, expect++) << s.symbol;
+    EXPECT_TRUE(symbols.insert(s.symbol).second) << "duplicate " << s.symbol;
+    EXPECT_EQ(api_by_id(s.id), &s);
+    EXPECT_EQ(s.vendor, Vendor::level_zero) << s.symbol;
+    EXPECT_TRUE(s.symbol.starts_with("ze")) << s.symbol;
+    EXPECT_LE(s.out_arg, 8) << s.symbol;
+    if (s.probe == ProbeKind::launch_group_count) {
+      // The group count is read only when it is host memory (the cookie's STRUCT blob of 12 bytes).
+      bool indirect = s.symbol.ends_with("Indirect");
+      EXPECT_EQ(s.blob_kind, indirect ? GPUOBS_BLOB_NONE : GPUOBS_BLOB_STRUCT) << s.symbol;
+      EXPECT_EQ(s.blob_len, indirect ? 0 : 12) << s.symbol;
+      EXPECT_EQ(s.blob_arg, indirect ? 0 : 3) << s.symbol;
+    }
+    if (s.blob_kind == GPUOBS_BLOB_STRING_AT) {
+      EXPECT_EQ(s.blob_len % 8, 0) << s.symbol << ": a pointer field is 8-byte aligned";
+    }
+  }
+  EXPECT_EQ(api_table_for_library("/usr/lib/x86_64-linux-gnu/libze_loader.so.1").data(), level_zero_api_table().data());
+  EXPECT_EQ(api_table_for_library("libze_loader.so.1.8.0").data(), level_zero_api_table().data());
+  EXPECT_EQ(api_by_symbol("zeKernelCreate")->id, 3028);
+  EXPECT_EQ(api_by_id(3000 + level_zero_api_table().size() + 1), nullptr);
+}

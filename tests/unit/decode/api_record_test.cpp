@@ -18,7 +18,7 @@ using namespace gpuobs;
 namespace {
 
 const ApiSpec& spec(std::string_view symbol) {
-  for (auto table : {cuda_api_table(), hip_api_table()})
+  for (auto table : {cuda_api_table(), hip_api_table(), level_zero_api_table()})
     for (const ApiSpec& s : table)
       if (s.symbol == symbol) return s;
   ADD_FAILURE() << "no spec " << symbol;
@@ -431,6 +431,84 @@ TEST(ApiRecord, ModulesAndTheNamesTheyTeach) {
   EXPECT_EQ(r.parent, std::nullopt);
   EXPECT_EQ(r.name, "_Z6kernelPf");
   EXPECT_EQ(r.names, ModuleCall::Names::from_text);
+}
+
+// Level Zero (catalogue/level_zero_api.cpp): fills with a pattern behind a
+// pointer, handle arrays read as their first element, kernel names from the
+// descriptor, fences as sync targets.
+TEST(ApiRecord, LevelZeroFillsArraysNamesAndFences) {
+  // zeCommandListAppendMemoryFill(list, ptr, pattern*, pattern_size, size, ...): the pattern is the blob.
+  auto fill4 = decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 4, 2048}, 0, 0, kReturned,
+                                Image(8).at<uint64_t>(0, 0x1122334455667788ull).b),
+                           spec("zeCommandListAppendMemoryFill"));
+  EXPECT_TRUE(fill4.memset);
+  EXPECT_TRUE(fill4.async);
+  EXPECT_EQ(fill4.dst, 0xd000u);
+  EXPECT_EQ(fill4.stream, 0x1100u);
+  EXPECT_EQ(fill4.bytes, 2048u);
+  EXPECT_EQ(fill4.value, 0x55667788u);
+  EXPECT_EQ(fill4.value_width, 4);
+  EXPECT_EQ(fill4.call.vendor, Vendor::level_zero);
+  auto fill2 = decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 2, 64}, 0, 0, kReturned,
+                                Image(8).at<uint64_t>(0, 0x1122334455667788ull).b),
+                           spec("zeCommandListAppendMemoryFill"));
+  EXPECT_EQ(fill2.value, 0x7788u);
+  EXPECT_EQ(fill2.value_width, 2);
+  // A 16-byte pattern, or one that could not be read: the value is unknown, never a guess.
+  auto wide = decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 16, 64}, 0, 0, kReturned,
+                               Image(8).b),
+                          spec("zeCommandListAppendMemoryFill"));
+  EXPECT_EQ(wide.value, std::nullopt);
+  auto unread = decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 4, 64}),
+                            spec("zeCommandListAppendMemoryFill"));
+  EXPECT_EQ(unread.value, std::nullopt);
+  EXPECT_EQ(unread.bytes, 64u);
+
+  // zeCommandQueueExecuteCommandLists(queue, n, lists*, fence): the first list, read at return, is the handle.
+  auto exec = decode_stream(call("zeCommandQueueExecuteCommandLists", {0x2200, 1, 0x7200, 0x3300}, 0, 0x1100),
+                            spec("zeCommandQueueExecuteCommandLists"));
+  EXPECT_EQ(exec.op, StreamOp::graph_launch);
+  EXPECT_EQ(exec.stream, 0x2200u);
+  EXPECT_EQ(exec.handle, 0x1100u);
+  EXPECT_EQ(exec.event, 0x3300u);
+  // Not read (the pointer was bad): no handle rather than the pointer's value.
+  auto bad = decode_stream(call("zeCommandQueueExecuteCommandLists", {0x2200, 1, 0x7200, 0}, 0x78000004, 0,
+                                GPUOBS_CALL_F_RETURNED),
+                           spec("zeCommandQueueExecuteCommandLists"));
+  EXPECT_EQ(bad.handle, std::nullopt);
+  EXPECT_EQ(bad.call.result, 0x78000004);
+  EXPECT_FALSE(bad.call.ok);
+  // zeCommandListAppendWaitOnEvents(list, n, events*): the first event waited on.
+  auto wait = decode_stream(call("zeCommandListAppendWaitOnEvents", {0x1100, 2, 0x7300}, 0, 0x4400),
+                            spec("zeCommandListAppendWaitOnEvents"));
+  EXPECT_EQ(wait.op, StreamOp::wait_event);
+  EXPECT_EQ(wait.stream, 0x1100u);
+  EXPECT_EQ(wait.event, 0x4400u);
+  // Creations name what they made: a list is a stream, an event an event.
+  auto list = decode_stream(call("zeCommandListCreateImmediate", {0xc0, 0xd0, 0x7400, 0x7500}, 0, 0x1100),
+                            spec("zeCommandListCreateImmediate"));
+  EXPECT_EQ(list.op, StreamOp::stream_create);
+  EXPECT_EQ(list.stream, 0x1100u);
+  auto ev = decode_stream(call("zeEventCreate", {0x5500, 0x7600, 0x7700}, 0, 0x4400), spec("zeEventCreate"));
+  EXPECT_EQ(ev.op, StreamOp::event_create);
+  EXPECT_EQ(ev.event, 0x4400u);
+  EXPECT_EQ(ev.handle, 0x5500u);
+
+  // zeKernelCreate(module, desc*, kernel*): the name the descriptor pointed to, read by BPF into the blob.
+  auto k = decode_module(call("zeKernelCreate", {0x6600, 0x7800, 0x7900}, 0, 0x8800, kReturned, cstr("vector_add")),
+                         spec("zeKernelCreate"));
+  EXPECT_EQ(k.op, ApiOp::get_function);
+  EXPECT_EQ(k.handle, 0x8800u);
+  EXPECT_EQ(k.parent, 0x6600u);
+  EXPECT_EQ(k.name, "vector_add");
+  EXPECT_EQ(k.names, ModuleCall::Names::from_text);
+
+  auto fence = decode_sync(call("zeFenceHostSynchronize", {0x3300, ~0ull}), spec("zeFenceHostSynchronize"));
+  EXPECT_EQ(fence.target, ApiKind::fence);
+  EXPECT_EQ(fence.event, 0x3300u);
+  EXPECT_EQ(fence.blocked_ns, 777u);
+  EXPECT_EQ(to_string(ApiKind::fence), "fence");
+  EXPECT_EQ(to_string(Vendor::level_zero), "level_zero");
 }
 
 TEST(ApiCatalogue, EveryEnumValueHasItsOwnSqlText) {
