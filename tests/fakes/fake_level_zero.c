@@ -19,10 +19,17 @@
 #include <level_zero/ze_ddi.h>
 #include <level_zero/zes_ddi.h>
 #include <level_zero/zet_ddi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The layouts catalogue/level_zero_api.cpp and bpf/level_zero.bpf.h assume
+ * (abi-reference.md §9.3), checked against the loader's own headers. */
+_Static_assert(sizeof(ze_group_count_t) == 12, "the launch probe reads 12 bytes of group count");
+_Static_assert(offsetof(ze_kernel_desc_t, pKernelName) == 24, "zeKernelCreate's name pointer is at offset 24");
+_Static_assert(sizeof(ze_result_t) == 4, "results are read from eax");
 
 /* The fake ignores most arguments: they are there for the ABI. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -363,7 +370,8 @@ static ze_result_t kernel_set_group_size(ze_kernel_handle_t k, uint32_t x, uint3
 GETTER(zeGetGlobalProcAddrTable, ze_global_dditable_t, t->pfnInit = fake_init)
 GETTER(zeGetDriverProcAddrTable, ze_driver_dditable_t,
        (t->pfnGet = driver_get, t->pfnGetApiVersion = driver_api_version, t->pfnGetProperties = driver_properties))
-GETTER(zeGetDeviceProcAddrTable, ze_device_dditable_t, (t->pfnGet = device_get, t->pfnGetProperties = device_properties))
+GETTER(zeGetDeviceProcAddrTable, ze_device_dditable_t,
+       (t->pfnGet = device_get, t->pfnGetProperties = device_properties))
 GETTER(zeGetDeviceExpProcAddrTable, ze_device_exp_dditable_t, NOTHING)
 GETTER(zeGetContextProcAddrTable, ze_context_dditable_t,
        (t->pfnCreate = context_create, t->pfnDestroy = (ze_pfnContextDestroy_t)destroy))

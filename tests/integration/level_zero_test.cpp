@@ -81,16 +81,21 @@ class LevelZeroRun : public RecordedSuite<LevelZeroRun<kTracing>> {
       // vector_add on the regular list: grid (4+t, 2, 1), block (64+32t, 1, 1) from zeKernelSetGroupSize.
       EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
                   " AND api = 'zeCommandListAppendLaunchKernel' AND kernel_name = 'vector_add'"
-                  " AND grid_x = " + std::to_string(4 + i) + " AND grid_y = 2 AND grid_z = 1"
-                  " AND block_x = " + std::to_string(64 + 32 * i) + " AND block_y = 1 AND block_z = 1"
-                  " AND stream = " + num(h["list"]) + " AND function = " + num(h["vector_add"]) +
+                  " AND grid_x = " +
+                  std::to_string(4 + i) +
+                  " AND grid_y = 2 AND grid_z = 1"
+                  " AND block_x = " +
+                  std::to_string(64 + 32 * i) +
+                  " AND block_y = 1 AND block_z = 1"
+                  " AND stream = " +
+                  num(h["list"]) + " AND function = " + num(h["vector_add"]) +
                   " AND vendor = 'level_zero' AND args_complete = 1 AND cooperative = 0"),
                 kIterations);
-      EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
-                  " AND kernel_name = 'scale_rows' AND grid_x = 8 AND grid_y = 8 AND grid_z = " +
-                  std::to_string(1 + i) + " AND block_x = 32 AND block_y = 4 AND block_z = 1 AND stream = " +
-                  num(h["immediate"])),
-                kIterations);
+      EXPECT_EQ(
+          q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
+            " AND kernel_name = 'scale_rows' AND grid_x = 8 AND grid_y = 8 AND grid_z = " + std::to_string(1 + i) +
+            " AND block_x = 32 AND block_y = 4 AND block_z = 1 AND stream = " + num(h["immediate"])),
+          kIterations);
       EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
                   " AND api = 'zeCommandListAppendLaunchCooperativeKernel' AND kernel_name = 'reduce_sum'"
                   " AND cooperative = 1 AND grid_x = 2 AND block_x = 256 AND args_complete = 1"),
@@ -98,11 +103,12 @@ class LevelZeroRun : public RecordedSuite<LevelZeroRun<kTracing>> {
       // The indirect launch's group count is in device memory: the grid is unknown, and said so.
       EXPECT_EQ(q("SELECT count(*) FROM kernel_launches WHERE tid = " + tid +
                   " AND api = 'zeCommandListAppendLaunchKernelIndirect' AND kernel_name = 'vector_add'"
-                  " AND grid_x = 0 AND args_complete = 0 AND block_x = " + std::to_string(64 + 32 * i)),
+                  " AND grid_x = 0 AND args_complete = 0 AND block_x = " +
+                  std::to_string(64 + 32 * i)),
                 1);
       EXPECT_EQ(q("SELECT count(*) FROM kernel_names WHERE api = 'zeKernelCreate' AND vendor = 'level_zero'"
-                  " AND handle = " + num(h["scale_rows"]) + " AND name = 'scale_rows' AND source = " +
-                  num(h["module"])),
+                  " AND handle = " +
+                  num(h["scale_rows"]) + " AND name = 'scale_rows' AND source = " + num(h["module"])),
                 1);
     }
     EXPECT_EQ(q("SELECT count(*) FROM kernel_launches"), kThreads * (2 * kIterations + 2));
@@ -119,8 +125,9 @@ class LevelZeroRun : public RecordedSuite<LevelZeroRun<kTracing>> {
       std::string tid = num(h["tid"]), list = num(h["list"]);
       EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid +
                   " AND api = 'zeCommandListAppendMemoryCopy' AND direction = 'default' AND async = 1"
-                  " AND bytes = " + std::to_string(4096 + 64 * i) + " AND dst = " + num(h["dev"]) +
-                  " AND src = " + num(h["host"]) + " AND stream = " + list),
+                  " AND bytes = " +
+                  std::to_string(4096 + 64 * i) + " AND dst = " + num(h["dev"]) + " AND src = " + num(h["host"]) +
+                  " AND stream = " + list),
                 kIterations);
       EXPECT_EQ(q("SELECT count(*) FROM copies WHERE tid = " + tid +
                   " AND kind = 'memset' AND bytes = 2048 AND value = " + std::to_string(0xc0ffee00u + i) +
@@ -129,7 +136,8 @@ class LevelZeroRun : public RecordedSuite<LevelZeroRun<kTracing>> {
       // The queue runs the list, with the fence as its event.
       EXPECT_EQ(q("SELECT count(*) FROM stream_ops WHERE tid = " + tid +
                   " AND api = 'zeCommandQueueExecuteCommandLists' AND op = 'graph_launch'"
-                  " AND stream = " + num(h["queue"]) + " AND handle = " + list + " AND event = " + num(h["fence"])),
+                  " AND stream = " +
+                  num(h["queue"]) + " AND handle = " + list + " AND event = " + num(h["fence"])),
                 kIterations);
       EXPECT_EQ(q("SELECT count(*) FROM stream_ops WHERE tid = " + tid +
                   " AND op = 'wait_event' AND stream = " + num(h["immediate"]) + " AND event = " + num(h["ev1"])),
@@ -146,9 +154,9 @@ class LevelZeroRun : public RecordedSuite<LevelZeroRun<kTracing>> {
                     "' AND blocked_ns >= 2000000 AND result = 0"),
                   kIterations)
             << target;
-      EXPECT_EQ(q("SELECT count(*) FROM syncs WHERE tid = " + tid + " AND target = 'fence' AND event = " +
-                  num(h["fence"])),
-                kIterations);
+      EXPECT_EQ(
+          q("SELECT count(*) FROM syncs WHERE tid = " + tid + " AND target = 'fence' AND event = " + num(h["fence"])),
+          kIterations);
       // zeEventQueryStatus answers ZE_RESULT_NOT_READY (1).
       EXPECT_EQ(q("SELECT count(*) FROM stream_ops WHERE tid = " + tid + " AND op = 'event_query' AND result = 1"),
                 kIterations);

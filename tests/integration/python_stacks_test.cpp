@@ -486,8 +486,9 @@ TEST(PythonStacks, LevelZeroLaunchesNameTheirPythonCallSite) {
       << read_file(dir.file("log"));
   auto db = open_capture_readonly(dir.file("z.gpuobs"));
   ASSERT_TRUE(db.ok()) << db.error().message;
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM kernel_launches WHERE vendor = 'level_zero' AND kernel_name = 'vector_add'"
-                        " AND block_x = 128"),
+  EXPECT_EQ(scalar(*db,
+                   "SELECT count(*) FROM kernel_launches WHERE vendor = 'level_zero' AND kernel_name = 'vector_add'"
+                   " AND block_x = 128"),
             25);
   auto frames = python_frames(*db);
   ASSERT_EQ(frames.size(), 25u);

@@ -37,14 +37,14 @@ uint64_t as_int(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 // Calls a probed function and counts it under its name; a result other than
 // `want` is a failure of the workload (the fake answers deterministically).
-#define CALL(th, want, fn, ...)                                                                  \
-  do {                                                                                           \
-    ++(th).counts[#fn];                                                                          \
-    ze_result_t r_ = fn(__VA_ARGS__);                                                            \
-    if (r_ != (want)) {                                                                          \
+#define CALL(th, want, fn, ...)                                                                   \
+  do {                                                                                            \
+    ++(th).counts[#fn];                                                                           \
+    ze_result_t r_ = fn(__VA_ARGS__);                                                             \
+    if (r_ != (want)) {                                                                           \
       std::fprintf(stderr, "level_zero_workload: %s returned 0x%x\n", #fn, static_cast<int>(r_)); \
-      ++(th).failures;                                                                           \
-    }                                                                                            \
+      ++(th).failures;                                                                            \
+    }                                                                                             \
   } while (0)
 
 ze_driver_handle_t g_driver;
@@ -53,8 +53,8 @@ ze_device_handle_t g_device;
 // Frame-pointer-friendly, not inlined: the launch stacks name it.
 __attribute__((noinline)) void submit_iteration(Thread& th, uint32_t t, ze_command_list_handle_t list,
                                                 ze_command_list_handle_t immediate, ze_kernel_handle_t add,
-                                                ze_kernel_handle_t scale, void* dev, void* host,
-                                                ze_event_handle_t ev0, ze_event_handle_t ev1) {
+                                                ze_kernel_handle_t scale, void* dev, void* host, ze_event_handle_t ev0,
+                                                ze_event_handle_t ev1) {
   ze_group_count_t add_groups{4 + t, 2, 1};
   CALL(th, ZE_RESULT_SUCCESS, zeCommandListAppendLaunchKernel, list, add, &add_groups, ev0, 0, nullptr);
   ze_group_count_t scale_groups{8, 8, 1 + t};
@@ -72,8 +72,9 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   ze_context_desc_t cdesc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
   ze_context_handle_t ctx = nullptr;
   CALL(th, ZE_RESULT_SUCCESS, zeContextCreate, g_driver, &cdesc, &ctx);
-  ze_command_queue_desc_t qdesc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_queue_desc_t qdesc{
+      ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+      ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   ze_command_queue_handle_t queue = nullptr;
   CALL(th, ZE_RESULT_SUCCESS, zeCommandQueueCreate, ctx, g_device, &qdesc, &queue);
   ze_command_list_desc_t ldesc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
@@ -94,8 +95,8 @@ void run(uint32_t t, uint32_t iterations, Thread& th) {
   zeFenceCreate(queue, &fdesc, &fence);  // not probed
 
   static const uint8_t kSpirv[16] = {0x03, 0x02, 0x23, 0x07};
-  ze_module_desc_t mdesc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, sizeof(kSpirv), kSpirv,
-                         nullptr, nullptr};
+  ze_module_desc_t mdesc{
+      ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, sizeof(kSpirv), kSpirv, nullptr, nullptr};
   ze_module_handle_t module = nullptr;
   CALL(th, ZE_RESULT_SUCCESS, zeModuleCreate, ctx, g_device, &mdesc, &module, nullptr);
   ze_kernel_desc_t kdesc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "vector_add"};

@@ -123,7 +123,7 @@ struct ApiSpec {
   // A memset whose pattern is behind a pointer (the blob) and whose width in
   // bytes is this argument (zeCommandListAppendMemoryFill).
   uint8_t value_width_arg = 0;
-  bool no_result = false;   // returns void: the return probe's eax means nothing
+  bool no_result = false;  // returns void: the return probe's eax means nothing
   Vendor vendor = Vendor::cuda;
   // NCCL (Family::collective): what the call does and where its operands are
   // (count in `bytes`, the communicator in `handle`, the stream in `stream`).

@@ -292,7 +292,8 @@ std::string sync_sum(const FleetFilter& f) {
          " if(target = 'stream', toNullable(" +
          stream_label_sql("l_stream") +
          "), CAST(NULL AS Nullable(String)))"
-         " AS stream, if(target IN ('event', 'fence'), handle, CAST(NULL AS Nullable(UInt64))) AS event, x_syncs AS syncs,"
+         " AS stream, if(target IN ('event', 'fence'), handle, CAST(NULL AS Nullable(UInt64))) AS event, x_syncs AS "
+         "syncs,"
          " x_blocked AS blocked_ns, x_avg AS avg_ns, x_max AS max_ns, x_failed AS failed FROM (SELECT host_id, segment,"
          " process_id, any(pid) AS x_pid, any(process) AS x_process, api, target, handle,"
          " ifNull(handle, toUInt64(0)) AS l_stream, toInt64(count()) AS x_syncs,"

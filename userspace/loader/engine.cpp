@@ -148,8 +148,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (e->multi_)
     for (auto* p : {e->skel_->progs.cu_launch_kernel, e->skel_->progs.cu_launch_kernel_ex, e->skel_->progs.cu_call,
                     e->skel_->progs.cu_call_enter, e->skel_->progs.cu_call_exit, e->skel_->progs.outer_call_enter,
-                    e->skel_->progs.outer_call_exit, e->skel_->progs.ze_launch_kernel, e->skel_->progs.ze_set_group_size,
-                    e->skel_->progs.empty_uprobe, e->skel_->progs.empty_uretprobe})
+                    e->skel_->progs.outer_call_exit, e->skel_->progs.ze_launch_kernel,
+                    e->skel_->progs.ze_set_group_size, e->skel_->progs.empty_uprobe, e->skel_->progs.empty_uretprobe})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
   spdlog::debug("library probes: {}", e->multi_ ? "uprobe-multi links" : "one perf-event uprobe per symbol");
 

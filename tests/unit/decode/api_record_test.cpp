@@ -455,9 +455,9 @@ TEST(ApiRecord, LevelZeroFillsArraysNamesAndFences) {
   EXPECT_EQ(fill2.value, 0x7788u);
   EXPECT_EQ(fill2.value_width, 2);
   // A 16-byte pattern, or one that could not be read: the value is unknown, never a guess.
-  auto wide = decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 16, 64}, 0, 0, kReturned,
-                               Image(8).b),
-                          spec("zeCommandListAppendMemoryFill"));
+  auto wide =
+      decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 16, 64}, 0, 0, kReturned, Image(8).b),
+                  spec("zeCommandListAppendMemoryFill"));
   EXPECT_EQ(wide.value, std::nullopt);
   auto unread = decode_copy(call("zeCommandListAppendMemoryFill", {0x1100, 0xd000, 0x7100, 4, 64}),
                             spec("zeCommandListAppendMemoryFill"));
@@ -472,9 +472,9 @@ TEST(ApiRecord, LevelZeroFillsArraysNamesAndFences) {
   EXPECT_EQ(exec.handle, 0x1100u);
   EXPECT_EQ(exec.event, 0x3300u);
   // Not read (the pointer was bad): no handle rather than the pointer's value.
-  auto bad = decode_stream(call("zeCommandQueueExecuteCommandLists", {0x2200, 1, 0x7200, 0}, 0x78000004, 0,
-                                GPUOBS_CALL_F_RETURNED),
-                           spec("zeCommandQueueExecuteCommandLists"));
+  auto bad = decode_stream(
+      call("zeCommandQueueExecuteCommandLists", {0x2200, 1, 0x7200, 0}, 0x78000004, 0, GPUOBS_CALL_F_RETURNED),
+      spec("zeCommandQueueExecuteCommandLists"));
   EXPECT_EQ(bad.handle, std::nullopt);
   EXPECT_EQ(bad.call.result, 0x78000004);
   EXPECT_FALSE(bad.call.ok);
