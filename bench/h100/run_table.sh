@@ -11,11 +11,16 @@
 #   3. Bytes on disk per launch (the tiny-op capture and a 300-step training
 #      loop) and the share of launches with Python file:line frames.
 #   4. gpuobsd's CPU per event and its drops at 0.5, 1, 1.5 and 2 M
-#      launches/s offered (pipeline_bench, 8 processes on the fake libcuda).
+#      launches/s offered (pipeline_bench, 8 processes on the fake libcuda,
+#      PIPE_SECONDS each, default 2). Run last: it is the longest section
+#      (counting what it stored takes longer than offering it), and a run cut
+#      at the call's limit then loses only its last rates.
 #   5. --gpu-time kernel durations against CUPTI's via torch.profiler.
 #   6. gpuobs's NVML/GPM samples against nvidia-smi's during a matmul load.
 #   7. gpuobs report times on the run's largest capture, and per launch
 #      extrapolated to 100 M launches.
+# Sections run in the order 1, 2, 3, 5, 6, 7, 4; ~560 s on the H100 with the
+# defaults (one device call is at most 600 s).
 # usage: bench/h100/run_table.sh   (root, repo root; B= the staged binaries
 #        from scripts/stage-device.sh; ROUNDS=5 ITERS=30000)
 set -uo pipefail
@@ -24,6 +29,7 @@ PY=${PY:-/opt/torch/.venv/bin/python3}
 ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-30000}
 MM_ITERS=${MM_ITERS:-2000}
+PIPE_SECONDS=${PIPE_SECONDS:-2}
 OUTD=${OUT:-/tmp/gpuobs-table}
 mkdir -p "$OUTD"
 T=$(mktemp -d)
@@ -110,20 +116,6 @@ done
 tail -2 "$R"
 echo "elapsed $(( $(date +%s) - SECONDS_T0 )) s"
 
-say "4. gpuobsd CPU per event and drops at offered rates (8 processes, fake libcuda)"
-for rate in 500000 1000000 1500000 2000000; do
-  out=$("$B/pipeline_bench" --mode daemon --procs 8 --seconds 4 --rate $((rate / 8)) --lib "$B/libcuda.so.1" \
-          --gpuobsd "$B/gpuobsd" --gpuobs "$B/gpuobs" 2>&1)
-  echo "--- offered $rate/s"
-  echo "$out" | grep -E '^(offered|stored|drops|cpu|complete|on disk)'
-  offered=$(echo "$out" | sed -n 's/^offered .* = \([0-9]*\) launches\/s.*/\1/p')
-  stored_pct=$(echo "$out" | sed -n 's/^stored .*(\([0-9.]*\)% of offered).*/\1/p')
-  ns=$(echo "$out" | sed -n 's/^cpu .* = \([0-9]*\) ns per stored launch.*/\1/p')
-  drops=$(echo "$out" | sed -n 's/^drops *//p' | tr ' ' '\n' | grep -c '=[1-9]')
-  note "{\"section\": \"daemon\", \"rate\": $rate, \"offered\": ${offered:-0}, \"stored_pct\": ${stored_pct:-0}, \"ns_per_event\": ${ns:-0}, \"drop_kinds\": ${drops:-0}}"
-done
-echo "elapsed $(( $(date +%s) - SECONDS_T0 )) s"
-
 say "5. --gpu-time kernel durations against CUPTI (torch.profiler), same kernels"
 "$B/gpuobs" record -f --gpu-time -o "$T/gtk.gpuobs" -- $PY bench/h100/torch_gputime.py none 2>&1 | grep "^gpuobs:"
 $PY bench/h100/torch_gputime.py profile "$T/prof.json" 2>/dev/null | tail -1
@@ -150,7 +142,7 @@ for rep in $("$B/gpuobs" report --list --format csv 2>/dev/null | tail -n +2 | c
   ms=$(( ($(date +%s%N) - s) / 1000000 ))
   note "{\"section\": \"report\", \"report\": \"$rep\", \"ms\": $ms, \"launches\": $bl}"
 done
-if [ -x "$B/report_bench" ] && (( $(date +%s) - SECONDS_T0 < ${REPORT_BENCH_BEFORE_S:-420} )); then
+if [ -x "$B/report_bench" ] && (( $(date +%s) - SECONDS_T0 < ${REPORT_BENCH_BEFORE_S:-300} )); then
   echo "--- report_bench: every report on a written capture of ${REPORT_LAUNCHES:-10000000} launches"
   "$B/report_bench" --launches "${REPORT_LAUNCHES:-10000000}" 2>&1 | tee "$T/report_bench.txt" | tail -40
   $PY - "$T/report_bench.txt" >>"$R" <<'PYEOF'
@@ -162,6 +154,20 @@ for name, secs in re.findall(r"^(\w+)\s+([0-9.]+)\s+\d+", text, re.M):
     print(json.dumps({"section": "report_bench", "report": name, "ms": float(secs) * 1000, "launches": n}))
 PYEOF
 fi
+echo "elapsed $(( $(date +%s) - SECONDS_T0 )) s"
+
+say "4. gpuobsd CPU per event and drops at offered rates (8 processes, fake libcuda)"
+for rate in 500000 1000000 1500000 2000000; do
+  out=$("$B/pipeline_bench" --mode daemon --procs 8 --seconds "$PIPE_SECONDS" --rate $((rate / 8)) --lib "$B/libcuda.so.1" \
+          --gpuobsd "$B/gpuobsd" --gpuobs "$B/gpuobs" 2>&1)
+  echo "--- offered $rate/s"
+  echo "$out" | grep -E '^(offered|stored|drops|cpu|complete|on disk)'
+  offered=$(echo "$out" | sed -n 's/^offered .* = \([0-9]*\) launches\/s.*/\1/p')
+  stored_pct=$(echo "$out" | sed -n 's/^stored .*(\([0-9.]*\)% of offered).*/\1/p')
+  ns=$(echo "$out" | sed -n 's/^cpu .* = \([0-9]*\) ns per stored launch.*/\1/p')
+  drops=$(echo "$out" | sed -n 's/^drops *//p' | tr ' ' '\n' | grep -c '=[1-9]')
+  note "{\"section\": \"daemon\", \"rate\": $rate, \"offered\": ${offered:-0}, \"stored_pct\": ${stored_pct:-0}, \"ns_per_event\": ${ns:-0}, \"drop_kinds\": ${drops:-0}}"
+done
 echo "elapsed $(( $(date +%s) - SECONDS_T0 )) s"
 
 say "the table"
