@@ -99,6 +99,11 @@ class Fleet : public ::testing::Test {
                "SELECT sum(grid_x) + sum(grid_y) + sum(grid_z) + sum(block_x) + sum(shared_mem_bytes)"
                " FROM kernel_launches"));
     EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM api_calls" + h), scalar(*db, "SELECT count(*) FROM api_calls_timed"));
+    // Each row's vendor, as the capture has it (fleet/fleet_tables.cpp ships it).
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM launches" + h + " AND vendor = 'cuda'"),
+              scalar(*db, "SELECT count(*) FROM kernel_launches WHERE vendor = 'cuda'"));
+    EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM api_calls" + h + " AND vendor = 'cuda'"),
+              scalar(*db, "SELECT count(*) FROM api_calls_timed WHERE vendor = 'cuda'"));
     EXPECT_EQ(ch_scalar(ch, "SELECT ifNull(sum(duration_ns), 0) FROM api_calls" + h),
               scalar(*db, "SELECT coalesce(sum(duration_ns), 0) FROM api_calls_timed"));
     EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM nccl_calls" + h), scalar(*db, "SELECT count(*) FROM nccl_calls"));

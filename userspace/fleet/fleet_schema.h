@@ -53,66 +53,7 @@ Status require_columns(const ClickHouse& ch, const std::string& table, std::init
 // that did not know it: `gpuobs clickhouse init` adds it).
 Status require_table(const ClickHouse& ch, const std::string& table);
 
-// The shipped tables and their columns, in the order the shipper's
-// queries give them (it sends those the database has, by name, in RowBinary).
-struct FleetTable {
-  const char* name;
-  const char* columns;  // "host, host_id, segment, ..." without `date`
-};
-inline constexpr FleetTable kProcessesTable{
-    "processes",
-    "host, host_id, segment, process_id, pid, comm, first_ns, last_ns, ppid, exe, exit_code, cgroup, container_id"};
-inline constexpr FleetTable kLaunchesTable{"launches",
-                                           "host, host_id, segment, ts_ns, process_id, pid, process, tid, api, kernel, "
-                                           "function, grid_x, grid_y, grid_z, block_x, "
-                                           "block_y, block_z, shared_mem, stream, cooperative, stack"};
-inline constexpr FleetTable kApiCallsTable{
-    "api_calls",
-    "host, host_id, segment, ts_ns, process_id, pid, process, tid, family, api, duration_ns, result, stack"};
-inline constexpr FleetTable kNcclCallsTable{
-    "nccl_calls",
-    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, comm_hash, rank, nranks, seq, "
-    "count, "
-    "datatype, redop, peer, stream, bytes, result, call_site, python_site, stack_key, stack"};
-inline constexpr FleetTable kCopiesTable{
-    "copies",
-    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, kind, direction, bytes, async, "
-    "stream, result, copy_id, stack"};
-inline constexpr FleetTable kSyncsTable{"syncs",
-                                        "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, "
-                                        "api, target, stream, event, blocked_ns, "
-                                        "result, stack"};
-inline constexpr FleetTable kMemoryOpsTable{
-    "memory_ops",
-    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, kind, address, bytes, stream, "
-    "handle, flags, op_id, alloc_id, result, stack"};
-inline constexpr FleetTable kStreamOpsTable{
-    "stream_ops",
-    "host, host_id, segment, ts_ns, duration_ns, process_id, pid, process, tid, api, op, stream, event, handle, flags, "
-    "priority, result, stack"};
-inline constexpr FleetTable kIoctlsTable{
-    "ioctls",
-    "host, host_id, segment, ts_ns, latency_ns, process_id, pid, process, tid, fd, dev_major, dev_minor, cmd, driver, "
-    "request, ret, status, status_name, failed, object_class, class_name, control, control_name, args, stack"};
-inline constexpr FleetTable kDriverObjectsTable{"driver_objects",
-                                                "host, host_id, segment, ts_ns, process_id, pid, process, tid, driver, "
-                                                "op, kind, client, parent, handle, class_name, "
-                                                "bytes, flags, address, object_id, alloc_id, stack"};
-inline constexpr FleetTable kGpuMetricsTable{
-    "gpu_metrics", "host, host_id, segment, ts_ns, until_ns, gpu_id, gpu, gpu_name, metric, unit, value"};
-inline constexpr FleetTable kGpuProcessMetricsTable{
-    "gpu_process_metrics",
-    "host, host_id, segment, ts_ns, until_ns, gpu_id, gpu, pid, process_id, process, sm_util_pct, mem_util_pct, "
-    "memory_bytes, gone"};
-inline constexpr FleetTable kGpuEventsTable{"gpu_events", "host, host_id, segment, ts_ns, gpu_id, gpu, kind, code"};
-inline constexpr FleetTable kGpuTimesTable{
-    "gpu_times",
-    "host, host_id, segment, ts_ns, end_ns, duration_ns, process_id, pid, process, call_table, row_id, kernel, device, "
-    "stream_id, correlation_id, activities, joined_by"};
-inline constexpr FleetTable kNcclStallsTable{
-    "nccl_stalls",
-    "host, host_id, segment, ts_ns, stall_id, comm_hash, seq, op, kind, nranks, ranks_in, ranks_missing, waited_ns, "
-    "rank, pid, state, last_seq, last_api, call_site, python_site"};
-inline constexpr FleetTable kCountersTable{"counters", "host, host_id, segment, ts_ns, name, value, source"};
+// The shipped tables, their columns and the capture's SQL for each:
+// fleet/fleet_tables.h.
 
 }  // namespace gpuobs::fleet

@@ -18,6 +18,7 @@
 
 #include "fleet/distributed_schema.h"
 #include "fleet/fleet_schema.h"
+#include "fleet/fleet_tables.h"
 #include "fleet/row_binary.h"
 #include "store/schema.h"
 #include "store/stack_text.h"
@@ -41,140 +42,6 @@ constexpr size_t kChunkBytes = size_t{64} << 20;
 // Frames per stack line: the call site and the frames that explain it; the
 // rest would only make every row longer.
 constexpr int kStackFrames = 32;
-
-// Each table's rows as the capture gives them, in the FleetTable's column
-// order after (host, host_id, segment); where stack is true the last column
-// is a stack id that becomes the stack's text. ?1 is the capture's
-// CLOCK_MONOTONIC -> wall clock offset. Row ids (op_id, object_id, row_id)
-// are the capture's: with (host_id, segment) they name one row, and a
-// free's alloc_id or a GPU time's row_id points at them.
-struct Source {
-  const FleetTable* table;
-  const char* sql;
-  bool stack;
-};
-// Every row's process is named by process_names (schema 25): comm, or the
-// executable's name when comm is its 15-byte cut, as the local reports say.
-const Source kSources[] = {
-    {&kProcessesTable,
-     "SELECT p.id, p.tgid, coalesce(p.comm, ''), coalesce(p.exec_mono_ns, p.fork_mono_ns, c.start_mono_ns) + ?1,"
-     " coalesce(p.exit_mono_ns, c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, p.ppid, p.exe,"
-     " p.exit_code, p.cgroup, p.container_id FROM processes p, capture c ORDER BY p.id",
-     false},
-    {&kLaunchesTable,
-     "SELECT k.ts_mono_ns + ?1, k.process_id, k.tgid, coalesce(p.name, ''), k.tid, k.api,"
-     " CASE WHEN coalesce(k.kernel_name, '') != '' THEN k.kernel_name"
-     " ELSE printf('(unknown: handle 0x%x)', k.function) END, k.function, k.grid_x, k.grid_y, k.grid_z,"
-     " k.block_x, k.block_y, k.block_z, k.shared_mem_bytes, coalesce(k.stream, 0), k.cooperative != 0, k.stack_id"
-     " FROM kernel_launches_between(NULL, NULL) k LEFT JOIN process_names p ON p.id = k.process_id",
-     true},
-    {&kApiCallsTable,
-     "SELECT a.ts_mono_ns + ?1, a.process_id, a.tgid, coalesce(p.name, ''), a.tid, a.family, a.api, a.duration_ns, "
-     "a.result,"
-     " a.stack_id FROM api_calls_timed a LEFT JOIN process_names p ON p.id = a.process_id",
-     true},
-    // call_site and python_site: each stack's, as nccl_ranks.sql finds them
-    // (the stack's symbols and full file paths are not shipped).
-    {&kNcclCallsTable,
-     "WITH sites AS (SELECT st.stack_id AS stack_id,"
-     " (SELECT coalesce(s.symbol, printf('%s+0x%x', s.module, s.offset)) FROM stack_symbols s"
-     " WHERE s.stack_id = st.stack_id AND s.module NOT LIKE '%libnccl.so%' AND s.module NOT LIKE '%librccl.so%'"
-     " ORDER BY s.position LIMIT 1) AS call_site,"
-     " (SELECT printf('%s (%s:%d)', s.symbol, replace(s.file, rtrim(s.file, replace(s.file, '/', '')), ''), s.line)"
-     " FROM stack_symbols s WHERE s.stack_id = st.stack_id AND s.kind = 'python'"
-     " ORDER BY (s.file LIKE '%/site-packages/%' OR s.file LIKE '%/dist-packages/%'"
-     " OR s.file GLOB '*/lib/python3.[0-9]*/*' OR s.file GLOB '<*>'), s.position LIMIT 1) AS python_site"
-     " FROM (SELECT DISTINCT stack_id FROM nccl_calls WHERE stack_id IS NOT NULL) st)"
-     " SELECT n.ts_mono_ns + ?1, n.duration_ns, n.process_id, n.tgid, coalesce(p.name, ''), n.tid, n.api, n.op,"
-     " coalesce(n.comm_hash, 0), coalesce(n.rank, -1), coalesce(n.nranks, 0), coalesce(n.seq, 0), n.count,"
-     " coalesce(n.datatype, ''), coalesce(n.redop, ''), n.peer, n.stream, n.bytes, n.result, x.call_site,"
-     " x.python_site, n.stack_id, n.stack_id FROM nccl_calls n LEFT JOIN process_names p ON p.id = n.process_id"
-     " LEFT JOIN sites x ON x.stack_id = n.stack_id",
-     true},
-    {&kCopiesTable,
-     "SELECT x.ts_mono_ns + ?1, x.duration_ns, x.process_id, x.tgid, coalesce(p.name, ''), x.tid, x.api,"
-     " x.kind, x.direction, x.bytes, x.async, x.stream, x.result, x.id,"
-     " x.stack_id FROM copies x LEFT JOIN process_names p ON p.id = x.process_id",
-     true},
-    {&kSyncsTable,
-     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.name, ''), s.tid, s.api,"
-     " s.target, s.stream, s.event, s.blocked_ns, s.result, s.stack_id"
-     " FROM syncs s LEFT JOIN process_names p ON p.id = s.process_id",
-     true},
-    {&kMemoryOpsTable,
-     "SELECT m.ts_mono_ns + ?1, m.duration_ns, m.process_id, m.tgid, coalesce(p.name, ''), m.tid, m.api, m.op,"
-     " m.kind, m.address, m.bytes, m.stream, m.handle, m.flags, m.id, m.alloc_id, m.result, m.stack_id"
-     " FROM memory_ops m LEFT JOIN process_names p ON p.id = m.process_id",
-     true},
-    {&kStreamOpsTable,
-     "SELECT s.ts_mono_ns + ?1, s.duration_ns, s.process_id, s.tgid, coalesce(p.name, ''), s.tid, s.api, s.op,"
-     " s.stream, s.event, s.handle, s.flags, s.priority, s.result, s.stack_id"
-     " FROM stream_ops s LEFT JOIN process_names p ON p.id = s.process_id",
-     true},
-    {&kIoctlsTable,
-     "SELECT i.ts_mono_ns + ?1, i.latency_ns, i.process_id, i.tgid, coalesce(p.name, ''), i.tid, i.fd, i.dev_major,"
-     " i.dev_minor, i.cmd, i.driver, i.request, i.ret, i.status, i.status_name, i.failed, i.object_class,"
-     " i.class_name, i.control, i.control_name, i.args, i.stack_id FROM ioctls i LEFT JOIN process_names p ON p.id = "
-     "i.process_id",
-     true},
-    {&kDriverObjectsTable,
-     "SELECT d.ts_mono_ns + ?1, d.process_id, d.tgid, coalesce(p.name, ''), d.tid, d.driver, d.op, d.kind, d.client,"
-     " d.parent, d.handle, d.class_name, d.bytes, d.flags, d.address, d.id, d.alloc_id, d.stack_id"
-     " FROM driver_objects d LEFT JOIN process_names p ON p.id = d.process_id",
-     true},
-    {&kGpuMetricsTable,
-     "SELECT m.ts_mono_ns + ?1, m.until_mono_ns + ?1, m.gpu_id, coalesce(m.gpu_uuid, ''), coalesce(g.name, ''),"
-     " m.metric, coalesce(m.unit, ''), m.value FROM gpu_metrics m LEFT JOIN gpus g ON g.id = m.gpu_id",
-     false},
-    {&kGpuProcessMetricsTable,
-     "SELECT m.ts_mono_ns + ?1, m.until_mono_ns + ?1, m.gpu_id, coalesce(m.gpu_uuid, ''), m.pid, m.process_id,"
-     " coalesce(p.name, ''), m.sm_util_pct, m.mem_util_pct, m.memory_bytes, m.gone"
-     " FROM gpu_process_metrics m LEFT JOIN process_names p ON p.id = m.process_id",
-     false},
-    {&kGpuEventsTable,
-     "SELECT e.ts_mono_ns + ?1, e.gpu_id, coalesce(g.uuid, ''), e.kind, e.code"
-     " FROM gpu_events e LEFT JOIN gpus g ON g.id = e.gpu_id",
-     false},
-    {&kGpuTimesTable,
-     "SELECT t.start_mono_ns + ?1, t.end_mono_ns + ?1, t.duration_ns, t.process_id, coalesce(p.tgid, 0),"
-     " coalesce(p.name, ''), t.call_table, t.row_id, t.kernel, t.device, t.stream_id, t.correlation_id,"
-     " t.activities, t.joined_by FROM gpu_times t LEFT JOIN process_names p ON p.id = t.process_id",
-     false},
-    {&kNcclStallsTable,
-     "SELECT s.detected_mono_ns + ?1, s.id, coalesce(s.comm_hash, 0), s.seq, s.op, s.kind, s.nranks,"
-     " coalesce(s.ranks_in, ''), coalesce(s.ranks_missing, ''), s.waited_ns, r.rank, r.tgid, r.state, r.last_seq,"
-     " r.last_api,"
-     " (SELECT coalesce(ss.symbol, printf('%s+0x%x', ss.module, ss.offset)) FROM nccl_calls n"
-     " JOIN stack_symbols ss ON ss.stack_id = n.stack_id WHERE n.tgid = r.tgid AND n.ts_mono_ns = r.last_call_mono_ns"
-     " AND ss.module NOT LIKE '%libnccl.so%' AND ss.module NOT LIKE '%librccl.so%' ORDER BY n.id, ss.position LIMIT 1),"
-     " (SELECT printf('%s (%s:%d)', ss.symbol, replace(ss.file, rtrim(ss.file, replace(ss.file, '/', '')), ''),"
-     " ss.line) FROM nccl_calls n JOIN stack_symbols ss ON ss.stack_id = n.stack_id"
-     " WHERE n.tgid = r.tgid AND n.ts_mono_ns = r.last_call_mono_ns AND ss.kind = 'python'"
-     " ORDER BY n.id, (ss.file LIKE '%/site-packages/%' OR ss.file LIKE '%/dist-packages/%'"
-     " OR ss.file GLOB '*/lib/python3.[0-9]*/*' OR ss.file GLOB '<*>'), ss.position LIMIT 1)"
-     " FROM nccl_stalls s JOIN nccl_stall_ranks r ON r.stall_id = s.id ORDER BY s.id, r.rank",
-     false},
-    {&kCountersTable,
-     "SELECT coalesce(c.end_mono_ns, c.committed_mono_ns, c.start_mono_ns) + ?1, k.name, k.value,"
-     " coalesce(k.source, '') FROM counters k, capture c ORDER BY k.name",
-     false},
-};
-
-// "a, b, c" -> {"a", "b", "c"}
-std::vector<std::string> split_columns(const char* list) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char* c = list;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      out.push_back(cur);
-      cur.clear();
-      if (*c == '\0') break;
-    } else if (*c != ' ') {
-      cur += *c;
-    }
-  }
-  return out;
-}
 
 Error capture_error(Db& db, const std::string& what) {
   return make_error("cannot read " + what + " from the capture: " + sqlite3_errmsg(db.get()), {}, 2);
@@ -247,7 +114,7 @@ Result<bool> is_shipped(const ClickHouse& ch, const std::string& path) {
   auto tables = fleet_tables(ch);
   if (!tables) return tables.error();
   size_t want = 0;  // the tables this database has
-  for (const Source& src : kSources) want += tables->count(src.table->name);
+  for (const ShippedTable& t : shipped_tables()) want += tables->count(t.name);
   auto r = ch.query("SELECT uniqExact(table_name) FROM segments WHERE host_id = " + std::to_string(id->host_id) +
                     " AND segment = " + std::to_string(id->segment));
   if (!r) return r.error();
@@ -292,8 +159,9 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
   // sent (below), reused from chunk to chunk and table to table.
   std::string bufs[2];
   int cur = 0;
-  for (const Source& src : kSources) {
-    const std::string table = src.table->name;
+  for (const ShippedTable& src : shipped_tables()) {
+    const std::string table = src.name;
+    const std::string sql = select_sql(src);
     if (!tables->count(table)) {  // a database made by an older gpuobs: its tables only
       stats.tables_missing.push_back(table);
       continue;
@@ -303,7 +171,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
     // Each is sent in RowBinary at the width of the database's type.
     auto have = column_types(ch, table);
     if (!have) return have.error();
-    const std::vector<std::string> names = split_columns(src.table->columns);
+    const std::vector<std::string> names = column_names(src);
     std::vector<std::optional<BinaryType>> types(names.size());
     std::string columns;
     for (size_t i = 0; i < names.size(); ++i) {
@@ -344,7 +212,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
     if (existing > 0) {
       // Rows from an earlier try (a crash or timeout): complete, or not.
       // Only then is the capture counted (a second pass over the table).
-      Stmt count(db->get(), (std::string("SELECT count(*) FROM (") + src.sql + ")").c_str());
+      Stmt count(db->get(), ("SELECT count(*) FROM (" + sql + ")").c_str());
       if (!count.valid()) return capture_error(*db, table);
       count.bind(1, id->clock_offset_ns);
       if (count.step() != SQLITE_ROW) return capture_error(*db, table);
@@ -363,7 +231,7 @@ Result<ShipStats> ship_capture(const ClickHouse& ch, const std::string& path, co
     if (send) {
       // The rows, one insert of rows_per_insert (or kChunkBytes) at a time:
       // only one chunk is in memory (a segment can hold millions).
-      Stmt st(db->get(), src.sql);
+      Stmt st(db->get(), sql.c_str());
       if (!st.valid()) return capture_error(*db, table);
       st.bind(1, id->clock_offset_ns);
       std::string* chunk = &bufs[cur];
