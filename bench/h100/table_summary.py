@@ -70,9 +70,7 @@ for r in rows:
     p(f"| launches with Python file:line frames, {what} | {share:.2f}% | | >= 99% | "
       f"{'met' if share >= 99 else 'missed by %.2f points' % (99 - share)} |")
 
-for r in rows:
-    if r.get("section") != "daemon":
-        continue
+for r in sorted((r for r in rows if r.get("section") == "daemon"), key=lambda r: r["rate"]):
     us = r["ns_per_event"] / 1000
     ok = us <= 0.5 and r["drop_kinds"] == 0 and r["stored_pct"] >= 100
     p(f"| gpuobsd at {r['rate'] / 1e6:.1f} M launches/s offered | {us:.3f} us CPU per event, "
