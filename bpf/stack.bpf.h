@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The caller's user stack, appended to every event record (bpf/events.h:
- * ips[nr] + struct gpuobs_stack_trailer). Frames are copied with
- * bpf_get_stack, never interned in a stack map: a BPF stack id can be lost or,
- * with BPF_F_REUSE_STACKID, name another stack after a hash collision. User
- * space interns the frames (userspace/stacks/). */
+ * ips[nr] + struct gpuobs_stack_trailer). Frames are walked here
+ * (stack__fp_walk), never interned in a stack map: a BPF stack id can be lost
+ * or, with BPF_F_REUSE_STACKID, name another stack after a hash collision.
+ * User space interns the frames (userspace/stacks/). */
 #ifndef GPUOBS_STACK_BPF_H
 #define GPUOBS_STACK_BPF_H
 
