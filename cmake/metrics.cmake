@@ -6,5 +6,5 @@ add_library(gpuobsd_metrics STATIC
   ${PROJECT_SOURCE_DIR}/daemon/metrics_text.cpp
   ${PROJECT_SOURCE_DIR}/daemon/metrics_server.cpp)
 target_include_directories(gpuobsd_metrics PUBLIC ${PROJECT_SOURCE_DIR}/daemon ${PROJECT_SOURCE_DIR}/userspace)
-target_link_libraries(gpuobsd_metrics PUBLIC Boost::headers fmt::fmt-header-only Threads::Threads)
+target_link_libraries(gpuobsd_metrics PUBLIC gpuobs_daemon_state Boost::headers fmt::fmt-header-only Threads::Threads)
 target_link_libraries(gpuobsd PRIVATE gpuobsd_metrics)

@@ -7,6 +7,11 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include "daemon_state/health_fields.h"
 
 namespace gpuobs {
 
@@ -44,45 +49,20 @@ std::string render_prometheus(const HealthSnapshot& s) {
   std::string out;
   family(out, "gpuobs_build_info", "gauge", "Always 1; the version label is gpuobsd's version.");
   fmt::format_to(std::back_inserter(out), "gpuobs_build_info{{version=\"{}\"}} 1\n", escape_label_value(s.version));
-  family(out, "gpuobs_events_total", "counter", "Records consumed from the BPF ring buffer.");
-  sample(out, "gpuobs_events_total", s.events_total);
-  family(out, "gpuobs_events_per_second", "gauge", "Records consumed per second over the last sample interval.");
-  sample(out, "gpuobs_events_per_second", s.events_per_s);
-  family(out, "gpuobs_drops_total", "counter",
-         "Events lost in BPF (ring full, failed reads), all drop counters summed.");
-  sample(out, "gpuobs_drops_total", s.drops_total);
-  family(out, "gpuobs_store_failed_total", "counter", "Rows the writer could not store (disk full, I/O errors).");
-  sample(out, "gpuobs_store_failed_total", s.store_failed);
-  family(out, "gpuobs_attach_failures_total", "counter", "Probes or libraries that failed to attach.");
-  sample(out, "gpuobs_attach_failures_total", s.attach_failures);
-  family(out, "gpuobs_calls_before_attach_total", "counter",
-         "GPU library mappings after which a process could call the library before its probes were live "
-         "(gpuobs report coverage); any makes the segment incomplete.");
-  sample(out, "gpuobs_calls_before_attach_total", s.calls_before_attach);
-  family(out, "gpuobs_library_holds_total", "counter",
-         "Processes stopped at their first mapping of a GPU library until its probes were made.");
-  sample(out, "gpuobs_library_holds_total", s.library_holds);
-  family(out, "gpuobs_library_hold_timeouts_total", "counter",
-         "Holds ended by library_hold before the probes were made.");
-  sample(out, "gpuobs_library_hold_timeouts_total", s.library_hold_timeouts);
-  family(out, "gpuobs_store_failed_batches_total", "counter",
-         "Writer batches rolled back (disk full, I/O errors); their rows count in gpuobs_store_failed_total.");
-  sample(out, "gpuobs_store_failed_batches_total", s.store_failed_batches);
-  family(out, "gpuobs_emergency_deletions_total", "counter",
-         "Segments deleted, oldest first, because the state directory's disk was full.");
-  sample(out, "gpuobs_emergency_deletions_total", s.emergency_deletions);
-  family(out, "gpuobs_nccl_stalls_total", "counter",
-         "NCCL/RCCL collectives found stalled: entered by some ranks of a communicator and not by others, or not "
-         "returned from, for longer than nccl_stall seconds (gpuobs report nccl_stalls).");
-  sample(out, "gpuobs_nccl_stalls_total", s.nccl_stalls);
-  family(out, "gpuobs_metrics_connections", "gauge", "Connections to this endpoint open now.");
-  sample(out, "gpuobs_metrics_connections", s.metrics_connections);
-  family(out, "gpuobs_metrics_connections_refused_total", "counter",
-         "Connections to this endpoint answered 503 and closed: over metrics_max_connections or short of fds.");
-  sample(out, "gpuobs_metrics_connections_refused_total", s.metrics_connections_refused);
-  family(out, "gpuobs_metrics_accept_backoffs_total", "counter",
-         "Failed accepts on this endpoint (EMFILE, ENFILE, ...), each followed by a pause before the next try.");
-  sample(out, "gpuobs_metrics_accept_backoffs_total", s.metrics_accept_backoffs);
+  // Every scalar field with a family, from the one list
+  // (daemon_state/health_fields.cpp); diff and ship series only while on.
+  for (const HealthField& f : health_fields()) {
+    if (!f.metric) continue;
+    if (f.when == HealthField::When::diff_on && s.diff_baseline.empty()) continue;
+    if (f.when == HealthField::When::ship_on && s.ship_url.empty()) continue;
+    family(out, f.metric, f.type, f.help);
+    std::visit(
+        [&](auto member) {
+          if constexpr (!std::is_same_v<std::remove_cvref_t<decltype(s.*member)>, std::string>)
+            sample(out, f.metric, s.*member);
+        },
+        f.member);
+  }
 
   uint64_t attached = 0;
   for (const auto& l : s.libraries) attached += l.probes_attached > 0 ? 1 : 0;
@@ -120,54 +100,6 @@ std::string render_prometheus(const HealthSnapshot& s) {
     for (const auto& [name, v] : g.metrics)
       fmt::format_to(std::back_inserter(out), "gpuobs_gpu_metric{{gpu=\"{}\",metric=\"{}\"}} {}\n",
                      escape_label_value(g.uuid), escape_label_value(name), v);
-  if (!s.diff_baseline.empty()) {
-    family(out, "gpuobs_diff_regressed_series", "gauge",
-           "Series (kernel, API, stream, stack) regressed in the last comparison of the current segment with "
-           "diff_baseline (gpuobs diff's test and thresholds).");
-    sample(out, "gpuobs_diff_regressed_series", s.diff_regressed);
-    family(out, "gpuobs_diff_worst_regression_ratio", "gauge",
-           "The largest new/base ratio among those series (1: none regressed).");
-    sample(out, "gpuobs_diff_worst_regression_ratio", s.diff_worst_ratio);
-    family(out, "gpuobs_diff_new_kernels", "gauge", "Kernels of the compared window that the baseline never launched.");
-    sample(out, "gpuobs_diff_new_kernels", s.diff_new_kernels);
-    family(out, "gpuobs_diff_comparisons_total", "counter", "Comparisons with diff_baseline made.");
-    sample(out, "gpuobs_diff_comparisons_total", s.diff_comparisons);
-    family(out, "gpuobs_diff_errors_total", "counter", "Comparisons that could not be made (gpuobs status says why).");
-    sample(out, "gpuobs_diff_errors_total", s.diff_errors);
-  }
-  if (!s.ship_url.empty()) {
-    family(out, "gpuobs_ship_backlog_segments", "gauge",
-           "Finished segments not shipped to ClickHouse yet (ship_url); retention keeps them.");
-    sample(out, "gpuobs_ship_backlog_segments", s.ship_backlog_segments);
-    family(out, "gpuobs_ship_backlog_bytes", "gauge", "Size on disk of those segments.");
-    sample(out, "gpuobs_ship_backlog_bytes", s.ship_backlog_bytes);
-    family(out, "gpuobs_ship_segments_total", "counter", "Segments shipped to ClickHouse since gpuobsd started.");
-    sample(out, "gpuobs_ship_segments_total", s.ship_segments);
-    family(out, "gpuobs_ship_rows_total", "counter", "Rows shipped to ClickHouse since gpuobsd started.");
-    sample(out, "gpuobs_ship_rows_total", s.ship_rows);
-    family(out, "gpuobs_ship_failures_total", "counter",
-           "Shipping attempts that failed (gpuobs status shows the last error); each retried with backoff.");
-    sample(out, "gpuobs_ship_failures_total", s.ship_failures);
-    family(out, "gpuobs_ship_last_success_timestamp_seconds", "gauge",
-           "When a segment was last shipped (Unix time; 0: none since gpuobsd started).");
-    sample(out, "gpuobs_ship_last_success_timestamp_seconds", s.ship_last_success_unix_s);
-    family(out, "gpuobs_ship_unshippable_total", "counter",
-           "Segments that are not readable captures (cut short by a full disk, ...): passed over, not shipped.");
-    sample(out, "gpuobs_ship_unshippable_total", s.ship_unshippable);
-    family(out, "gpuobs_unshipped_deleted_total", "counter",
-           "Segments deleted before they were shipped: the disk was full (emergency deletion).");
-    sample(out, "gpuobs_unshipped_deleted_total", s.unshipped_deleted);
-  }
-  family(out, "gpuobs_gpu_metric_query_errors_total", "counter",
-         "GPU metric queries that failed (NVML errors other than not supported, unreadable sysfs files).");
-  sample(out, "gpuobs_gpu_metric_query_errors_total", s.gpu_metric_query_errors);
-
-  family(out, "gpuobs_segment_bytes", "gauge", "Size on disk of the capture segment being written (database and WAL).");
-  sample(out, "gpuobs_segment_bytes", s.segment_bytes);
-  family(out, "gpuobs_segments", "gauge", "Capture segments kept on disk.");
-  sample(out, "gpuobs_segments", s.segments);
-  family(out, "gpuobs_storage_bytes", "gauge", "Size on disk of all kept capture segments.");
-  sample(out, "gpuobs_storage_bytes", s.storage_bytes);
   return out;
 }
 

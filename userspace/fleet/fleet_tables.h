@@ -25,13 +25,13 @@ struct ShippedTable {
   // After date, host, host_id and segment, which every table has first. With
   // `stack`, the last column is the stack's text and its expr the stack id.
   std::vector<FleetColumn> columns;
-  const char* from;    // "FROM copies x LEFT JOIN ..." (and ORDER BY, where rows go in an order)
-  const char* with;    // a WITH clause the SELECT starts with, or ""
-  const char* date;    // the column `date` is computed from (nanoseconds)
-  const char* order;   // the MergeTree sort key after date
-  bool stack;          // the last column is the stack text of the stack id its expr gives
-  const char* mirrors; // the capture's table or view whose rows these are ("" none)
-  const char* alias;   // its alias in `from`, through which the exprs name its columns
+  const char* from;     // "FROM copies x LEFT JOIN ..." (and ORDER BY, where rows go in an order)
+  const char* with;     // a WITH clause the SELECT starts with, or ""
+  const char* date;     // the column `date` is computed from (nanoseconds)
+  const char* order;    // the MergeTree sort key after date
+  bool stack;           // the last column is the stack text of the stack id its expr gives
+  const char* mirrors;  // the capture's table or view whose rows these are ("" none)
+  const char* alias;    // its alias in `from`, through which the exprs name its columns
   // Its columns not shipped, "name: why" each (the check reads the name).
   std::vector<const char*> unshipped;
 };

@@ -49,9 +49,7 @@ TEST(FleetTables, EveryExpressionNamesColumnsTheCaptureHas) {
   for (const ShippedTable& t : shipped_tables()) {
     Stmt st(db->get(), select_sql(t));
     EXPECT_TRUE(st.valid()) << t.name << ": " << sqlite3_errmsg(db->get()) << "\n" << select_sql(t);
-    if (st.valid()) {
-      EXPECT_EQ(sqlite3_column_count(st.get()), static_cast<int>(t.columns.size())) << t.name;
-    }
+    if (st.valid()) { EXPECT_EQ(sqlite3_column_count(st.get()), static_cast<int>(t.columns.size())) << t.name; }
   }
 }
 
@@ -79,7 +77,8 @@ TEST(FleetTables, EveryColumnOfAMirroredTableIsShippedOrSaidWhyNot) {
           << t.name << ": the capture's " << t.mirrors << "." << col << " is neither shipped nor listed as not shipped";
       EXPECT_FALSE(shipped && unshipped.count(col)) << t.name << ": " << col << " is shipped and listed as not";
     }
-    for (const auto& u : unshipped) EXPECT_TRUE(have.count(u)) << t.name << ": lists " << u << ", which " << t.mirrors << " lacks";
+    for (const auto& u : unshipped)
+      EXPECT_TRUE(have.count(u)) << t.name << ": lists " << u << ", which " << t.mirrors << " lacks";
   }
   EXPECT_GE(mirrored, 15);
 }
@@ -105,9 +104,7 @@ TEST(FleetTables, DdlColumnsAndSelectComeFromTheOneDeclaration) {
   EXPECT_EQ(sel.rfind("SELECT s.ts_mono_ns + ?1, s.duration_ns,", 0), 0u) << sel;
   // Every table with a stack ships it last, as the shipper expects.
   for (const ShippedTable& t : shipped_tables())
-    if (t.stack) {
-      EXPECT_STREQ(t.columns.back().name, "stack") << t.name;
-    }
+    if (t.stack) { EXPECT_STREQ(t.columns.back().name, "stack") << t.name; }
   // The vendor of each call table reaches ClickHouse.
   for (const char* name : {"launches", "api_calls", "copies", "syncs", "memory_ops", "stream_ops"}) {
     auto n = column_names(*shipped_table(name));
