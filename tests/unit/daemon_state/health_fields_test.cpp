@@ -107,7 +107,5 @@ TEST(HealthFields, EveryFamilyIsInTheOperationsGuide) {
   std::stringstream doc;
   doc << in.rdbuf();
   for (const HealthField& f : health_fields())
-    if (f.metric) {
-      EXPECT_NE(doc.str().find(std::string("`") + f.metric + "`"), std::string::npos) << f.metric;
-    }
+    if (f.metric) { EXPECT_NE(doc.str().find(std::string("`") + f.metric + "`"), std::string::npos) << f.metric; }
 }
