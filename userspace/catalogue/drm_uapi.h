@@ -96,7 +96,7 @@ static_assert(sizeof(SyncobjArray) == 16 && sizeof(SyncobjTimelineArray) == 24 &
 enum I915Nr : uint32_t {
   kI915Getparam = 0x06,
   kI915GemCreate = 0x1b,
-  kI915GemMmapOffset = 0x24,  // DRM_I915_GEM_MMAP_GTT's number, struct drm_i915_gem_mmap_offset
+  kI915GemMmapOffset = 0x24,   // DRM_I915_GEM_MMAP_GTT's number, struct drm_i915_gem_mmap_offset
   kI915GemExecbuffer2 = 0x29,  // _IOW; EXECBUFFER2_WR is the same number, _IOWR
   kI915GemWait = 0x2c,
   kI915GemContextCreate = 0x2d,  // and CONTEXT_CREATE_EXT (16 bytes)
@@ -118,7 +118,7 @@ constexpr uint64_t kI915ExecFenceOut = 1u << 17;
 constexpr uint64_t kI915ExecFenceArray = 1u << 19;
 constexpr uint64_t kI915ExecFenceSubmit = 1u << 20;
 constexpr uint64_t kI915ContextIdMask = 0xffffffffu;  // I915_EXEC_CONTEXT_ID_MASK, in rsvd1
-struct I915GemCreate {  // struct drm_i915_gem_create
+struct I915GemCreate {                                // struct drm_i915_gem_create
   uint64_t size;
   uint32_t handle, pad;
 };
@@ -153,7 +153,8 @@ static_assert(sizeof(I915Execbuffer2) == 64 && offsetof(I915Execbuffer2, buffer_
               offsetof(I915Execbuffer2, flags) == 40 && offsetof(I915Execbuffer2, rsvd1) == 48 &&
               offsetof(I915Execbuffer2, rsvd2) == 56);
 static_assert(sizeof(I915GemCreate) == 16 && sizeof(I915GemCreateExt) == 24 && offsetof(I915GemCreateExt, flags) == 12);
-static_assert(sizeof(I915ContextCreateExt) == 16 && sizeof(I915GemWait) == 16 && offsetof(I915GemWait, timeout_ns) == 8);
+static_assert(sizeof(I915ContextCreateExt) == 16 && sizeof(I915GemWait) == 16 &&
+              offsetof(I915GemWait, timeout_ns) == 8);
 static_assert(sizeof(I915GemMmapOffset) == 32 && offsetof(I915GemMmapOffset, offset) == 8 &&
               offsetof(I915GemMmapOffset, flags) == 16);
 static_assert(sizeof(I915Query) == 16 && sizeof(I915Getparam) == 16);
@@ -239,9 +240,11 @@ struct XeWaitUserFence {  // struct drm_xe_wait_user_fence
   uint32_t exec_queue_id, pad2;
   uint64_t reserved[2];
 };
-static_assert(sizeof(XeDeviceQuery) == 40 && offsetof(XeDeviceQuery, query) == 8 && offsetof(XeDeviceQuery, data) == 16);
-static_assert(sizeof(XeGemCreate) == 56 && offsetof(XeGemCreate, placement) == 16 && offsetof(XeGemCreate, vm_id) == 24 &&
-              offsetof(XeGemCreate, handle) == 28 && offsetof(XeGemCreate, cpu_caching) == 32);
+static_assert(sizeof(XeDeviceQuery) == 40 && offsetof(XeDeviceQuery, query) == 8 &&
+              offsetof(XeDeviceQuery, data) == 16);
+static_assert(sizeof(XeGemCreate) == 56 && offsetof(XeGemCreate, placement) == 16 &&
+              offsetof(XeGemCreate, vm_id) == 24 && offsetof(XeGemCreate, handle) == 28 &&
+              offsetof(XeGemCreate, cpu_caching) == 32);
 static_assert(sizeof(XeGemMmapOffset) == 40 && offsetof(XeGemMmapOffset, offset) == 16);
 static_assert(sizeof(XeVmCreate) == 32 && offsetof(XeVmCreate, vm_id) == 12 && sizeof(XeVmDestroy) == 24);
 static_assert(sizeof(XeVmBindOp) == 80 && offsetof(XeVmBindOp, obj) == 8 && offsetof(XeVmBindOp, obj_offset) == 16 &&

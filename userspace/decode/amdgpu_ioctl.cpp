@@ -43,8 +43,8 @@ constexpr DrmName kRequests[] = {
 };
 
 // AMDGPU_HW_IP_*: the engine an IB, a wait or a user queue names.
-constexpr DrmName kIpTypes[] = {{0, "GFX"},     {1, "COMPUTE"}, {2, "DMA"},      {3, "UVD"},      {4, "VCE"},
-                                {5, "UVD_ENC"}, {6, "VCN_DEC"}, {7, "VCN_ENC"},  {8, "VCN_JPEG"}, {9, "VPE"}};
+constexpr DrmName kIpTypes[] = {{0, "GFX"},     {1, "COMPUTE"}, {2, "DMA"},     {3, "UVD"},      {4, "VCE"},
+                                {5, "UVD_ENC"}, {6, "VCN_DEC"}, {7, "VCN_ENC"}, {8, "VCN_JPEG"}, {9, "VPE"}};
 constexpr DrmName kChunkIds[] = {{kChunkIb, "IB"},
                                  {kChunkFence, "FENCE"},
                                  {kChunkDependencies, "DEPENDENCIES"},
@@ -55,17 +55,17 @@ constexpr DrmName kChunkIds[] = {{kChunkIb, "IB"},
                                  {kChunkSyncobjTimelineWait, "SYNCOBJ_TIMELINE_WAIT"},
                                  {kChunkSyncobjTimelineSignal, "SYNCOBJ_TIMELINE_SIGNAL"},
                                  {kChunkCpGfxShadow, "CP_GFX_SHADOW"}};
-constexpr DrmName kDomains[] = {{0x1, "CPU"}, {0x2, "GTT"},  {0x4, "VRAM"},     {0x8, "GDS"},
+constexpr DrmName kDomains[] = {{0x1, "CPU"},  {0x2, "GTT"}, {0x4, "VRAM"},      {0x8, "GDS"},
                                 {0x10, "GWS"}, {0x20, "OA"}, {0x40, "DOORBELL"}, {0x80, "MMIO_REMAP"}};
 constexpr DrmName kCtxOps[] = {{1, "ALLOC_CTX"},    {2, "FREE_CTX"},          {3, "QUERY_STATE"},
                                {4, "QUERY_STATE2"}, {5, "GET_STABLE_PSTATE"}, {6, "SET_STABLE_PSTATE"}};
 constexpr DrmName kBoListOps[] = {{0, "CREATE"}, {1, "DESTROY"}, {2, "UPDATE"}};
 constexpr DrmName kVaOps[] = {{1, "MAP"}, {2, "UNMAP"}, {3, "CLEAR"}, {4, "REPLACE"}};
 constexpr DrmName kUserqOps[] = {{1, "CREATE"}, {2, "FREE"}};
-constexpr DrmName kInfoQueries[] = {{0x00, "ACCEL_WORKING"}, {0x02, "HW_IP_INFO"},  {0x03, "HW_IP_COUNT"},
-                                    {0x05, "TIMESTAMP"},     {0x0e, "FW_VERSION"},  {0x10, "VRAM_USAGE"},
-                                    {0x11, "GTT_USAGE"},     {0x14, "VRAM_GTT"},    {0x16, "DEV_INFO"},
-                                    {0x19, "MEMORY"},        {0x1d, "SENSOR"},      {0x22, "MAX_IBS"}};
+constexpr DrmName kInfoQueries[] = {{0x00, "ACCEL_WORKING"}, {0x02, "HW_IP_INFO"}, {0x03, "HW_IP_COUNT"},
+                                    {0x05, "TIMESTAMP"},     {0x0e, "FW_VERSION"}, {0x10, "VRAM_USAGE"},
+                                    {0x11, "GTT_USAGE"},     {0x14, "VRAM_GTT"},   {0x16, "DEV_INFO"},
+                                    {0x19, "MEMORY"},        {0x1d, "SENSOR"},     {0x22, "MAX_IBS"}};
 constexpr uint32_t kCtxOpAlloc = 1;
 constexpr uint32_t kBoListOpCreate = 0;
 constexpr uint32_t kUserqOpCreate = 1;
@@ -119,8 +119,8 @@ void cs(const IoctlCapture& c, DecodedIoctl& d) {
     uint32_t len_dw = *cr.u32("length_dw", offsetof(gpuobs_amdgpu_cs_chunk, length_dw));
     j["chunk_name"] = drm_name_or_number(kChunkIds, id);
     uint64_t bytes = uint64_t(len_dw) * 4;
-    std::string_view data = ch.substr(offsetof(gpuobs_amdgpu_cs_chunk, data),
-                                      std::min<uint64_t>(bytes, GPUOBS_AMDGPU_CS_DATA));
+    std::string_view data =
+        ch.substr(offsetof(gpuobs_amdgpu_cs_chunk, data), std::min<uint64_t>(bytes, GPUOBS_AMDGPU_CS_DATA));
     bool have_data = (data_read >> i) & 1u;
     switch (id) {
       case kChunkIb: {

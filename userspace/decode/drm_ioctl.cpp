@@ -156,7 +156,8 @@ void decode_core(uint32_t nr, const IoctlCapture& c, DecodedIoctl& d) {
       r.u32("count_handles", offsetof(SyncobjWait, count_handles));
       r.u64("handles", offsetof(SyncobjWait, handles));
       if (auto t = read_le(c.head, offsetof(SyncobjWait, timeout_nsec), 8)) d.fields["timeout_nsec"] = int64_t(*t);
-      if (auto f = r.u32("flags", offsetof(SyncobjWait, flags))) d.fields["flag_names"] = drm_flag_names(kSyncobjWaitFlags, *f);
+      if (auto f = r.u32("flags", offsetof(SyncobjWait, flags)))
+        d.fields["flag_names"] = drm_flag_names(kSyncobjWaitFlags, *f);
       if (ok) r.u32("first_signaled", offsetof(SyncobjWait, first_signaled));
       break;
     }

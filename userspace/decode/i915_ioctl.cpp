@@ -50,10 +50,12 @@ constexpr DrmName kRequests[] = {
 constexpr std::string_view kLegacyEngines[] = {"default", "render", "bsd", "blt", "vebox"};
 
 constexpr DrmName kExecFlags[] = {
-    {1u << 8, "GEN7_SOL_RESET"}, {1u << 9, "SECURE"},          {1u << 10, "IS_PINNED"},
-    {1u << 11, "NO_RELOC"},      {1u << 12, "HANDLE_LUT"},     {1u << 13, "BSD_RING1"},
-    {1u << 14, "BSD_RING2"},     {1u << 15, "RESOURCE_STREAMER"}, {1u << 16, "FENCE_IN"},
-    {1u << 17, "FENCE_OUT"},     {1u << 18, "BATCH_FIRST"},    {1u << 19, "FENCE_ARRAY"},
+    {1u << 8, "GEN7_SOL_RESET"}, {1u << 9, "SECURE"},
+    {1u << 10, "IS_PINNED"},     {1u << 11, "NO_RELOC"},
+    {1u << 12, "HANDLE_LUT"},    {1u << 13, "BSD_RING1"},
+    {1u << 14, "BSD_RING2"},     {1u << 15, "RESOURCE_STREAMER"},
+    {1u << 16, "FENCE_IN"},      {1u << 17, "FENCE_OUT"},
+    {1u << 18, "BATCH_FIRST"},   {1u << 19, "FENCE_ARRAY"},
     {1u << 20, "FENCE_SUBMIT"},  {1u << 21, "USE_EXTENSIONS"},
 };
 
@@ -69,8 +71,8 @@ void execbuffer2(const IoctlCapture& c, DecodedIoctl& d) {
   if (flags) {
     uint32_t ring = uint32_t(*flags & kI915ExecRingMask);
     d.fields["ring"] = ring;
-    d.fields["engine"] = ring < std::size(kLegacyEngines) ? std::string(kLegacyEngines[ring])
-                                                          : "engine[" + std::to_string(ring) + "]";
+    d.fields["engine"] =
+        ring < std::size(kLegacyEngines) ? std::string(kLegacyEngines[ring]) : "engine[" + std::to_string(ring) + "]";
     d.fields["flag_names"] = drm_flag_names(kExecFlags, *flags & ~kI915ExecRingMask & ~(3ull << 6));
   }
   if (auto rsvd1 = read_le(c.head, offsetof(I915Execbuffer2, rsvd1), 8))

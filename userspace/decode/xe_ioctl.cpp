@@ -31,7 +31,7 @@ constexpr DrmName kRequests[] = {
 constexpr DrmName kBindOps[] = {{0, "MAP"}, {1, "UNMAP"}, {2, "MAP_USERPTR"}, {3, "UNMAP_ALL"}, {4, "PREFETCH"}};
 constexpr DrmName kEngineClasses[] = {{0, "RENDER"},        {1, "COPY"},    {2, "VIDEO_DECODE"},
                                       {3, "VIDEO_ENHANCE"}, {4, "COMPUTE"}, {5, "VM_BIND"}};
-constexpr DrmName kQueries[] = {{0, "ENGINES"},  {1, "MEM_REGIONS"},  {2, "CONFIG"},       {3, "GT_LIST"},
+constexpr DrmName kQueries[] = {{0, "ENGINES"},  {1, "MEM_REGIONS"}, {2, "CONFIG"},       {3, "GT_LIST"},
                                 {4, "HWCONFIG"}, {5, "GT_TOPOLOGY"}, {6, "ENGINE_CYCLES"}};
 constexpr DrmName kFenceOps[] = {{0, "EQ"}, {1, "NEQ"}, {2, "GT"}, {3, "GTE"}, {4, "LT"}, {5, "LTE"}};
 
@@ -147,7 +147,8 @@ bool decode_xe(uint32_t nr, const IoctlCapture& c, DecodedIoctl& d) {
     case kXeVmDestroy: r.u32("vm_id", offsetof(XeVmDestroy, vm_id)); break;
     case kXeWaitUserFence: {
       r.u64("addr", offsetof(XeWaitUserFence, addr));
-      if (auto op = r.u16("op", offsetof(XeWaitUserFence, op))) d.fields["op_name"] = drm_name_or_number(kFenceOps, *op);
+      if (auto op = r.u16("op", offsetof(XeWaitUserFence, op)))
+        d.fields["op_name"] = drm_name_or_number(kFenceOps, *op);
       r.u16("flags", offsetof(XeWaitUserFence, flags));
       r.u64("value", offsetof(XeWaitUserFence, value));
       r.u64("mask", offsetof(XeWaitUserFence, mask));
@@ -156,7 +157,8 @@ bool decode_xe(uint32_t nr, const IoctlCapture& c, DecodedIoctl& d) {
       break;
     }
     case kXeDeviceQuery:
-      if (auto q = r.u32("query", offsetof(XeDeviceQuery, query))) d.fields["query_name"] = drm_name_or_number(kQueries, *q);
+      if (auto q = r.u32("query", offsetof(XeDeviceQuery, query)))
+        d.fields["query_name"] = drm_name_or_number(kQueries, *q);
       r.u32("size", offsetof(XeDeviceQuery, size));
       r.u64("data", offsetof(XeDeviceQuery, data));
       break;

@@ -26,7 +26,9 @@ struct Image {
 };
 
 // _IOC with type 'd': dir 1 = _IOW, 3 = _IOWR.
-constexpr uint32_t drm_cmd(uint32_t dir, uint32_t nr, uint32_t size) { return dir << 30 | size << 16 | 0x64u << 8 | nr; }
+constexpr uint32_t drm_cmd(uint32_t dir, uint32_t nr, uint32_t size) {
+  return dir << 30 | size << 16 | 0x64u << 8 | nr;
+}
 
 DecodedIoctl decode(uint32_t driver, uint32_t cmd, const std::string& head, const std::string& aux = "",
                     int64_t ret = 0) {
@@ -236,8 +238,8 @@ TEST(XeIoctl, ExecQueueCreateWithItsEngines) {
   EXPECT_EQ(d.request, "DRM_IOCTL_XE_EXEC_QUEUE_CREATE");
   EXPECT_EQ(d.fields["engine"], "COMPUTE");
   ASSERT_EQ(d.fields["engines"].size(), 2u);
-  EXPECT_EQ(d.fields["engines"][1], json({{"engine_class", 4}, {"engine_class_name", "COMPUTE"},
-                                          {"engine_instance", 1}, {"gt_id", 1}}));
+  EXPECT_EQ(d.fields["engines"][1],
+            json({{"engine_class", 4}, {"engine_class_name", "COMPUTE"}, {"engine_instance", 1}, {"gt_id", 1}}));
   EXPECT_EQ(d.fields["exec_queue_id"], 9);
   EXPECT_EQ(d.fields["vm_id"], 1);
   EXPECT_TRUE(d.args_complete);
