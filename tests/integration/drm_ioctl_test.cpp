@@ -31,7 +31,8 @@ class DrmIoctls : public RecordedSuite<DrmIoctls> {
   static constexpr const char* kCapture = "drm.gpuobs";
   static std::string record_args(const std::string& truth) {
     return std::string(
-               "--no-gpu-devices --watch-dev i915=/dev/null --watch-dev xe=/dev/zero --watch-dev amdgpu=/dev/full -- ") +
+               "--no-gpu-devices --watch-dev i915=/dev/null --watch-dev xe=/dev/zero --watch-dev amdgpu=/dev/full "
+               "-- ") +
            DRM_IOCTL_WORKLOAD + " --i915 /dev/null --xe /dev/zero --amdgpu /dev/full --truth " + truth;
   }
 
@@ -100,10 +101,9 @@ TEST_F(DrmIoctls, XeBindsAndQueueEngines) {
   auto got = rows();
   ASSERT_EQ(got.size(), 19u);
   EXPECT_EQ(got[8]["args"]["engine"], "COMPUTE") << "the class behind instances";
-  EXPECT_EQ(got[8]["args"]["engines"], json::array({{{"engine_class", 4},
-                                                     {"engine_class_name", "COMPUTE"},
-                                                     {"engine_instance", 0},
-                                                     {"gt_id", 0}}}));
+  EXPECT_EQ(
+      got[8]["args"]["engines"],
+      json::array({{{"engine_class", 4}, {"engine_class_name", "COMPUTE"}, {"engine_instance", 0}, {"gt_id", 0}}}));
   EXPECT_EQ(got[8]["args"]["width"], 1);
   const json& bind = got[9]["args"];
   EXPECT_EQ(bind["num_binds"], 2);
@@ -115,11 +115,9 @@ TEST_F(DrmIoctls, XeBindsAndQueueEngines) {
   EXPECT_EQ(bind["binds"][0]["range"], 0x10000);
   EXPECT_EQ(bind["binds"][1]["op_name"], "UNMAP");
   EXPECT_EQ(bind["binds"][1]["addr"], 0x400000);
-  EXPECT_EQ(got[10]["args"], json({{"exec_queue_id", 3},
-                                   {"num_syncs", 0},
-                                   {"syncs", 0},
-                                   {"address", 0x1a0000},
-                                   {"num_batch_buffer", 1}}));
+  EXPECT_EQ(
+      got[10]["args"],
+      json({{"exec_queue_id", 3}, {"num_syncs", 0}, {"syncs", 0}, {"address", 0x1a0000}, {"num_batch_buffer", 1}}));
   EXPECT_EQ(got[11]["args"], json({{"exec_queue_id", 3}}));
 }
 

@@ -26,9 +26,18 @@
 static FILE *truth;
 static int first = 1;
 
-static void put32(uint8_t *b, size_t off, uint32_t v) { memcpy(b + off, &v, 4); }
-static void put16(uint8_t *b, size_t off, uint16_t v) { memcpy(b + off, &v, 2); }
-static void put64(uint8_t *b, size_t off, uint64_t v) { memcpy(b + off, &v, 8); }
+static void put32(uint8_t *b, size_t off, uint32_t v)
+{
+	memcpy(b + off, &v, 4);
+}
+static void put16(uint8_t *b, size_t off, uint16_t v)
+{
+	memcpy(b + off, &v, 2);
+}
+static void put64(uint8_t *b, size_t off, uint64_t v)
+{
+	memcpy(b + off, &v, 8);
+}
 
 static void issue(int fd, const char *driver, uint32_t cmd, void *arg, const char *request)
 {
