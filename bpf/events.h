@@ -290,11 +290,13 @@ struct gpuobs_launch {
 #define GPUOBS_IOCTL_AUX_NONE 0
 #define GPUOBS_IOCTL_AUX_PTR  1 /* aux from the u64 pointer at head[aux_off] */
 #define GPUOBS_IOCTL_AUX_ARG  2 /* aux from arg + aux_off (a field past the head) */
-/* aux: the argument's first 8 bytes as they were at syscall entry. amdgpu's
- * arguments are unions of an in and an out struct: a call that succeeds
- * overwrites the inputs at offset 0 (bo_size, the CTX op, the CS ctx_id)
- * with its outputs, so what the exit copies no longer holds them. */
+/* aux: the argument's first aux_len (at most GPUOBS_IOCTL_ENTRY_MAX) bytes as
+ * they were at syscall entry. amdgpu's arguments are unions of an in and an
+ * out struct: a call that succeeds writes its outputs over the inputs (the
+ * CS sequence over ctx_id; GEM_CREATE, BO_LIST and WAIT_CS clear the whole
+ * struct first), so what the exit copies no longer holds them. */
 #define GPUOBS_IOCTL_AUX_ENTRY 3
+#define GPUOBS_IOCTL_ENTRY_MAX 32
 /* aux: struct gpuobs_amdgpu_cs_aux (AMDGPU_CS, three levels of pointers). */
 #define GPUOBS_IOCTL_AUX_AMDGPU_CS 4
 struct gpuobs_ioctl_rule_key {

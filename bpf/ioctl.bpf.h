@@ -12,13 +12,13 @@
 struct ioctl_entry {
 	__u64 ts_ns;
 	__u64 arg;
-	__u64 in0; /* amdgpu: the argument's first 8 bytes at entry (GPUOBS_IOCTL_AUX_ENTRY) */
+	__u8 in[GPUOBS_IOCTL_ENTRY_MAX]; /* amdgpu: the argument at entry (GPUOBS_IOCTL_AUX_ENTRY) */
 	__u32 cmd;
 	__u32 major;
 	__u32 minor;
 	__s32 fd;
 	__u32 driver;
-	__u32 in0_ok; /* in0 was read */
+	__u32 in_len; /* valid bytes of in */
 };
 
 /* (driver, command) -> what to copy of its argument (events.h). */
@@ -104,7 +104,22 @@ static __always_inline __u32 user__copy(__u8 *dst, __u32 want, __u64 src)
 }
 
 /* The argument struct and, by the rule, the block one of its fields names. */
-static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e, __u64 in0, __u32 in0_ok)
+/* The first GPUOBS_IOCTL_ENTRY_MAX bytes of the argument into the entry, or
+ * what of them the first page holds (a small struct at a page's end). */
+static __always_inline __u32 ioctl__entry_copy(__u8 *dst, __u64 src)
+{
+	if (bpf_probe_read_user(dst, GPUOBS_IOCTL_ENTRY_MAX, (void *)src) == 0)
+		return GPUOBS_IOCTL_ENTRY_MAX;
+	__u64 first = GPUOBS_PAGE - (src & (GPUOBS_PAGE - 1));
+	if (first >= GPUOBS_IOCTL_ENTRY_MAX)
+		return 0;
+	GPUOBS_CLAMP(first, GPUOBS_IOCTL_ENTRY_MAX);
+	if (!first || bpf_probe_read_user(dst, first, (void *)src))
+		return 0;
+	return first;
+}
+
+static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e, const __u8 *in, __u32 in_len)
 {
 	struct gpuobs_ioctl_rule_key key = {
 		.driver = e->driver,
@@ -126,15 +141,15 @@ static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e, __u64 in0, 
 	if (!rule || rule->aux_mode == GPUOBS_IOCTL_AUX_NONE)
 		return;
 	if (rule->aux_mode == GPUOBS_IOCTL_AUX_ENTRY || rule->aux_mode == GPUOBS_IOCTL_AUX_AMDGPU_CS) {
-		if (!in0_ok) {
+		if (in_len < 8) {
 			e->flags |= GPUOBS_IOCTL_F_AUX_FAULT;
 			return;
 		}
 		if (rule->aux_mode == GPUOBS_IOCTL_AUX_AMDGPU_CS) {
-			e->aux_len = amdgpu__cs_chunks(e, got, in0);
+			e->aux_len = amdgpu__cs_chunks(e, got, *(const __u64 *)in);
 		} else {
-			*(__u64 *)e->aux = in0;
-			e->aux_len = 8;
+			__builtin_memcpy(e->aux, in, GPUOBS_IOCTL_ENTRY_MAX);
+			e->aux_len = in_len < rule->aux_len ? in_len : rule->aux_len;
 		}
 		return;
 	}
@@ -188,8 +203,8 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		.fd = fd,
 		.driver = (__u32)driver,
 	};
-	if (driver == GPUOBS_DRV_AMDGPU && bpf_probe_read_user(&ent.in0, sizeof(ent.in0), (void *)ent.arg) == 0)
-		ent.in0_ok = 1;
+	if (driver == GPUOBS_DRV_AMDGPU)
+		ent.in_len = ioctl__entry_copy(ent.in, ent.arg);
 	inflight__store(&ioctl_inflight, (__u32)pid_tgid, &ent, GPUOBS_CNT_IOCTL_STALE, GPUOBS_CNT_IOCTL_ENTRY_FULL);
 	return 0;
 }
@@ -223,10 +238,12 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	e->aux_len = 0;
 	e->flags = 0;
 	e->pad0 = 0;
-	__u64 in0 = ent->in0;
-	__u32 in0_ok = ent->in0_ok;
+	/* The entry's bytes outlive its deletion on this program's stack. */
+	__u8 in[GPUOBS_IOCTL_ENTRY_MAX];
+	__builtin_memcpy(in, ent->in, sizeof(in));
+	__u32 in_len = ent->in_len;
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
-	ioctl__copy_args(e, in0, in0_ok);
+	ioctl__copy_args(e, in, in_len);
 	/* The syscall's user registers: the thread is in ioctl(2) itself. */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 stack = stack__fill(ctx, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp),

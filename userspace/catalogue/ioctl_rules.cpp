@@ -74,7 +74,7 @@ void add_drm_rules(std::vector<IoctlRuleEntry>& rules) {
   // inputs as they were at entry; CS walks its chunks (bpf/drm.bpf.h).
   for (uint32_t nr : {kAmdgpuGemCreate, kAmdgpuGemMmap, kAmdgpuCtx, kAmdgpuBoList, kAmdgpuWaitCs, kAmdgpuGemWaitIdle,
                       kAmdgpuWaitFences, kAmdgpuVm, kAmdgpuFenceToHandle, kAmdgpuUserq})
-    rules.push_back({drm_key(GPUOBS_DRV_AMDGPU, nr), ioctl_rule(0, GPUOBS_IOCTL_AUX_ENTRY, 0, 8)});
+    rules.push_back({drm_key(GPUOBS_DRV_AMDGPU, nr), ioctl_rule(0, GPUOBS_IOCTL_AUX_ENTRY, 0, GPUOBS_IOCTL_ENTRY_MAX)});
   rules.push_back({drm_key(GPUOBS_DRV_AMDGPU, kAmdgpuCs),
                    ioctl_rule(0, GPUOBS_IOCTL_AUX_AMDGPU_CS, 0, sizeof(gpuobs_amdgpu_cs_aux))});
 }

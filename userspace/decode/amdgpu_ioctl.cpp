@@ -1,7 +1,8 @@
 // amdgpu's requests (amdgpu_drm.h). Most arguments are unions of an in and
-// an out struct: a call that succeeds overwrites the first inputs with its
-// outputs, so the rule keeps the first 8 bytes as they were at entry in aux
-// (GPUOBS_IOCTL_AUX_ENTRY) and the inputs are read from that image. CS
+// an out struct: a call that succeeds writes its outputs over its inputs
+// (GEM_CREATE, BO_LIST and WAIT_CS clear the whole struct first), so the
+// rule keeps the first GPUOBS_IOCTL_ENTRY_MAX bytes as they were at entry in
+// aux (GPUOBS_IOCTL_AUX_ENTRY) and the inputs are read from that image. CS
 // carries its chunk chain in aux (struct gpuobs_amdgpu_cs_aux): the engine
 // of each IB, and the fence, dependency and syncobj chunks counted.
 // Numbers and layouts: shared/abi-reference.md §7.
@@ -70,13 +71,18 @@ constexpr uint32_t kCtxOpAlloc = 1;
 constexpr uint32_t kBoListOpCreate = 0;
 constexpr uint32_t kUserqOpCreate = 1;
 
-// The argument as the caller passed it: the head with its first 8 bytes
-// from the entry image in aux. nullopt when a call that succeeded has no
-// entry image (its inputs there are gone).
-std::optional<std::string> input_image(const IoctlCapture& c, std::string_view in0) {
-  std::string in(c.head);
-  if (in0.size() >= 8 && in.size() >= 8) std::memcpy(in.data(), in0.data(), 8);
-  else if (c.ret >= 0 && in.size() >= 8) return std::nullopt;
+// The argument as the caller passed it: the entry image (aux, cut to the
+// argument's size) and, past it, the exit copy. A call that succeeded wrote
+// over its first `clobbered` bytes; when the entry image is shorter than
+// that, only the entry image is known (nullopt: not even that).
+std::optional<std::string> input_image(const IoctlCapture& c, size_t clobbered) {
+  std::string_view entry = c.aux.substr(0, std::min<size_t>(c.aux.size(), ioc_size(c.cmd)));
+  if (c.ret >= 0 && entry.size() < std::min<size_t>(clobbered, c.head.size())) {
+    if (entry.empty()) return std::nullopt;
+    return std::string(entry);
+  }
+  std::string in(entry);
+  if (c.head.size() > entry.size()) in += c.head.substr(entry.size());
   return in;
 }
 
@@ -84,7 +90,12 @@ std::string ip_name(uint32_t ip) { return drm_name_or_number(kIpTypes, ip); }
 
 void cs(const IoctlCapture& c, DecodedIoctl& d) {
   std::string_view aux = c.aux;
-  if (auto in = input_image(c, aux.substr(0, std::min<size_t>(aux.size(), 8)))) {
+  // The CS aux starts with the entry's first 8 bytes: the sequence number
+  // a success writes covers ctx_id and bo_list_handle only.
+  IoctlCapture entry = c;
+  entry.aux = aux.substr(0, std::min<size_t>(aux.size(), 8));
+  auto in = input_image(entry, 8);
+  if (in && in->size() >= 8) {
     FieldReader ri(*in, d.fields);
     ri.u32("ctx_id", offsetof(AmdgpuCsIn, ctx_id));
     ri.u32("bo_list_handle", offsetof(AmdgpuCsIn, bo_list_handle));
@@ -184,67 +195,67 @@ bool decode_amdgpu(uint32_t nr, const IoctlCapture& c, DecodedIoctl& d) {
     return true;
   }
   // The unions: inputs from the entry image, outputs from the exit copy.
-  std::string in_buf(c.head);
-  bool unions = nr == kAmdgpuGemCreate || nr == kAmdgpuGemMmap || nr == kAmdgpuCtx || nr == kAmdgpuBoList ||
-                nr == kAmdgpuWaitCs || nr == kAmdgpuUserq;
-  bool in_ok = true;
-  if (unions) {
-    auto in = input_image(c, c.aux);
-    if (in) in_buf = *in;
-    else in_ok = false;
+  // What a success writes over: the whole struct for those that clear it.
+  size_t clobbered = 0;
+  switch (nr) {
+    case kAmdgpuGemCreate: clobbered = sizeof(AmdgpuGemCreateIn); break;
+    case kAmdgpuGemMmap: clobbered = sizeof(AmdgpuGemMmapIn); break;
+    case kAmdgpuCtx: clobbered = sizeof(AmdgpuCtxIn); break;  // QUERY_STATE's out is 16 bytes
+    case kAmdgpuBoList: clobbered = sizeof(AmdgpuBoListIn); break;
+    case kAmdgpuWaitCs: clobbered = sizeof(AmdgpuWaitCsIn); break;
+    case kAmdgpuUserq: clobbered = 8; break;  // out.queue_id (and its pad)
+    default: break;
   }
-  if (!in_ok) d.args_complete = false;
-  // Fields at offsets 0..7 of a union are read only from a known input image.
-  std::string_view in = in_ok ? std::string_view(in_buf) : c.head.substr(std::min<size_t>(c.head.size(), 8));
-  size_t shift = in_ok ? 0 : 8;  // offsets into `in` when its first 8 bytes are gone
-  auto at = [&](size_t off) { return off - shift; };
+  std::string in_buf;
+  if (clobbered) {
+    auto in = input_image(c, clobbered);
+    if (!in || in->size() < c.head.size()) d.args_complete = false;
+    if (in) in_buf = *in;
+  } else {
+    in_buf = std::string(c.head);
+  }
+  std::string_view in(in_buf);
   FieldReader r(in, d.fields);
   FieldReader out(c.head, d.fields);
   switch (nr) {
     case kAmdgpuGemCreate: {
-      if (in_ok) r.u64("bo_size", offsetof(AmdgpuGemCreateIn, bo_size));
-      r.u64("alignment", at(offsetof(AmdgpuGemCreateIn, alignment)));
-      if (auto dom = r.u64("domains", at(offsetof(AmdgpuGemCreateIn, domains))))
+      r.u64("bo_size", offsetof(AmdgpuGemCreateIn, bo_size));
+      r.u64("alignment", offsetof(AmdgpuGemCreateIn, alignment));
+      if (auto dom = r.u64("domains", offsetof(AmdgpuGemCreateIn, domains)))
         d.fields["domain_names"] = drm_flag_names(kDomains, *dom);
-      r.u64("domain_flags", at(offsetof(AmdgpuGemCreateIn, domain_flags)));
+      r.u64("domain_flags", offsetof(AmdgpuGemCreateIn, domain_flags));
       if (ok) out.u32("handle", 0);
       break;
     }
     case kAmdgpuGemMmap:
-      if (in_ok) r.u32("handle", offsetof(AmdgpuGemMmapIn, handle));
+      r.u32("handle", offsetof(AmdgpuGemMmapIn, handle));
       if (ok) out.u64("addr_ptr", 0);
       break;
     case kAmdgpuCtx: {
-      std::optional<uint32_t> op;
-      if (in_ok) {
-        op = r.u32("op", offsetof(AmdgpuCtxIn, op));
-        if (op) d.fields["op_name"] = drm_name_or_number(kCtxOps, *op);
-        r.u32("flags", offsetof(AmdgpuCtxIn, flags));
-      }
-      if (!op || *op != kCtxOpAlloc) r.u32("ctx_id", at(offsetof(AmdgpuCtxIn, ctx_id)));
-      if (auto p = read_le(in, at(offsetof(AmdgpuCtxIn, priority)), 4)) d.fields["priority"] = int32_t(uint32_t(*p));
+      auto op = r.u32("op", offsetof(AmdgpuCtxIn, op));
+      if (op) d.fields["op_name"] = drm_name_or_number(kCtxOps, *op);
+      r.u32("flags", offsetof(AmdgpuCtxIn, flags));
+      if (!op || *op != kCtxOpAlloc) r.u32("ctx_id", offsetof(AmdgpuCtxIn, ctx_id));
+      if (auto p = read_le(in, offsetof(AmdgpuCtxIn, priority), 4)) d.fields["priority"] = int32_t(uint32_t(*p));
       if (ok && op && *op == kCtxOpAlloc) out.u32("ctx_id", 0);  // the new context
       break;
     }
     case kAmdgpuBoList: {
-      std::optional<uint32_t> op;
-      if (in_ok) {
-        op = r.u32("operation", offsetof(AmdgpuBoListIn, operation));
-        if (op) d.fields["operation_name"] = drm_name_or_number(kBoListOps, *op);
-        r.u32("list_handle", offsetof(AmdgpuBoListIn, list_handle));
-      }
-      r.u32("bo_number", at(offsetof(AmdgpuBoListIn, bo_number)));
-      r.u32("bo_info_size", at(offsetof(AmdgpuBoListIn, bo_info_size)));
+      auto op = r.u32("operation", offsetof(AmdgpuBoListIn, operation));
+      if (op) d.fields["operation_name"] = drm_name_or_number(kBoListOps, *op);
+      r.u32("list_handle", offsetof(AmdgpuBoListIn, list_handle));
+      r.u32("bo_number", offsetof(AmdgpuBoListIn, bo_number));
+      r.u32("bo_info_size", offsetof(AmdgpuBoListIn, bo_info_size));
       if (ok && op && *op == kBoListOpCreate) out.u32("list_handle", 0);
       break;
     }
     case kAmdgpuWaitCs: {
-      if (in_ok) r.u64("handle", offsetof(AmdgpuWaitCsIn, handle));
-      r.u64("timeout", at(offsetof(AmdgpuWaitCsIn, timeout)));
-      if (auto ip = r.u32("ip_type", at(offsetof(AmdgpuWaitCsIn, ip_type)))) d.fields["ip_type_name"] = ip_name(*ip);
-      r.u32("ip_instance", at(offsetof(AmdgpuWaitCsIn, ip_instance)));
-      r.u32("ring", at(offsetof(AmdgpuWaitCsIn, ring)));
-      r.u32("ctx_id", at(offsetof(AmdgpuWaitCsIn, ctx_id)));
+      r.u64("handle", offsetof(AmdgpuWaitCsIn, handle));
+      r.u64("timeout", offsetof(AmdgpuWaitCsIn, timeout));
+      if (auto ip = r.u32("ip_type", offsetof(AmdgpuWaitCsIn, ip_type))) d.fields["ip_type_name"] = ip_name(*ip);
+      r.u32("ip_instance", offsetof(AmdgpuWaitCsIn, ip_instance));
+      r.u32("ring", offsetof(AmdgpuWaitCsIn, ring));
+      r.u32("ctx_id", offsetof(AmdgpuWaitCsIn, ctx_id));
       if (ok)
         if (auto st = read_le(c.head, 0, 8)) {
           // 0: the CS completed; 1: still busy when the timeout passed (an answer, not a failure).
@@ -272,17 +283,14 @@ bool decode_amdgpu(uint32_t nr, const IoctlCapture& c, DecodedIoctl& d) {
       r.u64("return_pointer", offsetof(AmdgpuInfo, return_pointer));
       break;
     case kAmdgpuUserq: {
-      std::optional<uint32_t> op;
-      if (in_ok) {
-        op = r.u32("op", offsetof(AmdgpuUserqIn, op));
-        if (op) d.fields["op_name"] = drm_name_or_number(kUserqOps, *op);
-        if (op && *op != kUserqOpCreate) r.u32("queue_id", offsetof(AmdgpuUserqIn, queue_id));
-      }
-      if (auto ip = r.u32("ip_type", at(offsetof(AmdgpuUserqIn, ip_type)))) d.fields["ip_type_name"] = ip_name(*ip);
-      r.u32("doorbell_handle", at(offsetof(AmdgpuUserqIn, doorbell_handle)));
-      r.u32("flags", at(offsetof(AmdgpuUserqIn, flags)));
-      r.u64("queue_va", at(offsetof(AmdgpuUserqIn, queue_va)));
-      r.u64("queue_size", at(offsetof(AmdgpuUserqIn, queue_size)));
+      auto op = r.u32("op", offsetof(AmdgpuUserqIn, op));
+      if (op) d.fields["op_name"] = drm_name_or_number(kUserqOps, *op);
+      if (op && *op != kUserqOpCreate) r.u32("queue_id", offsetof(AmdgpuUserqIn, queue_id));
+      if (auto ip = r.u32("ip_type", offsetof(AmdgpuUserqIn, ip_type))) d.fields["ip_type_name"] = ip_name(*ip);
+      r.u32("doorbell_handle", offsetof(AmdgpuUserqIn, doorbell_handle));
+      r.u32("flags", offsetof(AmdgpuUserqIn, flags));
+      r.u64("queue_va", offsetof(AmdgpuUserqIn, queue_va));
+      r.u64("queue_size", offsetof(AmdgpuUserqIn, queue_size));
       if (ok && op && *op == kUserqOpCreate) out.u32("queue_id", 0);
       break;
     }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "catalogue/driver_catalogue.h"
 #include "decode/driver_ioctl.h"
 #include "events.h"
 
@@ -373,55 +374,74 @@ TEST(AmdgpuIoctl, CsCutAndUnreadableChunks) {
 }
 
 TEST(AmdgpuIoctl, GemCreateInputsFromTheEntryImage) {
-  // drm_amdgpu_gem_create_in (32 B): bo_size, alignment @8, domains @16, domain_flags @24; out handle @0.
+  // drm_amdgpu_gem_create_in (32 B): bo_size, alignment @8, domains @16, domain_flags @24. A success
+  // clears the union and writes out.handle @0 (amdgpu_gem_create_ioctl): the exit copy is the handle
+  // and zeros, the inputs are in the entry image (aux, 32 bytes).
+  Image in(32);
+  in.u64(0, 1 << 20).u64(8, 4096).u64(16, 0x4).u64(24, 1);
   Image out(32);
-  out.u32(0, 12).u64(8, 4096).u64(16, 0x4).u64(24, 1);
-  Image in0(8);
-  in0.u64(0, 1 << 20);
-  auto d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x40, 32), out.b, in0.b);
+  out.u32(0, 12);
+  auto d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x40, 32), out.b, in.b);
   EXPECT_EQ(d.request, "DRM_IOCTL_AMDGPU_GEM_CREATE");
   EXPECT_EQ(d.fields["bo_size"], 1 << 20);
   EXPECT_EQ(d.fields["alignment"], 4096);
   EXPECT_EQ(d.fields["domain_names"], json({"VRAM"}));
+  EXPECT_EQ(d.fields["domain_flags"], 1);
   EXPECT_EQ(d.fields["handle"], 12);
   EXPECT_TRUE(d.args_complete);
-  // Failed and no entry image: the head still holds the inputs, no handle.
-  Image in(32);
-  in.u64(0, 1 << 20).u64(16, 0x2 | 0x4);
-  d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x40, 32), in.b, "", -12);
+  // Failed and no entry image: the exit copy still holds the inputs; no handle.
+  Image failed(32);
+  failed.u64(0, 1 << 20).u64(16, 0x2 | 0x4);
+  d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x40, 32), failed.b, "", -12);
   EXPECT_EQ(d.fields["bo_size"], 1 << 20);
   EXPECT_EQ(d.fields["domain_names"], json({"GTT", "VRAM"}));
   EXPECT_FALSE(d.fields.contains("handle"));
-  // Succeeded without the entry image: bo_size is gone, never the handle read as a size.
+  EXPECT_TRUE(d.args_complete);
+  // Succeeded with only 8 entry bytes (a struct at a page end): bo_size; never the zeros read as inputs.
+  d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x40, 32), out.b, in.b.substr(0, 8));
+  EXPECT_EQ(d.fields["bo_size"], 1 << 20);
+  EXPECT_FALSE(d.fields.contains("domains"));
+  EXPECT_EQ(d.fields["handle"], 12);
+  EXPECT_FALSE(d.args_complete);
+  // Succeeded without an entry image: only the output.
   d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x40, 32), out.b, "");
-  EXPECT_FALSE(d.fields.contains("bo_size"));
-  EXPECT_EQ(d.fields["domain_names"], json({"VRAM"}));
+  EXPECT_EQ(d.fields, json({{"handle", 12}}));
   EXPECT_FALSE(d.args_complete);
 }
 
 TEST(AmdgpuIoctl, CtxAllocAndWaitCs) {
-  Image out(16);  // out.alloc.ctx_id @0 over op/flags
-  out.u32(0, 2);
-  Image in0(8);
-  in0.u32(0, 1);  // AMDGPU_CTX_OP_ALLOC_CTX
-  auto d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x42, 16), out.b, in0.b);
+  Image in(16);  // op = AMDGPU_CTX_OP_ALLOC_CTX, flags, ctx_id, priority = HIGH (512)
+  in.u32(0, 1).u32(12, 512);
+  Image out = in;
+  out.u32(0, 2);  // out.alloc.ctx_id over op
+  // The entry image is 32 bytes of the caller's memory: past the 16-byte struct is not the argument.
+  auto d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x42, 16), out.b, in.b + std::string(16, '\x7f'));
   EXPECT_EQ(d.request, "DRM_IOCTL_AMDGPU_CTX");
-  EXPECT_EQ(d.fields["op_name"], "ALLOC_CTX");
-  EXPECT_EQ(d.fields["ctx_id"], 2);
+  EXPECT_EQ(d.fields, json({{"op", 1}, {"op_name", "ALLOC_CTX"}, {"flags", 0}, {"priority", 512}, {"ctx_id", 2}}));
+  EXPECT_TRUE(d.args_complete);
 
   // drm_amdgpu_wait_cs_in (32 B): handle, timeout @8, ip_type @16, ip_instance @20, ring @24, ctx_id @28.
+  // A success clears it and writes out.status (1: busy) @0.
   Image wait(32);
-  wait.u64(0, 1).u64(8, 1000000000).u32(16, 0).u32(28, 3);  // out.status = 1 (busy)
-  Image h(8);
-  h.u64(0, 0x55);
-  d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x49, 32), wait.b, h.b);
+  wait.u64(0, 0x55).u64(8, 1000000000).u32(16, 1).u32(24, 2).u32(28, 3);
+  Image status(32);
+  status.u64(0, 1);
+  d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x49, 32), status.b, wait.b);
   EXPECT_EQ(d.request, "DRM_IOCTL_AMDGPU_WAIT_CS");
   EXPECT_EQ(d.fields["handle"], 0x55);
-  EXPECT_EQ(d.fields["ip_type_name"], "GFX");
+  EXPECT_EQ(d.fields["timeout"], 1000000000);
+  EXPECT_EQ(d.fields["ip_type_name"], "COMPUTE");
+  EXPECT_EQ(d.fields["ring"], 2);
   EXPECT_EQ(d.fields["ctx_id"], 3);
   EXPECT_EQ(d.status, 1);
   EXPECT_EQ(d.status_name, "busy");
   EXPECT_FALSE(d.failed) << "a wait that timed out is an answer";
+  // No entry image: the cleared struct is not read as GFX ring 0 of context 0.
+  d = decode(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x49, 32), status.b, "");
+  EXPECT_FALSE(d.fields.contains("ip_type_name"));
+  EXPECT_FALSE(d.fields.contains("ctx_id"));
+  EXPECT_EQ(d.status, 1);
+  EXPECT_FALSE(d.args_complete);
 }
 
 TEST(AmdgpuIoctl, UserQueueAndInfo) {
@@ -445,3 +465,39 @@ TEST(AmdgpuIoctl, UserQueueAndInfo) {
 }
 
 }  // namespace
+
+// What the loader installs for BPF (catalogue/ioctl_rules.cpp): the blocks
+// the decoders above read from aux.
+TEST(DrmRules, WhatBpfCopies) {
+  auto rules = ioctl_rules(NvidiaVersion{});
+  auto find = [&](uint32_t driver, uint32_t cmd) -> const gpuobs_ioctl_rule* {
+    for (const auto& r : rules)
+      if (r.key.driver == driver && r.key.cmd_key == ioctl_cmd_key(driver, cmd)) return &r.rule;
+    return nullptr;
+  };
+  // Keys drop direction and size: _IOW and _IOWR, any size, one rule.
+  EXPECT_EQ(ioctl_cmd_key(GPUOBS_DRV_XE, drm_cmd(1, 0x45, 136)), 0x6445u);
+  EXPECT_EQ(ioctl_cmd_key(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x44, 24)), 0x6444u);
+  const auto* bind = find(GPUOBS_DRV_XE, drm_cmd(1, 0x45, 136));
+  ASSERT_NE(bind, nullptr);
+  EXPECT_EQ(bind->aux_mode, GPUOBS_IOCTL_AUX_PTR);
+  EXPECT_EQ(bind->aux_off, 24);   // vector_of_binds
+  EXPECT_EQ(bind->aux_len, 240);  // 3 bind ops of 80 bytes
+  EXPECT_EQ(bind->head_len, 0);   // _IOC_SIZE
+  const auto* queue = find(GPUOBS_DRV_XE, drm_cmd(3, 0x46, 48));
+  ASSERT_NE(queue, nullptr);
+  EXPECT_EQ(queue->aux_off, 24);  // instances
+  EXPECT_EQ(queue->aux_len, 64);  // 8 engine class instances
+  const auto* cs = find(GPUOBS_DRV_AMDGPU, drm_cmd(3, 0x44, 24));
+  ASSERT_NE(cs, nullptr);
+  EXPECT_EQ(cs->aux_mode, GPUOBS_IOCTL_AUX_AMDGPU_CS);
+  EXPECT_EQ(cs->aux_len, sizeof(gpuobs_amdgpu_cs_aux));
+  for (uint32_t nr : {0x40u, 0x41u, 0x42u, 0x43u, 0x49u, 0x56u}) {  // the unions
+    const auto* r = find(GPUOBS_DRV_AMDGPU, drm_cmd(3, nr, 16));
+    ASSERT_NE(r, nullptr) << nr;
+    EXPECT_EQ(r->aux_mode, GPUOBS_IOCTL_AUX_ENTRY) << nr;
+    EXPECT_EQ(r->aux_len, 32) << nr;  // GPUOBS_IOCTL_ENTRY_MAX
+  }
+  EXPECT_EQ(find(GPUOBS_DRV_AMDGPU, drm_cmd(1, 0x48, 64)), nullptr) << "GEM_VA is no union";
+  EXPECT_EQ(find(GPUOBS_DRV_I915, drm_cmd(1, 0x69, 64)), nullptr) << "EXECBUFFER2 fits its head";
+}

@@ -19,7 +19,9 @@ using json = nlohmann::json;
 namespace {
 
 constexpr uint64_t kT0 = 1'000'000'000;
-constexpr uint32_t drm_cmd(uint32_t dir, uint32_t nr, uint32_t size) { return dir << 30 | size << 16 | 0x64u << 8 | nr; }
+constexpr uint32_t drm_cmd(uint32_t dir, uint32_t nr, uint32_t size) {
+  return dir << 30 | size << 16 | 0x64u << 8 | nr;
+}
 
 std::string image(size_t size, std::initializer_list<std::pair<size_t, uint64_t>> fields, size_t width = 4) {
   std::string b(size, '\0');
