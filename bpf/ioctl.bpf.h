@@ -103,7 +103,6 @@ static __always_inline __u32 user__copy(__u8 *dst, __u32 want, __u64 src)
 	return first;
 }
 
-/* The argument struct and, by the rule, the block one of its fields names. */
 /* The first GPUOBS_IOCTL_ENTRY_MAX bytes of the argument into the entry, or
  * what of them the first page holds (a small struct at a page's end). */
 static __always_inline __u32 ioctl__entry_copy(__u8 *dst, __u64 src)
@@ -119,6 +118,8 @@ static __always_inline __u32 ioctl__entry_copy(__u8 *dst, __u64 src)
 	return first;
 }
 
+/* The argument struct and, by the rule, the block one of its fields names
+ * (or the entry's copy of the argument: in, in_len). */
 static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e, const __u8 *in, __u32 in_len)
 {
 	struct gpuobs_ioctl_rule_key key = {
