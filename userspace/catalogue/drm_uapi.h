@@ -101,6 +101,8 @@ enum I915Nr : uint32_t {
   kI915GemWait = 0x2c,
   kI915GemContextCreate = 0x2d,  // and CONTEXT_CREATE_EXT (16 bytes)
   kI915GemContextDestroy = 0x2e,
+  kI915GemContextGetparam = 0x34,
+  kI915GemContextSetparam = 0x35,
   kI915Query = 0x39,
   kI915GemVmCreate = 0x3a,
   kI915GemVmDestroy = 0x3b,
@@ -143,6 +145,14 @@ struct I915Query {  // struct drm_i915_query
   uint32_t num_items, flags;
   uint64_t items_ptr;
 };
+struct I915ContextParam {  // struct drm_i915_gem_context_param (GET/SETPARAM)
+  uint32_t ctx_id, size;
+  uint64_t param, value;
+};
+struct I915VmControl {  // struct drm_i915_gem_vm_control (VM_CREATE/DESTROY)
+  uint64_t extensions;
+  uint32_t flags, vm_id;
+};
 struct I915Getparam {  // drm_i915_getparam_t: __s32 param, int __user *value
   int32_t param;
   uint32_t pad;
@@ -158,6 +168,9 @@ static_assert(sizeof(I915ContextCreateExt) == 16 && sizeof(I915GemWait) == 16 &&
 static_assert(sizeof(I915GemMmapOffset) == 32 && offsetof(I915GemMmapOffset, offset) == 8 &&
               offsetof(I915GemMmapOffset, flags) == 16);
 static_assert(sizeof(I915Query) == 16 && sizeof(I915Getparam) == 16);
+static_assert(sizeof(I915ContextParam) == 24 && offsetof(I915ContextParam, param) == 8 &&
+              offsetof(I915ContextParam, value) == 16);
+static_assert(sizeof(I915VmControl) == 16 && offsetof(I915VmControl, vm_id) == 12);
 
 // ---- xe (xe_drm.h) ----------------------------------------------------------
 enum XeNr : uint32_t {

@@ -59,6 +59,13 @@ constexpr DrmName kExecFlags[] = {
     {1u << 20, "FENCE_SUBMIT"},  {1u << 21, "USE_EXTENSIONS"},
 };
 
+// I915_CONTEXT_PARAM_*: ENGINES sets the engine map the execbuffer ring bits
+// then index, VM the address space the context runs in.
+constexpr DrmName kContextParams[] = {
+    {0x1, "BAN_PERIOD"}, {0x2, "NO_ZEROMAP"}, {0x3, "GTT_SIZE"}, {0x4, "NO_ERROR_CAPTURE"},
+    {0x5, "BANNABLE"},   {0x6, "PRIORITY"},   {0x7, "SSEU"},     {0x8, "RECOVERABLE"},
+    {0x9, "VM"},         {0xa, "ENGINES"}};
+
 constexpr DrmName kMmapOffsetFlags[] = {{0, "GTT"}, {1, "WC"}, {2, "WB"}, {3, "UC"}, {4, "FIXED"}};
 
 void execbuffer2(const IoctlCapture& c, DecodedIoctl& d) {
@@ -120,6 +127,21 @@ bool decode_i915(uint32_t nr, const IoctlCapture& c, DecodedIoctl& d) {
       if (ok) r.u32("ctx_id", offsetof(I915ContextCreateExt, ctx_id));
       break;
     case kI915GemContextDestroy: r.u32("ctx_id", offsetof(I915ContextCreateExt, ctx_id)); break;
+    case kI915GemContextGetparam:
+    case kI915GemContextSetparam: {
+      r.u32("ctx_id", offsetof(I915ContextParam, ctx_id));
+      r.u32("size", offsetof(I915ContextParam, size));
+      if (auto p = r.u64("param", offsetof(I915ContextParam, param)); p && *p <= UINT32_MAX)
+        d.fields["param_name"] = drm_name_or_number(kContextParams, uint32_t(*p));
+      // SET: the value or a pointer to it (ENGINES: the engine map); GET: the answer.
+      if (nr == kI915GemContextSetparam || ok) r.u64("value", offsetof(I915ContextParam, value));
+      break;
+    }
+    case kI915GemVmCreate:
+      r.u32("flags", offsetof(I915VmControl, flags));
+      if (ok) r.u32("vm_id", offsetof(I915VmControl, vm_id));
+      break;
+    case kI915GemVmDestroy: r.u32("vm_id", offsetof(I915VmControl, vm_id)); break;
     case kI915GemWait:
       r.u32("bo_handle", offsetof(I915GemWait, bo_handle));
       r.u32("flags", offsetof(I915GemWait, flags));

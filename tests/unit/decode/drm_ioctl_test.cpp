@@ -167,6 +167,23 @@ TEST(I915Ioctl, CreateContextsAndMmap) {
   EXPECT_EQ(d.fields["offset"], 0x100000);
 }
 
+TEST(I915Ioctl, ContextEngineMapAndVm) {
+  Image p(24);  // drm_i915_gem_context_param: ctx_id, size @4, param @8, value @16
+  p.u32(0, 5).u32(4, 40).u64(8, 0xa).u64(16, 0x7f000000a000);
+  auto d = decode(GPUOBS_DRV_I915, drm_cmd(3, 0x75, 24), p.b);
+  EXPECT_EQ(d.request, "DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM");
+  EXPECT_EQ(d.fields,
+            json({{"ctx_id", 5}, {"size", 40}, {"param", 0xa}, {"param_name", "ENGINES"}, {"value", 0x7f000000a000}}));
+  d = decode(GPUOBS_DRV_I915, drm_cmd(3, 0x74, 24), p.b, "", -22);
+  EXPECT_EQ(d.request, "DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM");
+  EXPECT_FALSE(d.fields.contains("value")) << "GET failed: no answer";
+  Image vm(16);  // drm_i915_gem_vm_control: extensions, flags @8, vm_id @12
+  vm.u32(12, 2);
+  d = decode(GPUOBS_DRV_I915, drm_cmd(3, 0x7a, 16), vm.b);
+  EXPECT_EQ(d.request, "DRM_IOCTL_I915_GEM_VM_CREATE");
+  EXPECT_EQ(d.fields, json({{"flags", 0}, {"vm_id", 2}}));
+}
+
 // ---- xe ----
 
 // drm_xe_vm_bind_op (80 B): obj @8, pat_index @12, obj_offset @16, range @24, addr @32, op @40, flags @44.
