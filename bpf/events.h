@@ -22,8 +22,9 @@
 
 /* Bumped whenever a record layout, type number or counter index changes. */
 #define GPUOBS_ABI_VERSION                                                                                             \
-	8 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;                     \
-	     8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold) */
+	9 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;                     \
+	     8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold);                                   \
+	     9: DRM drivers (i915, xe, amdgpu, drm), ioctl aux modes ENTRY and AMDGPU_CS */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH    1 /* struct gpuobs_launch */
@@ -278,12 +279,17 @@ struct gpuobs_launch {
 #define GPUOBS_DRV_NVIDIA     1 /* /dev/nvidiactl, /dev/nvidiaN (RM escapes, 'F') */
 #define GPUOBS_DRV_NVIDIA_UVM 2 /* /dev/nvidia-uvm(-tools): raw command numbers */
 #define GPUOBS_DRV_KFD        3 /* /dev/kfd ('K') */
+#define GPUOBS_DRV_I915       4 /* a DRM node (char major 226) of the i915 driver ('d') */
+#define GPUOBS_DRV_XE         5 /* a DRM node of the xe driver */
+#define GPUOBS_DRV_AMDGPU     6 /* a DRM node of the amdgpu driver */
+#define GPUOBS_DRV_DRM        7 /* a DRM node of any other driver: core DRM requests only */
 
 /*
  * What the ioctl exit copies from the process, per (driver, command): a rule
  * in the ioctl_rules map, filled by user space from its decoder tables.
- * cmd_key is cmd & 0xffff (type and number) for NVIDIA and KFD, whose
- * argument sizes change across versions; the whole cmd otherwise.
+ * cmd_key is the whole cmd for NVIDIA UVM (raw numbers) and a device
+ * without a driver; cmd & 0xffff (type and number) otherwise: NVIDIA, KFD
+ * and DRM dispatch on the number and accept every size a version had.
  * Without a rule: head = _IOC_SIZE(cmd) bytes (none for UVM), no aux.
  */
 #define GPUOBS_IOCTL_HEAD_MAX 256
@@ -291,6 +297,15 @@ struct gpuobs_launch {
 #define GPUOBS_IOCTL_AUX_NONE 0
 #define GPUOBS_IOCTL_AUX_PTR  1 /* aux from the u64 pointer at head[aux_off] */
 #define GPUOBS_IOCTL_AUX_ARG  2 /* aux from arg + aux_off (a field past the head) */
+/* aux: the argument's first aux_len (at most GPUOBS_IOCTL_ENTRY_MAX) bytes as
+ * they were at syscall entry. amdgpu's arguments are unions of an in and an
+ * out struct: a call that succeeds writes its outputs over the inputs (the
+ * CS sequence over ctx_id; GEM_CREATE, BO_LIST and WAIT_CS clear the whole
+ * struct first), so what the exit copies no longer holds them. */
+#define GPUOBS_IOCTL_AUX_ENTRY 3
+#define GPUOBS_IOCTL_ENTRY_MAX 32
+/* aux: struct gpuobs_amdgpu_cs_aux (AMDGPU_CS, three levels of pointers). */
+#define GPUOBS_IOCTL_AUX_AMDGPU_CS 4
 struct gpuobs_ioctl_rule_key {
 	__u32 driver; /* GPUOBS_DRV_* */
 	__u32 cmd_key;
@@ -328,6 +343,33 @@ struct gpuobs_ioctl {
 #define GPUOBS_IOCTL_F_HEAD_FAULT 1u /* *arg (or part of it) unreadable */
 #define GPUOBS_IOCTL_F_AUX_FAULT  2u /* nothing of the aux block was readable */
 #define GPUOBS_IOCTL_F_HEAD_CUT   4u /* the argument is larger than head */
+
+/* What the ioctl exit keeps of an AMDGPU_CS call's chunk chain in aux
+ * (bpf/drm.bpf.h: amdgpu__cs_chunks). drm_amdgpu_cs_in.chunks points to an
+ * array of num_chunks user pointers, each to a drm_amdgpu_cs_chunk {chunk_id,
+ * length_dw, chunk_data}, and chunk_data to the chunk's payload (an IB's
+ * drm_amdgpu_cs_chunk_ib names its engine). The first
+ * GPUOBS_AMDGPU_CS_CHUNKS chunks are kept, each with the first
+ * GPUOBS_AMDGPU_CS_DATA bytes of its payload (a whole chunk_ib, a fence, the
+ * first dependency); the decoder counts the chunks past them as cut. */
+#define GPUOBS_AMDGPU_CS_CHUNKS 6
+#define GPUOBS_AMDGPU_CS_DATA   32
+/* drm_amdgpu_cs_in's size and the offsets the walk reads (include/uapi/drm/
+ * amdgpu_drm.h; checked against userspace/catalogue/drm_uapi.h's mirror). */
+#define GPUOBS_AMDGPU_CS_IN_SIZE       24
+#define GPUOBS_AMDGPU_CS_IN_NUM_CHUNKS 8
+#define GPUOBS_AMDGPU_CS_IN_CHUNKS     16
+struct gpuobs_amdgpu_cs_chunk {
+	__u32 chunk_id;                   /* AMDGPU_CHUNK_ID_* */
+	__u32 length_dw;                  /* payload length, 4-byte words */
+	__u8 data[GPUOBS_AMDGPU_CS_DATA]; /* min(length_dw * 4, 32) bytes of the payload */
+};
+struct gpuobs_amdgpu_cs_aux {
+	__u64 in0;         /* drm_amdgpu_cs_in's first 8 bytes at entry (ctx_id, bo_list_handle) */
+	__u32 chunks_read; /* chunk headers copied (chunk[0..chunks_read)) */
+	__u32 data_read;   /* bit i: chunk[i].data copied */
+	struct gpuobs_amdgpu_cs_chunk chunk[GPUOBS_AMDGPU_CS_CHUNKS];
+};
 
 /* Process lifecycle. fork: hdr.tgid = child; exec: filename set; exit: exit_code. */
 struct gpuobs_proc {
@@ -485,6 +527,14 @@ GPUOBS_ASSERT_OFF(gpuobs_ioctl, flags, 72);
 GPUOBS_ASSERT_OFF(gpuobs_ioctl, pad0, 76);
 GPUOBS_ASSERT_OFF(gpuobs_ioctl, head, 80);
 GPUOBS_ASSERT_OFF(gpuobs_ioctl, aux, 80 + GPUOBS_IOCTL_HEAD_MAX);
+GPUOBS_ASSERT_SIZE(gpuobs_amdgpu_cs_chunk, 40);
+GPUOBS_ASSERT_OFF(gpuobs_amdgpu_cs_chunk, length_dw, 4);
+GPUOBS_ASSERT_OFF(gpuobs_amdgpu_cs_chunk, data, 8);
+GPUOBS_ASSERT_SIZE(gpuobs_amdgpu_cs_aux, 16 + 40 * GPUOBS_AMDGPU_CS_CHUNKS);
+GPUOBS_ASSERT_OFF(gpuobs_amdgpu_cs_aux, chunks_read, 8);
+GPUOBS_ASSERT_OFF(gpuobs_amdgpu_cs_aux, data_read, 12);
+GPUOBS_ASSERT_OFF(gpuobs_amdgpu_cs_aux, chunk, 16);
+GPUOBS_ASSERT(sizeof(struct gpuobs_amdgpu_cs_aux) <= GPUOBS_IOCTL_AUX_MAX, "amdgpu CS chunks above the aux size");
 
 GPUOBS_ASSERT_SIZE(gpuobs_proc, 312);
 GPUOBS_ASSERT_OFF(gpuobs_proc, start_boottime_ns, 24);

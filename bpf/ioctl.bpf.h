@@ -1,22 +1,24 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* ioctl(2) on watched character devices (NVIDIA 195:*, nvidia-uvm, /dev/kfd,
- * or a stand-in device chosen by a test). Entry stores the call per thread;
+ * DRM nodes 226:N, or a stand-in device chosen by a test). Entry stores the call per thread;
  * exit emits one record with latency and return value. */
 #ifndef GPUOBS_IOCTL_BPF_H
 #define GPUOBS_IOCTL_BPF_H
 
 #include "maps.bpf.h"
 #include "stack.bpf.h"
+#include "drm.bpf.h"
 
 struct ioctl_entry {
 	__u64 ts_ns;
 	__u64 arg;
+	__u8 in[GPUOBS_IOCTL_ENTRY_MAX]; /* amdgpu: the argument at entry (GPUOBS_IOCTL_AUX_ENTRY) */
 	__u32 cmd;
 	__u32 major;
 	__u32 minor;
 	__s32 fd;
 	__u32 driver;
-	__u32 pad;
+	__u32 in_len; /* valid bytes of in */
 };
 
 /* (driver, command) -> what to copy of its argument (events.h). */
@@ -101,12 +103,29 @@ static __always_inline __u32 user__copy(__u8 *dst, __u32 want, __u64 src)
 	return first;
 }
 
-/* The argument struct and, by the rule, the block one of its fields names. */
-static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e)
+/* The first GPUOBS_IOCTL_ENTRY_MAX bytes of the argument into the entry, or
+ * what of them the first page holds (a small struct at a page's end). */
+static __always_inline __u32 ioctl__entry_copy(__u8 *dst, __u64 src)
+{
+	if (bpf_probe_read_user(dst, GPUOBS_IOCTL_ENTRY_MAX, (void *)src) == 0)
+		return GPUOBS_IOCTL_ENTRY_MAX;
+	__u64 first = GPUOBS_PAGE - (src & (GPUOBS_PAGE - 1));
+	if (first >= GPUOBS_IOCTL_ENTRY_MAX)
+		return 0;
+	GPUOBS_CLAMP(first, GPUOBS_IOCTL_ENTRY_MAX);
+	if (!first || bpf_probe_read_user(dst, first, (void *)src))
+		return 0;
+	return first;
+}
+
+/* The argument struct and, by the rule, the block one of its fields names
+ * (or the entry's copy of the argument: in, in_len). */
+static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e, const __u8 *in, __u32 in_len)
 {
 	struct gpuobs_ioctl_rule_key key = {
 		.driver = e->driver,
-		.cmd_key = (e->driver == GPUOBS_DRV_NVIDIA || e->driver == GPUOBS_DRV_KFD) ? (e->cmd & 0xffff) : e->cmd,
+		.cmd_key = (e->driver == GPUOBS_DRV_NVIDIA_UVM || e->driver == GPUOBS_DRV_OTHER) ? e->cmd
+												 : (e->cmd & 0xffff),
 	};
 	struct gpuobs_ioctl_rule *rule = bpf_map_lookup_elem(&ioctl_rules, &key);
 	__u32 want = 0;
@@ -122,6 +141,19 @@ static __always_inline void ioctl__copy_args(struct gpuobs_ioctl *e)
 		e->flags |= GPUOBS_IOCTL_F_HEAD_FAULT;
 	if (!rule || rule->aux_mode == GPUOBS_IOCTL_AUX_NONE)
 		return;
+	if (rule->aux_mode == GPUOBS_IOCTL_AUX_ENTRY || rule->aux_mode == GPUOBS_IOCTL_AUX_AMDGPU_CS) {
+		if (in_len < 8) {
+			e->flags |= GPUOBS_IOCTL_F_AUX_FAULT;
+			return;
+		}
+		if (rule->aux_mode == GPUOBS_IOCTL_AUX_AMDGPU_CS) {
+			e->aux_len = amdgpu__cs_chunks(e, got, *(const __u64 *)in);
+		} else {
+			__builtin_memcpy(e->aux, in, GPUOBS_IOCTL_ENTRY_MAX);
+			e->aux_len = in_len < rule->aux_len ? in_len : rule->aux_len;
+		}
+		return;
+	}
 	__u64 src = 0;
 	__u32 len = rule->aux_len;
 	__u32 off = rule->aux_off;
@@ -172,6 +204,8 @@ int ioctl_enter(struct trace_event_raw_sys_enter *ctx)
 		.fd = fd,
 		.driver = (__u32)driver,
 	};
+	if (driver == GPUOBS_DRV_AMDGPU)
+		ent.in_len = ioctl__entry_copy(ent.in, ent.arg);
 	inflight__store(&ioctl_inflight, (__u32)pid_tgid, &ent, GPUOBS_CNT_IOCTL_STALE, GPUOBS_CNT_IOCTL_ENTRY_FULL);
 	return 0;
 }
@@ -205,8 +239,12 @@ int ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	e->aux_len = 0;
 	e->flags = 0;
 	e->pad0 = 0;
+	/* The entry's bytes outlive its deletion on this program's stack. */
+	__u8 in[GPUOBS_IOCTL_ENTRY_MAX];
+	__builtin_memcpy(in, ent->in, sizeof(in));
+	__u32 in_len = ent->in_len;
 	bpf_map_delete_elem(&ioctl_inflight, &tid);
-	ioctl__copy_args(e);
+	ioctl__copy_args(e, in, in_len);
 	/* The syscall's user registers: the thread is in ioctl(2) itself. */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 stack = stack__fill(ctx, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp),

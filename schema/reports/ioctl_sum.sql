@@ -3,7 +3,7 @@
 -- UVM_MAP_EXTERNAL_ALLOCATION, AMDKFD_IOC_WAIT_EVENTS); RM controls are
 -- counted under NV_ESC_RM_CONTROL (their commands: driver_calls). A
 -- request no decoder knows shows as its number.
--- Columns: driver (nvidia, nvidia-uvm, kfd, other), request, calls,
+-- Columns: driver (nvidia, nvidia-uvm, kfd, i915, xe, amdgpu, drm, other), request, calls,
 --   total_ns, avg_ns, max_ns (latency: syscall entry to exit, so the time
 --   a blocking call waited), failed (negative return or an error status).
 -- Filters: :pid, :process, :since_s, :until_s (see api_sum.sql).

@@ -1,7 +1,8 @@
 // The driver ioctl decoders (userspace/decode/driver_ioctl.cpp and the
-// NVIDIA RM, UVM and AMD KFD files beside it) on any argument image a traced
-// process could leave. Input layout (tests/fuzz/README.md):
-//   [0]      driver (GPUOBS_DRV_*, modulo 4)
+// NVIDIA RM, UVM, AMD KFD and DRM (i915, xe, amdgpu) files beside it) on
+// any argument image a traced process could leave. Input layout
+// (tests/fuzz/README.md):
+//   [0]      driver (GPUOBS_DRV_*, modulo 8)
 //   [1..4]   cmd, little-endian
 //   [5..6]   head length (modulo GPUOBS_IOCTL_HEAD_MAX + 1)
 //   [7]      NVIDIA version: one of kVersions (index modulo its size)
@@ -36,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr size_t kPrefix = 16;
   if (size < kPrefix) return -1;  // not worth keeping in the corpus
   gpuobs::IoctlCapture c;
-  c.driver = data[0] % 4;
+  c.driver = data[0] % 8;
   c.cmd = static_cast<uint32_t>(le(data + 1, 4));
   size_t head_len = le(data + 5, 2) % (GPUOBS_IOCTL_HEAD_MAX + 1);
   c.nvidia = kVersions[data[7] % std::size(kVersions)];
@@ -45,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   head_len = std::min(head_len, rest.size());
   c.head = rest.substr(0, head_len);
   c.aux = rest.substr(head_len, GPUOBS_IOCTL_AUX_MAX);
-  c.dev_minor = data[0] >> 2;
+  c.dev_minor = data[0] >> 3;
 
   gpuobs::DecodedIoctl d = gpuobs::decode_ioctl(c);
   std::string fields = d.fields.dump();  // throws (and aborts the fuzzer) on invalid UTF-8

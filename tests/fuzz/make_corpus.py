@@ -108,7 +108,7 @@ def decoder_seeds():
 
 
 # ---- ioctl argument images (fuzz_ioctl.cpp) -------------------------------
-DRV_NVIDIA, DRV_UVM, DRV_KFD = 1, 2, 3
+DRV_NVIDIA, DRV_UVM, DRV_KFD, DRV_I915, DRV_XE, DRV_AMDGPU = 1, 2, 3, 4, 5, 6
 
 
 def ioctl_input(driver, cmd, head, aux=b"", version=7, ret=0):
@@ -121,6 +121,10 @@ def nv_cmd(nr, size):
 
 def kfd_cmd(direction, nr, size):
     return direction << 30 | size << 16 | 0x4B << 8 | nr
+
+
+def drm_cmd(direction, nr, size):
+    return direction << 30 | size << 16 | 0x64 << 8 | nr
 
 
 def ioctl_seeds():
@@ -140,6 +144,15 @@ def ioctl_seeds():
     write(t, "kfd-alloc-memory", ioctl_input(DRV_KFD, kfd_cmd(3, 0x16, 40), struct.pack("<QQQQII", 0x7F0000000000, 1 << 20, 0, 0, 0x1234, 4)))
     write(t, "kfd-create-queue", ioctl_input(DRV_KFD, kfd_cmd(3, 0x02, 96), bytes(96)))
     write(t, "kfd-wait-events", ioctl_input(DRV_KFD, kfd_cmd(3, 0x0C, 24), struct.pack("<QIII", 0x7FFD0000, 1, 1, 1000)))
+    execbuf = struct.pack("<QIIIIIIQQQQ", 0x7F0000002000, 3, 0, 4096, 0, 0, 0, 0, 1 | 1 << 11, 5, 0)
+    write(t, "i915-execbuffer2", ioctl_input(DRV_I915, drm_cmd(1, 0x69, 64), execbuf))
+    bind = struct.pack("<QIHHQQQIIII", 0, 4, 0, 0, 0, 0x10000, 0x200000, 0, 0, 0, 0).ljust(80, b"\0")
+    vm_bind = struct.pack("<QIIII", 0, 1, 0, 0, 2) + struct.pack("<Q", 0x7F0000005000).ljust(80, b"\0") + bytes(32)
+    write(t, "xe-vm-bind-array", ioctl_input(DRV_XE, drm_cmd(1, 0x45, 136), vm_bind, bind + bind))
+    cs_in = struct.pack("<IIIIQ", 0x55, 0, 2, 0, 0x7F0000008000)
+    ib = struct.pack("<IIQIIII", 0, 0, 0x800000000, 256, 1, 0, 0)
+    cs_aux = struct.pack("<QII", 3, 2, 3) + struct.pack("<II", 1, 8) + ib + struct.pack("<II", 2, 2) + bytes(32)
+    write(t, "amdgpu-cs", ioctl_input(DRV_AMDGPU, drm_cmd(3, 0x44, 24), cs_in, cs_aux))
 
 
 # ---- API calls (fuzz_api_args.cpp) ----------------------------------------

@@ -376,10 +376,11 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
     auto d = parse_device_spec(spec);
     if (!d) return make_error(d.error().message, d.error().hint, 2);
     // "--watch-dev /dev/nvidia0" must not turn a GPU node into an undecoded
-    // one: a spec without DRIVER= takes its major's driver.
+    // one: a spec without DRIVER= takes its major's driver, or its node's
+    // (DRM nodes of one major belong to different drivers).
     if (d->driver == GPUOBS_DRV_OTHER)
       for (const auto& h : host)
-        if (h.major == d->major) d->driver = h.driver;
+        if (h.major == d->major && (!h.minor || !d->minor || *h.minor == *d->minor)) d->driver = h.driver;
     devs.push_back(*d);
   }
   for (const auto& d : devs) {

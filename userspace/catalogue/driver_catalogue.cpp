@@ -56,16 +56,20 @@ NvidiaVersion parse_nvidia_version(std::string_view text) {
 }
 
 uint32_t ioctl_cmd_key(uint32_t driver, uint32_t cmd) {
-  // NVIDIA and KFD accept one request with several sizes: the key drops the
-  // direction and size bits (must match the BPF ioctl exit, events.h).
-  if (driver == GPUOBS_DRV_NVIDIA || driver == GPUOBS_DRV_KFD) return cmd & 0xffffu;
-  return cmd;
+  // NVIDIA, KFD and DRM accept one request with several sizes: the key drops
+  // the direction and size bits (must match the BPF ioctl exit, events.h).
+  if (driver == GPUOBS_DRV_NVIDIA_UVM || driver == GPUOBS_DRV_OTHER) return cmd;
+  return cmd & 0xffffu;
 }
 
 uint32_t driver_from_name(std::string_view name) {
   if (name == "nvidia" || name == "nvidiactl" || name == "nvidia-modeset") return GPUOBS_DRV_NVIDIA;
   if (name == "nvidia-uvm" || name == "nvidia-uvm-tools") return GPUOBS_DRV_NVIDIA_UVM;
   if (name == "kfd") return GPUOBS_DRV_KFD;
+  if (name == "i915") return GPUOBS_DRV_I915;
+  if (name == "xe") return GPUOBS_DRV_XE;
+  if (name == "amdgpu") return GPUOBS_DRV_AMDGPU;
+  if (name == "drm") return GPUOBS_DRV_DRM;
   return GPUOBS_DRV_OTHER;
 }
 
@@ -74,6 +78,10 @@ std::string_view driver_name(uint32_t driver) {
     case GPUOBS_DRV_NVIDIA: return "nvidia";
     case GPUOBS_DRV_NVIDIA_UVM: return "nvidia-uvm";
     case GPUOBS_DRV_KFD: return "kfd";
+    case GPUOBS_DRV_I915: return "i915";
+    case GPUOBS_DRV_XE: return "xe";
+    case GPUOBS_DRV_AMDGPU: return "amdgpu";
+    case GPUOBS_DRV_DRM: return "drm";
     default: return "other";
   }
 }

@@ -38,8 +38,11 @@ std::vector<IoctlRuleEntry> ioctl_rules(const NvidiaVersion& v);
 // The key BPF computes for a command of a driver (events.h).
 uint32_t ioctl_cmd_key(uint32_t driver, uint32_t cmd);
 // Driver kind of a /proc/devices name ("nvidia", "nvidiactl", "nvidia-uvm",
-// "kfd") or of a user's spec prefix; GPUOBS_DRV_OTHER if none.
+// "kfd"), of a DRM node's kernel driver ("i915", "xe", "amdgpu"; "drm" for
+// the core requests of any other) or of a user's spec prefix;
+// GPUOBS_DRV_OTHER if none.
 uint32_t driver_from_name(std::string_view name);
-std::string_view driver_name(uint32_t driver);  // "nvidia", "nvidia-uvm", "kfd", "other"
+// "nvidia", "nvidia-uvm", "kfd", "i915", "xe", "amdgpu", "drm", "other"
+std::string_view driver_name(uint32_t driver);
 
 }  // namespace gpuobs

@@ -1,10 +1,12 @@
 // What BPF copies at each watched ioctl's exit (the ioctl_rules map), per
 // driver and driver version: built from the command catalogues, installed by
 // the loader (Engine::set_ioctl_rules).
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "catalogue/driver_catalogue.h"
+#include "catalogue/drm_uapi.h"
 #include "catalogue/nvidia_escapes.h"
 #include "catalogue/uvm_commands.h"
 
@@ -52,12 +54,38 @@ void add_uvm_rules(const NvidiaVersion& v, std::vector<IoctlRuleEntry>& rules) {
   }
 }
 
+// DRM driver requests: the key is ('d' << 8) | (DRM_COMMAND_BASE + nr).
+gpuobs_ioctl_rule_key drm_key(uint32_t driver, uint32_t nr) {
+  return gpuobs_ioctl_rule_key{.driver = driver, .cmd_key = (drm::kIoctlType << 8) | (drm::kCommandBase + nr)};
+}
+
+void add_drm_rules(std::vector<IoctlRuleEntry>& rules) {
+  using namespace drm;
+  // xe: VM_BIND's binds behind vector_of_binds when there are several (the
+  // first kXeVmBindOpsCopied of them); EXEC_QUEUE_CREATE's engines behind
+  // instances. The head is the whole struct (_IOC_SIZE).
+  rules.push_back(
+      {drm_key(GPUOBS_DRV_XE, kXeVmBind), ioctl_rule(0, GPUOBS_IOCTL_AUX_PTR, uint16_t(offsetof(XeVmBind, bind)),
+                                                     uint16_t(kXeVmBindOpsCopied * sizeof(XeVmBindOp)))});
+  rules.push_back({drm_key(GPUOBS_DRV_XE, kXeExecQueueCreate),
+                   ioctl_rule(0, GPUOBS_IOCTL_AUX_PTR, uint16_t(offsetof(XeExecQueueCreate, instances)),
+                              uint16_t(kXeInstancesCopied * sizeof(XeEngineClassInstance)))});
+  // amdgpu: the unions whose outputs overwrite their first inputs keep those
+  // inputs as they were at entry; CS walks its chunks (bpf/drm.bpf.h).
+  for (uint32_t nr : {kAmdgpuGemCreate, kAmdgpuGemMmap, kAmdgpuCtx, kAmdgpuBoList, kAmdgpuWaitCs, kAmdgpuGemWaitIdle,
+                      kAmdgpuWaitFences, kAmdgpuVm, kAmdgpuFenceToHandle, kAmdgpuUserq})
+    rules.push_back({drm_key(GPUOBS_DRV_AMDGPU, nr), ioctl_rule(0, GPUOBS_IOCTL_AUX_ENTRY, 0, GPUOBS_IOCTL_ENTRY_MAX)});
+  rules.push_back({drm_key(GPUOBS_DRV_AMDGPU, kAmdgpuCs),
+                   ioctl_rule(0, GPUOBS_IOCTL_AUX_AMDGPU_CS, 0, sizeof(gpuobs_amdgpu_cs_aux))});
+}
+
 }  // namespace
 
 std::vector<IoctlRuleEntry> ioctl_rules(const NvidiaVersion& v) {
   std::vector<IoctlRuleEntry> rules;
   add_nvidia_rules(rules);
   add_uvm_rules(v, rules);
+  add_drm_rules(rules);
   // KFD needs none: its structs fit in the default _IOC_SIZE copy.
   return rules;
 }

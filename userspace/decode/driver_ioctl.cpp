@@ -106,6 +106,10 @@ DecodedIoctl decode_ioctl(const IoctlCapture& c) {
     case GPUOBS_DRV_NVIDIA: ioctl_detail::decode_nvidia(c, d); break;
     case GPUOBS_DRV_NVIDIA_UVM: ioctl_detail::decode_uvm(c, d); break;
     case GPUOBS_DRV_KFD: ioctl_detail::decode_kfd(c, d); break;
+    case GPUOBS_DRV_I915:
+    case GPUOBS_DRV_XE:
+    case GPUOBS_DRV_AMDGPU:
+    case GPUOBS_DRV_DRM: ioctl_detail::decode_drm(c, d); break;
     default: d.failed = c.ret < 0; break;  // a device without a decoder: the return value is all we know
   }
   if (c.ret < 0) {

@@ -1,10 +1,11 @@
 // GPU driver ioctls decoded: NVIDIA RM escapes (/dev/nvidiactl, /dev/nvidiaN),
-// NVIDIA UVM (/dev/nvidia-uvm) and AMD KFD (/dev/kfd). Input: what the BPF
+// NVIDIA UVM (/dev/nvidia-uvm), AMD KFD (/dev/kfd) and DRM nodes (i915, xe,
+// amdgpu, and the core requests of any DRM driver). Input: what the BPF
 // ioctl exit copied (the argument struct, and the block one of its pointers
 // names); output: the request's name, its fields, the driver's own status,
 // and the driver object it created or destroyed. Pure functions over bytes,
 // so every layout is unit-tested on recorded argument images.
-// Numbers, layouts and version boundaries: shared/abi-reference.md §1-§3.
+// Numbers, layouts and version boundaries: shared/abi-reference.md §1-§3, §7.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,10 @@ struct DecodedIoctl {
   std::string control_name;                          // "NV2080_CTRL_CMD_GPU_GET_INFO_V2"; "" when not in the table
   nlohmann::json fields = nlohmann::json::object();  // every decoded field, named as in the driver headers
   std::optional<DriverObject> object;
+  // Every field the request has was in what BPF copied: false when the
+  // argument was cut, or a block behind one of its pointers (xe binds,
+  // amdgpu CS chunks) was unreadable or past the bound copied.
+  bool args_complete = true;
   // The call failed: ret < 0, or a status that is an error (NV_WARN_* and
   // NV_OK are not; a KFD wait that timed out is not a failure either).
   bool failed = false;

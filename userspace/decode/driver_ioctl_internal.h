@@ -69,5 +69,6 @@ void set_nv_status(DecodedIoctl& d, std::optional<uint32_t> status);
 void decode_nvidia(const IoctlCapture& c, DecodedIoctl& d);
 void decode_uvm(const IoctlCapture& c, DecodedIoctl& d);
 void decode_kfd(const IoctlCapture& c, DecodedIoctl& d);
+void decode_drm(const IoctlCapture& c, DecodedIoctl& d);  // i915, xe, amdgpu, drm (drm_ioctl.cpp)
 
 }  // namespace gpuobs::ioctl_detail

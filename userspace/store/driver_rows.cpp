@@ -62,7 +62,7 @@ int DriverRowWriter::write(const IoctlEvent& e, int64_t pid, int64_t stack_id) {
   opt_text(21, d.control_name);
   if (d.fields.empty()) ioctl_.bind_null(22);
   else ioctl_.bind(22, d.fields.dump());
-  ioctl_.bind(23, int64_t{!(e.flags & (GPUOBS_IOCTL_F_HEAD_FAULT | GPUOBS_IOCTL_F_AUX_FAULT))});
+  ioctl_.bind(23, int64_t{!(e.flags & (GPUOBS_IOCTL_F_HEAD_FAULT | GPUOBS_IOCTL_F_AUX_FAULT)) && d.args_complete});
   int rc = ioctl_.exec();
   if (rc != SQLITE_DONE || !d.object || d.failed) return rc;
 

@@ -57,6 +57,20 @@ TEST(WireLayout, Ioctl) {
   EXPECT_EQ(offsetof(gpuobs_ioctl_rule, aux_len_field), 7u);
 }
 
+// ABI 9: what an AMDGPU_CS call's aux holds (bpf/drm.bpf.h walks the chunks).
+TEST(WireLayout, AmdgpuCsAux) {
+  EXPECT_EQ(sizeof(gpuobs_amdgpu_cs_chunk), 40u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_chunk, chunk_id), 0u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_chunk, length_dw), 4u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_chunk, data), 8u);
+  EXPECT_EQ(sizeof(gpuobs_amdgpu_cs_aux), 256u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_aux, in0), 0u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_aux, chunks_read), 8u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_aux, data_read), 12u);
+  EXPECT_EQ(offsetof(gpuobs_amdgpu_cs_aux, chunk), 16u);
+  EXPECT_LE(sizeof(gpuobs_amdgpu_cs_aux), size_t{GPUOBS_IOCTL_AUX_MAX});
+}
+
 TEST(WireLayout, Proc) {
   EXPECT_EQ(sizeof(gpuobs_proc), 312u);
   EXPECT_EQ(offsetof(gpuobs_proc, start_boottime_ns), 24u);
@@ -111,7 +125,7 @@ TEST(WireLayout, PythonFrames) {
   EXPECT_EQ(offsetof(gpuobs_py_proc, tstate_lo), 38u);
   EXPECT_EQ(offsetof(gpuobs_py_proc, tstate_len), 40u);
   EXPECT_EQ(GPUOBS_STACK_F_PYTHON, 256u);
-  EXPECT_EQ(GPUOBS_ABI_VERSION, 8);
+  EXPECT_EQ(GPUOBS_ABI_VERSION, 9);
 }
 
 TEST(WireLayout, ApiCall) {
