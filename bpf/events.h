@@ -396,7 +396,9 @@ struct gpuobs_gpu_trace {
 	__u32 event;           /* GPUOBS_GPU_TP_* */
 	__u16 raw_len;         /* bytes of raw copied (GPUOBS_GPU_TRACE_RAW_MAX; 0 when the copy faulted) */
 	__u16 name_gen;        /* 0: the 6.17+ scheduler event names, 1: the older ones (which program fired) */
-	__u8 raw[GPUOBS_GPU_TRACE_RAW_MAX]; /* the trace entry from offset 0 (common_type) */
+	/* The trace entry at its format's offsets; bytes 0..7 (the common
+	 * fields) are zero: the kernel keeps a pt_regs pointer there for BPF. */
+	__u8 raw[GPUOBS_GPU_TRACE_RAW_MAX];
 };
 
 /* A library call other than cuLaunchKernel(_ptsz): raw arguments, decoded in

@@ -93,8 +93,12 @@ static __always_inline int gpu_trace__emit(void *ctx, __u32 type, __u32 event, _
 	e->name_gen = name_gen;
 	/* The entry sits in the per-CPU trace buffer, which is larger than the
 	 * copy: bytes past the entry's end are never decoded (every field and
-	 * string is bounded by the format). On a fault the copy is zeroed. */
-	e->raw_len = bpf_probe_read_kernel(e->raw, sizeof(e->raw), ctx) == 0 ? sizeof(e->raw) : 0;
+	 * string is bounded by the format). Its first 8 bytes (the common
+	 * fields) are not the entry's for a BPF program: the kernel stores its
+	 * pt_regs pointer there before running it (perf_trace_run_bpf_submit),
+	 * so they are zeroed here, not copied. On a fault the copy is zeroed. */
+	*(__u64 *)e->raw = 0;
+	e->raw_len = bpf_probe_read_kernel(e->raw + 8, sizeof(e->raw) - 8, (__u8 *)ctx + 8) == 0 ? sizeof(e->raw) : 0;
 	ringbuf__submit(e);
 	counter__add(GPUOBS_CNT_SUBMIT_GPU_TRACE);
 	return 0;

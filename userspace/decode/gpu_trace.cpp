@@ -58,10 +58,10 @@ Result<GpuJobEvent> decode_gpu_trace(const GpuTraceFormats& formats, const gpuob
   if (entry.size() < fmt->fixed_size())
     return make_error(fmt->name + ": entry copy of " + std::to_string(entry.size()) + " bytes, the format needs " +
                       std::to_string(fmt->fixed_size()));
-  auto type = uint_field(*fmt, "common_type", entry);
-  if (!type || *type != fmt->id)
-    return make_error(fmt->name + ": entry of event id " + std::to_string(type.value_or(0)) + ", the format is id " +
-                      std::to_string(fmt->id));
+  // The common fields (common_type, common_pid) are not in the copy: a
+  // tracepoint's BPF program sees the kernel's pt_regs pointer there, so
+  // BPF zeroes them (bpf/gpu_sched.bpf.h). Which event it is comes from
+  // the program that fired (rec.event, rec.name_gen).
   GpuJobEvent e;
   e.hdr = rec.hdr;
   e.event = rec.event;

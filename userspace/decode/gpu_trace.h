@@ -43,8 +43,9 @@ struct GpuJobEvent {
   bool strings_cut = false;             // a string pointed past the copied bytes
 };
 
-// Decodes one record's entry with its format: checks that the entry's
-// common_type is the format's id and that the fixed fields were copied.
+// Decodes one record's entry with the format of the event that fired it:
+// checks that the fixed fields were copied; a string outside the copy is
+// left empty and flagged. The entry's common fields are not used (zero).
 Result<GpuJobEvent> decode_gpu_trace(const GpuTraceFormats& formats, const gpuobs_gpu_trace& rec);
 
 }  // namespace gpuobs

@@ -59,7 +59,9 @@ std::string MetricsSampler::summary() const {
 }
 
 void MetricsSampler::start() {
-  if (hz_ == 0 || gpus_.empty() || thread_.joinable()) return;
+  // Without a GPU of its sources it still runs for the DRM clients (an
+  // Intel or AMD GPU seen through fdinfo only).
+  if (hz_ == 0 || (gpus_.empty() && !drm_) || thread_.joinable()) return;
   thread_ = std::thread([this] { run(); });
 }
 

@@ -276,6 +276,16 @@ void Engine::plan_gpu_tracepoints(const EngineOptions& opts) {
   }
 }
 
+Status Engine::attach_gpu_program_to(const std::string& program, const std::string& system, const std::string& event) {
+  bpf_program* prog = bpf_object__find_program_by_name(skel_->obj, program.c_str());
+  if (!prog || !bpf_program__autoload(prog)) return make_error("no loaded program " + program);
+  Link link(bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str()));
+  if (!link)
+    return make_error("cannot attach " + program + " to " + system + "/" + event + ": " + std::strerror(errno));
+  links_.push_back(std::move(link));
+  return {};
+}
+
 void Engine::attach_gpu_tracepoints() {
   for (auto& r : gpu_tps_) {
     if (r.status != ProbeStatus::attached) continue;

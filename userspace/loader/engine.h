@@ -148,6 +148,11 @@ class Engine {
   // The GPU job tracepoints (EngineOptions::attach_gpu_jobs): every one
   // the programs know, with its state on this kernel.
   const std::vector<TracepointResult>& gpu_tracepoints() const { return gpu_tps_; }
+  // Tests: a loaded GPU job program (gpu_fence_signaled) on another
+  // tracepoint of this kernel, one a test can fire at will (a syscall's):
+  // its records then carry that event's entry, so the entry copy is checked
+  // for real on a kernel whose GPU events never fire.
+  Status attach_gpu_program_to(const std::string& program, const std::string& system, const std::string& event);
   // The mmap tracepoints of attach_lib_map are attached.
   bool lib_map_attached() const { return lib_map_; }
   // What BPF knows of a library file (lib_known), keyed as the kernel sees
