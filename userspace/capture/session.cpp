@@ -686,7 +686,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.dropped = dropped();
   s.api_calls = w.api_calls;
   const DecodeStats& d = decoder_.stats();
-  s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;
+  s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch + d.gpu_trace_rejected;
   s.processes = static_cast<uint64_t>(writer_->active_processes());
   s.stacks = stacks_->stats().stacks;
   s.with_stack = stacks_->stats().with_stack;

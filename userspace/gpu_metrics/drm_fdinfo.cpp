@@ -80,6 +80,19 @@ Result<DrmFdinfo> parse_drm_fdinfo(std::string_view text) {
     std::string_view key = trim(line.substr(0, colon));
     std::string_view val = trim(line.substr(colon + 1));
     if (!starts(key, "drm-")) continue;  // pos:, flags:, mnt_id:, ino: and driver-private keys
+    // A per-engine or per-region key must name its engine or region.
+    bool unnamed = false;
+    for (std::string_view p :
+         {"drm-engine-capacity-", "drm-engine-", "drm-total-cycles-", "drm-cycles-", "drm-maxfreq-", "drm-total-",
+          "drm-shared-", "drm-resident-", "drm-purgeable-", "drm-active-", "drm-memory-"})
+      if (starts(key, p)) {
+        unnamed = key.size() == p.size();
+        break;
+      }
+    if (unnamed) {
+      ++f.bad_lines;
+      continue;
+    }
     std::optional<uint64_t> v;
     bool ok = true;
     // The longer prefixes first: drm-engine-capacity- before drm-engine-,

@@ -108,9 +108,11 @@ TEST(DrmFdinfo, AmdgpuSkipsItsPrivateKeys) {
 }
 
 TEST(DrmFdinfo, BadValuesAreCountedAndNotADrmFileIsAnError) {
-  auto f = parse_drm_fdinfo("drm-driver:\txe\ndrm-engine-rcs:\t12 ms\ndrm-cycles-rcs:\tmany\ndrm-total-vram0:\t3 TB\n");
+  auto f = parse_drm_fdinfo(
+      "drm-driver:\txe\ndrm-engine-rcs:\t12 ms\ndrm-cycles-rcs:\tmany\ndrm-total-vram0:\t3 TB\ndrm-engine-:\t5 ns\n");
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->bad_lines, 3u);
+  EXPECT_EQ(f->bad_lines, 4u);
+  ASSERT_EQ(f->engines.size(), 1u);  // rcs (its cycles key made it); never an unnamed one
   EXPECT_FALSE(engine(*f, "rcs").busy_ns.has_value());
   auto not_drm = parse_drm_fdinfo("pos:\t0\nflags:\t02\nmnt_id:\t26\n");
   ASSERT_FALSE(not_drm.ok());
