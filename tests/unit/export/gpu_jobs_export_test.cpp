@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "export/chrome_writer.h"
 #include "export/perfetto_writer.h"
 #include "export/timeline_source.h"
 #include "export/trace_layout.h"
@@ -72,8 +74,9 @@ TEST(ExportGpuJobs, JobsOnLanesOfTheirRingUnderTheDevice) {
   auto t = exporter::load_timeline(*db);
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->gpu_jobs.size(), 3u);
+  auto layout = exporter::build_layout(std::move(*t), replay::Result{});
   std::ostringstream out;
-  ASSERT_TRUE(exporter::write_perfetto(exporter::build_layout(std::move(*t), replay::Result{}), out).ok());
+  ASSERT_TRUE(exporter::write_perfetto(layout, out).ok());
   Decoded d = decode_perfetto(out.str());
 
   uint64_t device = 0;
@@ -107,4 +110,28 @@ TEST(ExportGpuJobs, JobsOnLanesOfTheirRingUnderTheDevice) {
   EXPECT_EQ(j3.end, kJobsEnd);  // unfinished: drawn to the capture's end, and says so
   EXPECT_EQ(j3.args.at("unfinished"), "1");
   EXPECT_EQ(j1.args.count("unfinished"), 0u);
+
+  // Chrome JSON: the device as a process, each lane a thread named by the
+  // ring, the three jobs as complete events on them.
+  std::ostringstream js;
+  ASSERT_TRUE(exporter::write_chrome_json(layout, js).ok());
+  auto doc = nlohmann::json::parse(js.str());
+  const int64_t pid = exporter::kGpuJobPidBase;
+  std::set<int64_t> ring_tids;
+  std::vector<int64_t> job_starts_us;
+  for (auto& e : doc["traceEvents"]) {
+    if (!e.contains("pid") || e["pid"].get<int64_t>() != pid) continue;
+    if (e["ph"] == "M" && e["name"] == "process_name") { EXPECT_EQ(e["args"]["name"], "GPU jobs 0000:03:00.0"); }
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      EXPECT_EQ(e["args"]["name"], "gfx_0.0.0");
+      ring_tids.insert(e["tid"].get<int64_t>());
+    }
+    if (e["ph"] == "X") {
+      EXPECT_EQ(e["name"], "vkcube");
+      EXPECT_TRUE(ring_tids.count(e["tid"].get<int64_t>())) << e.dump();
+      job_starts_us.push_back(static_cast<int64_t>(e["ts"].get<double>()));
+    }
+  }
+  EXPECT_EQ(ring_tids.size(), 2u);
+  EXPECT_EQ(job_starts_us.size(), 3u);
 }
