@@ -591,7 +591,7 @@ uint64_t Session::dropped() const {
   return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
          c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
          c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + c[GPUOBS_CNT_DROP_SCRATCH_BUSY] +
-         backlog_dropped_before_ + writer_->stats().backlog_dropped;
+         c[GPUOBS_CNT_DROP_GPU_TRACE] + backlog_dropped_before_ + writer_->stats().backlog_dropped;
 }
 
 WriterStats Session::writer_stats() const { return writer_->stats(); }
