@@ -24,7 +24,9 @@
 #define GPUOBS_ABI_VERSION                                                                                             \
 	9 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;                     \
 	     8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold);                                   \
-	     9: DRM drivers (i915, xe, amdgpu, drm), ioctl aux modes ENTRY and AMDGPU_CS */
+	     9: DRM drivers (i915, xe, amdgpu, drm), ioctl aux modes ENTRY and AMDGPU_CS;                 \
+	        GPUOBS_EV_GPU_JOB / GPUOBS_EV_FENCE_SIGNAL (struct gpuobs_gpu_trace), two counters;             \
+	        GPUOBS_BLOB_STRING_AT, GPUOBS_LAUNCH_F_GRID_UNKNOWN (Level Zero) */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH    1 /* struct gpuobs_launch */
@@ -38,6 +40,12 @@
  * libnccl.so*, librccl.so*, libpython3*), and whether it was held for user
  * space to attach it (bpf/library.bpf.h). ABI 5. */
 #define GPUOBS_EV_LIB_MAP 7
+/* struct gpuobs_gpu_trace (ABI 9): a GPU-scheduler tracepoint fired
+ * (gpu_scheduler/drm_sched_job_queue, _run, _done, or the pre-6.17 names
+ * drm_sched_job, drm_run_job, drm_sched_process_job; bpf/gpu_sched.bpf.h). */
+#define GPUOBS_EV_GPU_JOB 9
+/* struct gpuobs_gpu_trace (ABI 9): dma_fence/dma_fence_signaled fired. */
+#define GPUOBS_EV_FENCE_SIGNAL 10
 
 /* Which probed library symbol produced a record. The full numbering is the
  * table in userspace/catalogue/cuda_api.cpp (1 and 2 are fixed here because the
@@ -417,6 +425,32 @@ struct gpuobs_lib_key {
 	__u32 pad0;
 };
 
+/*
+ * A kernel tracepoint of the GPU's job life (GPUOBS_EV_GPU_JOB,
+ * GPUOBS_EV_FENCE_SIGNAL; bpf/gpu_sched.bpf.h). The trace entry's layout
+ * changes across kernels (6.17 renamed the scheduler events and replaced
+ * the fence pointer by its context and seqno), so BPF copies the entry as
+ * the kernel wrote it, common fields first, and user space decodes it with
+ * the event's format file from tracefs (common/trace_format.h,
+ * decode/gpu_trace.h). hdr.tgid/tid are the task the event fired in: the
+ * submitting thread for a queue event, a scheduler worker or an interrupt's
+ * victim for the others.
+ */
+#define GPUOBS_GPU_TRACE_RAW_MAX 192 /* bytes of trace entry copied: fixed fields and short strings */
+#define GPUOBS_GPU_TP_QUEUE      1   /* drm_sched_job_queue (6.17+), drm_sched_job (before) */
+#define GPUOBS_GPU_TP_RUN        2   /* drm_sched_job_run (6.17+), drm_run_job (before) */
+#define GPUOBS_GPU_TP_DONE       3   /* drm_sched_job_done (6.17+), drm_sched_process_job (before) */
+#define GPUOBS_GPU_TP_FENCE      4   /* dma_fence_signaled */
+struct gpuobs_gpu_trace {
+	struct gpuobs_hdr hdr; /* ts_ns = when the tracepoint fired */
+	__u32 event;           /* GPUOBS_GPU_TP_* */
+	__u16 raw_len;         /* bytes of raw copied (GPUOBS_GPU_TRACE_RAW_MAX; 0 when the copy faulted) */
+	__u16 name_gen;        /* 0: the 6.17+ scheduler event names, 1: the older ones (which program fired) */
+	/* The trace entry at its format's offsets; bytes 0..7 (the common
+	 * fields) are zero: the kernel keeps a pt_regs pointer there for BPF. */
+	__u8 raw[GPUOBS_GPU_TRACE_RAW_MAX];
+};
+
 /* A library call other than cuLaunchKernel(_ptsz): raw arguments, decoded in
  * user space by the API table. Emitted at entry (no return probe) or at
  * return (then ret, duration_ns and out_value are set). Variable size:
@@ -476,7 +510,9 @@ struct gpuobs_api_call {
 #define GPUOBS_CNT_PY_FULL           19 /* Python frames cut at the depth limit */
 #define GPUOBS_CNT_PY_MAIN_THREAD    20 /* Python frames taken from the main thread (GPUOBS_PY_T_MAIN) */
 #define GPUOBS_CNT_PY_MAIN_RUNNING   21 /* ... not taken: the main thread was running, not waiting */
-#define GPUOBS_CNT__COUNT            22
+#define GPUOBS_CNT_SUBMIT_GPU_TRACE  22 /* GPU job / fence-signal records submitted (bpf/gpu_sched.bpf.h) */
+#define GPUOBS_CNT_DROP_GPU_TRACE    23 /* GPU job / fence-signal record lost: ring buffer full */
+#define GPUOBS_CNT__COUNT            24
 
 /*
  * Layout checks, compiled on both sides (BPF C and C++): a field moved,
@@ -552,6 +588,12 @@ GPUOBS_ASSERT_OFF(gpuobs_lib_map, ino, 56);
 GPUOBS_ASSERT_OFF(gpuobs_lib_map, kdev, 64);
 GPUOBS_ASSERT_OFF(gpuobs_lib_map, filename, 72);
 GPUOBS_ASSERT_SIZE(gpuobs_lib_key, 16);
+
+GPUOBS_ASSERT_SIZE(gpuobs_gpu_trace, 224);
+GPUOBS_ASSERT_OFF(gpuobs_gpu_trace, event, 24);
+GPUOBS_ASSERT_OFF(gpuobs_gpu_trace, raw_len, 28);
+GPUOBS_ASSERT_OFF(gpuobs_gpu_trace, name_gen, 30);
+GPUOBS_ASSERT_OFF(gpuobs_gpu_trace, raw, 32);
 
 /* The fixed part of an API call ends at blob: the entry-only programs reserve
  * exactly that much, and the decoder reads exactly that much. */

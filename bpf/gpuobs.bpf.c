@@ -12,6 +12,7 @@
 #include "api.bpf.h"
 #include "level_zero.bpf.h"
 #include "library.bpf.h"
+#include "gpu_sched.bpf.h"
 #include "process.bpf.h" /* last: cleans up the other families' per-thread maps */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

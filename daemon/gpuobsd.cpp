@@ -23,6 +23,7 @@
 #include "common/private_files.h"
 #include "daemon/config.h"
 #include "daemon/diff_watch.h"
+#include "daemon/drm_engine_health.h"
 #include "daemon/fleet_ship.h"
 #include "daemon/journal_log.h"
 #include "daemon/metrics_server.h"
@@ -334,6 +335,8 @@ void Daemon::fill_gpu_health(HealthSnapshot& h) const {
   for (const auto& v : m->latest())
     if (v.gpu < h.gpus.size())
       h.gpus[v.gpu].metrics.emplace_back(std::string(gpumetrics::metric_info(v.metric).name), v.value);
+  h.drm_engines = drm_engine_health(m->latest_drm());
+  for (const auto& [key, n] : session_->gpu_ring_jobs()) h.gpu_rings.push_back(GpuRingHealth{key.first, key.second, n});
 }
 
 HealthSnapshot Daemon::sample(Clock::time_point now) {

@@ -100,6 +100,32 @@ std::string render_prometheus(const HealthSnapshot& s) {
     for (const auto& [name, v] : g.metrics)
       fmt::format_to(std::back_inserter(out), "gpuobs_gpu_metric{{gpu=\"{}\",metric=\"{}\"}} {}\n",
                      escape_label_value(g.uuid), escape_label_value(name), v);
+  // Issue 39: per process and engine, from the DRM clients' fdinfo
+  // (labels bounded by the processes holding DRM files and their driver's
+  // engine names), and GPU scheduler jobs per ring.
+  family(out, "gpuobs_drm_engine_busy_seconds_total", "counter",
+         "Time a process's work kept a GPU engine busy, as its DRM files report it in /proc/PID/fdinfo "
+         "(drm-engine-<engine>), summed over its DRM files.");
+  for (const auto& e : s.drm_engines)
+    if (e.has_busy)
+      fmt::format_to(
+          std::back_inserter(out),
+          "gpuobs_drm_engine_busy_seconds_total{{pid=\"{}\",process=\"{}\",driver=\"{}\",engine=\"{}\"}} {}\n", e.tgid,
+          escape_label_value(e.comm), escape_label_value(e.driver), escape_label_value(e.engine),
+          static_cast<double>(e.busy_ns) / 1e9);
+  family(out, "gpuobs_drm_engine_cycles_total", "counter",
+         "GPU cycles a process's work used on an engine (drm-cycles-<engine>: drivers that count cycles, xe).");
+  for (const auto& e : s.drm_engines)
+    if (e.has_cycles)
+      fmt::format_to(std::back_inserter(out),
+                     "gpuobs_drm_engine_cycles_total{{pid=\"{}\",process=\"{}\",driver=\"{}\",engine=\"{}\"}} {}\n",
+                     e.tgid, escape_label_value(e.comm), escape_label_value(e.driver), escape_label_value(e.engine),
+                     e.cycles);
+  family(out, "gpuobs_gpu_ring_jobs_total", "counter",
+         "GPU jobs the kernel's DRM GPU scheduler queued on a ring (drm_sched_job_queue) since gpuobsd started.");
+  for (const auto& r : s.gpu_rings)
+    fmt::format_to(std::back_inserter(out), "gpuobs_gpu_ring_jobs_total{{device=\"{}\",ring=\"{}\"}} {}\n",
+                   escape_label_value(r.device), escape_label_value(r.ring), r.jobs);
   return out;
 }
 

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_decoder fuzz_ioctl fuzz_api_args fuzz_unwind_table fuzz_cfi_unwind fuzz_config fuzz_python_lines fuzz_activity_file)
+((${#targets[@]})) || targets=(fuzz_decoder fuzz_ioctl fuzz_api_args fuzz_unwind_table fuzz_cfi_unwind fuzz_config fuzz_python_lines fuzz_activity_file fuzz_gpu_trace)
 
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)

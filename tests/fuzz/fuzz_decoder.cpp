@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpuobs::RawStack stack;
   gpuobs::Event ev = d.decode(data, size, &stack);
   const gpuobs::DecodeStats& s = d.stats();
-  uint64_t rejected = s.short_records + s.unknown_types + s.size_mismatch;
+  uint64_t rejected = s.short_records + s.unknown_types + s.size_mismatch + s.gpu_trace_rejected;
   check(s.decoded + rejected == 1);
   check(std::holds_alternative<std::monostate>(ev) == (rejected == 1));
   check(stack.ips.size() <= GPUOBS_STACK_MAX);
@@ -33,6 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(gpuobs::blob_string(*api).size() <= api->blob.size());
   } else if (auto* p = std::get_if<gpuobs::ProcEvent>(&ev)) {
     check(p->comm.size() <= GPUOBS_COMM_LEN && p->filename.size() <= GPUOBS_PATH_LEN);
+  } else if (auto* j = std::get_if<gpuobs::GpuJobEvent>(&ev)) {
+    check(j->ring.size() <= GPUOBS_GPU_TRACE_RAW_MAX && j->device.size() <= GPUOBS_GPU_TRACE_RAW_MAX);
   }
   // The same record without a stack sink decodes the same way.
   gpuobs::Decoder d2;

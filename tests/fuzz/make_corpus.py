@@ -105,6 +105,9 @@ def decoder_seeds():
                                                          out_value=0x7F0000200000),
                                       stack([0x401100], 4, STACK_F_AT_ENTRY, copy=copy)))
     write(t, "api-no-stack", record(EV_API, api_body(109, [0] * 8), stack([], 0, 0)))
+    # GPU job records (type 9, 10): struct gpuobs_gpu_trace, no stack.
+    write(t, "gpu-job-queue", record(9, struct.pack("<IHH", 1, 192, 0) + bytes(192)))
+    write(t, "fence-signal", record(10, struct.pack("<IHH", 4, 192, 0) + bytes(192)))
 
 
 # ---- ioctl argument images (fuzz_ioctl.cpp) -------------------------------
@@ -293,9 +296,31 @@ def config_seeds():
                          b"status_file = '/run/gpuobs/status.json'\n# comment\n")
 
 
+def gpu_trace_seeds():
+    # u8 selector (bit 7: fdinfo text; else the recorded format 0..4), u16 raw_len, then the bytes.
+    t = "fuzz_gpu_trace"
+    raw = bytearray(192)
+    def loc(off, at, s):
+        struct.pack_into("<I", raw, off, ((len(s) + 1) << 16) | at)
+        raw[at:at + len(s) + 1] = s + b"\0"
+    loc(8, 48, b"gfx_0.0.0")
+    struct.pack_into("<Ii", raw, 12, 3, 5)
+    loc(20, 58, b"0000:03:00.0")
+    struct.pack_into("<QQQ", raw, 24, 1234, 56, 91)
+    write(t, "queue-6.18", bytes([0]) + struct.pack("<H", 192) + bytes(raw))
+    raw = bytearray(192)
+    loc(8, 24, b"drm_sched")
+    loc(12, 34, b"gfx_0.0.0")
+    struct.pack_into("<II", raw, 16, 1234, 56)
+    write(t, "fence", bytes([4]) + struct.pack("<H", 192) + bytes(raw))
+    fixtures = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "fdinfo"
+    for name in ("xe", "i915"):
+        write(t, "fdinfo-" + name, bytes([0x80, 0, 0]) + (fixtures / (name + ".txt")).read_bytes())
+
+
 if __name__ == "__main__":
     for target in ("fuzz_decoder", "fuzz_ioctl", "fuzz_api_args", "fuzz_unwind_table", "fuzz_cfi_unwind", "fuzz_config",
-                   "fuzz_python_lines", "fuzz_activity_file"):
+                   "fuzz_python_lines", "fuzz_activity_file", "fuzz_gpu_trace"):
         clear(target)
     decoder_seeds()
     ioctl_seeds()
@@ -304,5 +329,6 @@ if __name__ == "__main__":
     config_seeds()
     python_lines_seeds()
     activity_file_seeds()
+    gpu_trace_seeds()
     total = sum(f.stat().st_size for f in ROOT.rglob("*") if f.is_file())
     print(f"{sum(1 for f in ROOT.rglob('*') if f.is_file())} seeds, {total} bytes in {ROOT}")

@@ -37,6 +37,19 @@ constexpr size_t kHandOverEvents = 1024;
 // the library maps) measured ~300 KiB of WAL; 1 MiB leaves a margin.
 constexpr uint64_t kRecordDiskReserveBytes = 1 << 20;
 
+// The formats of the GPU job events the engine attached: what their records
+// are decoded with.
+GpuTraceFormats gpu_trace_formats(const std::vector<TracepointResult>& tps) {
+  GpuTraceFormats f;
+  for (const auto& tp : tps) {
+    if (tp.status != ProbeStatus::attached || !tp.format) continue;
+    if (tp.kind == GPUOBS_GPU_TP_FENCE) f.fence = tp.format;
+    else if (tp.kind >= GPUOBS_GPU_TP_QUEUE && tp.kind <= GPUOBS_GPU_TP_DONE && tp.name_gen <= 1)
+      f.sched[tp.name_gen][tp.kind] = tp.format;
+  }
+  return f;
+}
+
 std::string shell_quote(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
@@ -102,6 +115,7 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
   auto engine = Engine::create(eo);
   if (!engine) return fail(engine.error());
   s->engine_ = std::move(engine.value());
+  s->decoder_.set_gpu_trace_formats(gpu_trace_formats(s->engine_->gpu_tracepoints()));
 
   HostInfo host = read_host_info();
   CaptureMeta meta{GPUOBS_VERSION,
@@ -124,6 +138,14 @@ Result<std::unique_ptr<Session>> Session::create(const SessionOptions& opts) {
     s->sampler_ = gpumetrics::MetricsSampler::create(opts.metrics_hz, int64_t{opts.detail_interval_ms} * 1'000'000);
     for (const auto& st : s->sampler_->statuses())
       if (st.status != "ok") spdlog::debug("GPU metrics: {}: {}", st.source, st.status);
+    // DRM clients' fdinfo at the same rate: the whole host for gpuobsd, the
+    // recorded tree (the processes whose fork/exec records came) for record.
+    auto scanner = std::make_unique<gpumetrics::DrmFdinfoScanner>();
+    if (opts.only_tracked) {
+      auto pids = s->drm_pids_;
+      scanner->set_filter([pids](uint32_t pid) { return pids->contains(pid); });
+    }
+    s->sampler_->set_drm_scanner(std::move(scanner));
     if (auto st = s->writer_->write_gpus(s->sampler_->gpus(), s->sampler_->statuses(), opts.metrics_hz); !st)
       return fail(st.error());
   }
@@ -218,6 +240,8 @@ void Session::on_record(const void* data, size_t size) {
   }
   if (hdr) stack_id = stacks_->resolve(hdr->tgid, raw, hdr->ts_ns);
   if (auto* p = std::get_if<ProcEvent>(&ev)) {
+    if (p->type == GPUOBS_EV_PROC_EXIT) drm_pids_->remove(p->hdr.tgid);
+    else drm_pids_->add(p->hdr.tgid);
     if (p->type == GPUOBS_EV_PROC_FORK) {
       stacks_->on_fork(p->ppid, p->hdr.tgid);
       // A forked interpreter is the same one at the same addresses.
@@ -241,6 +265,10 @@ void Session::on_record(const void* data, size_t size) {
       nccl_watch_->on_call(*c, *spec);
   } else if (auto* p = std::get_if<ProcEvent>(&ev); p && p->type == GPUOBS_EV_PROC_EXIT) {
     nccl_watch_->on_exit(p->hdr.tgid);
+  }
+  if (auto* j = std::get_if<GpuJobEvent>(&ev); j && j->event == GPUOBS_GPU_TP_QUEUE) {
+    std::lock_guard lk(ring_jobs_mu_);
+    ++ring_jobs_[{j->device, j->ring}];
   }
   if (observer_) observer_(ev);
   if (watch_) note_for_library_watch(ev);
@@ -366,6 +394,16 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
       probes_.push_back(std::move(r));
     }
   }
+  // The GPU job tracepoints (bpf/gpu_sched.bpf.h): a row each, attached or
+  // why not, in the same attach report as the library probes.
+  for (const auto& tp : engine_->gpu_tracepoints()) {
+    rows.push_back(ProbeRow{"tracefs:" + tp.system, 0, 0, tp.system + "/" + tp.event, tp.program, tp.status, tp.error,
+                            "startup", 0, 0, tp.status == ProbeStatus::attached ? mono_now_ns() : 0});
+    if (tp.status != ProbeStatus::attached) {
+      ++gpu_tracepoints_missing_;
+      spdlog::debug("GPU jobs: {}/{} not attached: {}", tp.system, tp.event, tp.error);
+    }
+  }
   if (auto st = writer_->write_probes(rows); !st) return st;
   probe_rows_ = rows;
 
@@ -396,8 +434,14 @@ Status Session::attach_plan(const SessionOptions& opts, const NvidiaVersion& nvi
   return {};
 }
 
+std::map<std::pair<std::string, std::string>, uint64_t> Session::gpu_ring_jobs() const {
+  std::lock_guard lk(ring_jobs_mu_);
+  return ring_jobs_;
+}
+
 Status Session::track_root(uint32_t tgid) {
   if (auto st = engine_->track(tgid); !st) return st;
+  drm_pids_->add(tgid);
   return writer_->add_root_process(tgid);
 }
 
@@ -459,12 +503,20 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
     out["gpu_metric_query_errors"] = {g.query_errors, "userspace"};
     out["gpu_metric_dropped"] = {g.dropped, "userspace"};
     out["gpu_sampler_cpu_ns"] = {g.cpu_ns, "userspace"};
+    out["drm_fdinfo_scans"] = {g.drm.scans, "userspace"};
+    out["drm_fdinfo_samples"] = {g.drm.samples, "userspace"};
+    out["drm_fdinfo_unreadable"] = {g.drm.unreadable, "userspace"};
+    out["drm_fdinfo_without_stats"] = {g.drm.not_drm_stats, "userspace"};
+    out["drm_fdinfo_bad_lines"] = {g.drm.bad_lines, "userspace"};
   }
   out["ring_record_bytes"] = {record_bytes_, "userspace"};
   out["decode_short_records"] = {d.short_records, "userspace"};
   out["decode_unknown_types"] = {d.unknown_types, "userspace"};
   out["decode_size_mismatch"] = {d.size_mismatch, "userspace"};
   out["decode_bad_stacks"] = {d.bad_stacks, "userspace"};
+  out["decode_gpu_trace_rejected"] = {d.gpu_trace_rejected, "userspace"};
+  out["decode_gpu_trace_strings_cut"] = {d.gpu_trace_strings_cut, "userspace"};
+  out["gpu_tracepoints_not_attached"] = {gpu_tracepoints_missing_, "userspace"};
   const StackStats& ss = stacks_->stats();
   out["stack_events"] = {ss.with_stack, "userspace"};
   out["stack_empty"] = {ss.empty, "userspace"};
@@ -499,6 +551,14 @@ std::map<std::string, std::pair<uint64_t, std::string>> Session::counters() cons
   out["stored_api_call"] = {w.api_calls, "userspace"};
   out["kernel_name_unreadable"] = {w.unreadable_names, "userspace"};
   out["stored_process_events"] = {w.process_events, "userspace"};
+  out["stored_gpu_jobs"] = {w.gpu_jobs.jobs, "userspace"};
+  out["gpu_jobs_unfinished"] = {w.gpu_jobs_open, "userspace"};
+  out["gpu_job_events_without_queue"] = {w.gpu_jobs.without_queue, "userspace"};
+  out["gpu_jobs_replaced"] = {w.gpu_jobs.replaced, "userspace"};
+  out["gpu_job_events_unkeyed"] = {w.gpu_jobs.unkeyed, "userspace"};
+  out["stored_dma_fence_signals"] = {w.gpu_jobs.fence_signals, "userspace"};
+  out["dma_fence_signals_of_jobs"] = {w.gpu_jobs.fences_of_jobs, "userspace"};
+  out["drm_fdinfo_rows_failed"] = {w.drm_rows_failed, "userspace"};
   out["store_failed_rows"] = {w.failed_rows, "userspace"};
   out["store_failed_batches"] = {w.failed_batches, "userspace"};
   out["store_lost_disk_full"] = {w.full_lost, "userspace"};
@@ -542,7 +602,7 @@ uint64_t Session::dropped() const {
   return c[GPUOBS_CNT_DROP_LAUNCH] + c[GPUOBS_CNT_DROP_IOCTL] + c[GPUOBS_CNT_DROP_PROC] +
          c[GPUOBS_CNT_IOCTL_ENTRY_FULL] + c[GPUOBS_CNT_DROP_API] + c[GPUOBS_CNT_API_ENTRY_FULL] +
          c[GPUOBS_CNT_API_STALE] + c[GPUOBS_CNT_IOCTL_STALE] + c[GPUOBS_CNT_DROP_SCRATCH_BUSY] +
-         backlog_dropped_before_ + writer_->stats().backlog_dropped;
+         c[GPUOBS_CNT_DROP_GPU_TRACE] + backlog_dropped_before_ + writer_->stats().backlog_dropped;
 }
 
 WriterStats Session::writer_stats() const { return writer_->stats(); }
@@ -637,7 +697,7 @@ Result<SessionSummary> Session::finish(std::optional<int> exit_status) {
   s.dropped = dropped();
   s.api_calls = w.api_calls;
   const DecodeStats& d = decoder_.stats();
-  s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch;
+  s.decode_errors = d.short_records + d.unknown_types + d.size_mismatch + d.gpu_trace_rejected;
   s.processes = static_cast<uint64_t>(writer_->active_processes());
   s.stacks = stacks_->stats().stacks;
   s.with_stack = stacks_->stats().with_stack;

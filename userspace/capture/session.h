@@ -147,6 +147,9 @@ class Session {
   // The GPU metrics sampler (null with --metrics-hz 0): its GPUs, sources and
   // latest values (gpuobsd's Prometheus page).
   const gpumetrics::MetricsSampler* metrics_sampler() const { return sampler_.get(); }
+  // GPU scheduler jobs queued per (device, ring) since the session started
+  // (thread-safe).
+  std::map<std::pair<std::string, std::string>, uint64_t> gpu_ring_jobs() const;
   uint64_t failed_batches_total() const { return failed_batches_finished_ + writer_->stats().failed_batches; }
 
  private:
@@ -201,6 +204,28 @@ class Session {
   // Segments: what every new file repeats.
   CaptureMeta meta_;
   std::vector<ProbeRow> probe_rows_;
+  uint64_t gpu_tracepoints_missing_ = 0;  // GPU job tracepoints not attached (missing on this kernel, failed)
+  // record: the processes of the recorded tree, for the fdinfo scanner
+  // (its thread reads it; shared so that it outlives neither).
+  struct PidSet {
+    mutable std::mutex mu;
+    std::unordered_set<uint32_t> pids;
+    void add(uint32_t p) {
+      std::lock_guard lk(mu);
+      pids.insert(p);
+    }
+    void remove(uint32_t p) {
+      std::lock_guard lk(mu);
+      pids.erase(p);
+    }
+    bool contains(uint32_t p) const {
+      std::lock_guard lk(mu);
+      return pids.count(p) != 0;
+    }
+  };
+  std::shared_ptr<PidSet> drm_pids_ = std::make_shared<PidSet>();
+  mutable std::mutex ring_jobs_mu_;
+  std::map<std::pair<std::string, std::string>, uint64_t> ring_jobs_;  // guarded by ring_jobs_mu_
   std::vector<DeviceMatch> devices_;
   std::function<void(const Event&)> observer_;
   std::chrono::milliseconds drain_budget_ = std::chrono::hours(24);

@@ -31,6 +31,23 @@ struct GpuHealth {
   std::vector<std::pair<std::string, double>> metrics;  // metric name -> latest value
 };
 
+// A process's use of one GPU engine, as its DRM clients report it in
+// /proc/PID/fdinfo (issue 39): cumulative, summed over its DRM files.
+struct DrmEngineHealth {
+  uint32_t tgid = 0;
+  std::string comm;
+  std::string driver, engine;
+  bool has_busy = false, has_cycles = false;
+  uint64_t busy_ns = 0;  // drm-engine-<engine>
+  uint64_t cycles = 0;   // drm-cycles-<engine>
+};
+
+// GPU jobs the kernel's scheduler queued on one ring since gpuobsd started.
+struct GpuRingHealth {
+  std::string device, ring;
+  uint64_t jobs = 0;
+};
+
 struct HealthSnapshot {
   std::string version;
   uint32_t pid = 0;
@@ -67,6 +84,9 @@ struct HealthSnapshot {
   std::vector<GpuHealth> gpus;
   std::string gpu_metrics;  // "2 GPUs (nvml), 10 Hz" / "off" / "none: ..."
   uint64_t gpu_metric_query_errors = 0;
+  // Issue 39: DRM clients' engine use and GPU scheduler jobs per ring.
+  std::vector<DrmEngineHealth> drm_engines;
+  std::vector<GpuRingHealth> gpu_rings;
   // The rolling comparison (issue 21; diff_baseline): '' baseline when off.
   std::string diff_baseline;
   uint64_t diff_comparisons = 0, diff_errors = 0;

@@ -158,6 +158,27 @@ Event Decoder::decode(const void* data, size_t size, RawStack* stack) {
       ++stats_.decoded;
       return e;
     }
+    case GPUOBS_EV_GPU_JOB:
+    case GPUOBS_EV_FENCE_SIGNAL: {
+      if (!need(sizeof(gpuobs_gpu_trace))) return {};
+      gpuobs_gpu_trace raw;
+      std::memcpy(&raw, data, sizeof raw);
+      // The type and the event must agree: a fence record is never a job's.
+      if ((hdr.type == GPUOBS_EV_FENCE_SIGNAL) != (raw.event == GPUOBS_GPU_TP_FENCE)) {
+        gpu_error_ = "record type " + std::to_string(hdr.type) + " with event " + std::to_string(raw.event);
+        ++stats_.gpu_trace_rejected;
+        return {};
+      }
+      auto e = decode_gpu_trace(gpu_formats_, raw);
+      if (!e) {
+        gpu_error_ = e.error().message;
+        ++stats_.gpu_trace_rejected;
+        return {};
+      }
+      if (e->strings_cut) ++stats_.gpu_trace_strings_cut;
+      ++stats_.decoded;
+      return std::move(*e);
+    }
     case GPUOBS_EV_API_CALL: {
       // The fixed part: everything before the variable-length blob.
       constexpr size_t kFixed = offsetof(gpuobs_api_call, blob);

@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 
+#include "decode/gpu_trace.h"
 #include "events.h"
 #include "stacks/stack_types.h"
 
@@ -60,8 +62,8 @@ struct ApiCallEvent {
 
 // Records from the ring, and the stack definitions the resolver adds before
 // the first record that uses them.
-using Event =
-    std::variant<std::monostate, gpuobs_launch, IoctlEvent, ProcEvent, ApiCallEvent, ModuleDef, FrameDef, StackDef>;
+using Event = std::variant<std::monostate, gpuobs_launch, IoctlEvent, ProcEvent, ApiCallEvent, ModuleDef, FrameDef,
+                           StackDef, GpuJobEvent>;
 
 struct DecodeStats {
   uint64_t decoded = 0;
@@ -69,6 +71,10 @@ struct DecodeStats {
   uint64_t unknown_types = 0;  // a type number this build does not know
   uint64_t size_mismatch = 0;  // header size field disagrees with the record
   uint64_t bad_stacks = 0;     // stack trailer inconsistent with the record (record kept, stack not)
+  // GPU job / fence records (decode/gpu_trace.h) that did not decode: no
+  // format for their event, an entry of another event id, a short copy.
+  uint64_t gpu_trace_rejected = 0;
+  uint64_t gpu_trace_strings_cut = 0;  // decoded, a ring/device/timeline name past the copied bytes (empty)
 };
 
 class Decoder {
@@ -77,9 +83,16 @@ class Decoder {
   // goes to *stack when given.
   Event decode(const void* data, size_t size, RawStack* stack = nullptr);
   const DecodeStats& stats() const { return stats_; }
+  // The format files GPU job records are decoded with (the session reads
+  // them from tracefs; tests pass recorded ones).
+  void set_gpu_trace_formats(GpuTraceFormats f) { gpu_formats_ = std::move(f); }
+  // Why the last GPU trace record was rejected (for a debug message).
+  const std::string& last_gpu_trace_error() const { return gpu_error_; }
 
  private:
   DecodeStats stats_;
+  GpuTraceFormats gpu_formats_;
+  std::string gpu_error_;
 };
 
 // A string blob without its NUL terminator.

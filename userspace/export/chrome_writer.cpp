@@ -57,7 +57,8 @@ Status write_chrome_json(const TraceLayout& L, std::ostream& out) {
     tid[i] = t.kind == TrackKind::lane ? kLaneTidBase + static_cast<uint32_t>(t.uuid) : t.tid;
     if (t.kind == TrackKind::process || t.kind == TrackKind::gpu || t.kind == TrackKind::communicator)
       w.write({{"ph", "M"}, {"name", "process_name"}, {"pid", t.pid}, {"args", {{"name", t.name}}}});
-    else if (t.kind == TrackKind::thread || t.kind == TrackKind::lane || t.kind == TrackKind::rank)
+    else if (t.kind == TrackKind::thread || t.kind == TrackKind::lane || t.kind == TrackKind::rank ||
+             t.kind == TrackKind::ring)
       w.write({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid[i]}, {"tid", tid[i]}, {"args", {{"name", t.name}}}});
   }
   for (const TraceEvent& e : ordered_events(L)) {

@@ -87,6 +87,14 @@ void describe(const Track& t, pb::TrackDescriptor* d) {
           "this rank's calls on the communicator (the same slices as on its thread); flows join each collective's "
           "calls in the order the ranks entered it");
       break;
+    case TrackKind::ring:
+      // Lanes of one ring share its name: the UI merges same-name siblings.
+      d->set_parent_uuid(t.parent);
+      d->set_name(t.name);
+      d->set_description(
+          "GPU jobs as the kernel's DRM GPU scheduler ran them on this ring: from drm_sched_job_run to "
+          "drm_sched_job_done (or the job's dma_fence signal), named by the submitting process");
+      break;
     case TrackKind::gpu_counter:
       d->set_parent_uuid(t.parent);
       d->set_name(t.name);

@@ -188,6 +188,29 @@ Result<Timeline> load_timeline(Db& db) {
     }
     if (rc != SQLITE_DONE) return query_error(db, "gpu_times");
   }
+  {
+    // GPU jobs (schema 26): a capture before it has no gpu_jobs table.
+    Stmt has(db.get(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'gpu_jobs'");
+    if (has.valid() && has.step() == SQLITE_ROW && sqlite3_column_int64(has.get(), 0) > 0) {
+      Stmt st(db.get(),
+              "SELECT coalesce(device, ''), coalesce(ring, '(unknown ring)'), id, coalesce(process_id, 0), run_mono_ns,"
+              " coalesce(done_mono_ns, signaled_mono_ns), queued_mono_ns, fence_seqno FROM gpu_jobs"
+              " WHERE run_mono_ns IS NOT NULL ORDER BY 1, 2, run_mono_ns, id");
+      if (!st.valid()) return query_error(db, "gpu_jobs");
+      int rc;
+      auto opt = [](sqlite3_stmt* s, int i) {
+        return sqlite3_column_type(s, i) == SQLITE_NULL ? std::nullopt
+                                                        : std::optional<int64_t>(sqlite3_column_int64(s, i));
+      };
+      while ((rc = st.step()) == SQLITE_ROW) {
+        sqlite3_stmt* s = st.get();
+        t.gpu_jobs.push_back(GpuJobSpan{intern(sqlite3_column_text(s, 0)), intern(sqlite3_column_text(s, 1)),
+                                        sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+                                        sqlite3_column_int64(s, 4), opt(s, 5), opt(s, 6), opt(s, 7)});
+      }
+      if (rc != SQLITE_DONE) return query_error(db, "gpu_jobs");
+    }
+  }
   if (t.end_ns == 0) {
     for (auto& c : t.calls) t.end_ns = std::max(t.end_ns, c.ts_ns + c.dur_ns.value_or(0));
     for (auto& m : t.memory) t.end_ns = std::max(t.end_ns, m.ts_ns);

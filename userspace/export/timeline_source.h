@@ -82,6 +82,19 @@ struct GpuSample {
   double value = 0;
 };
 
+// A GPU job the kernel's GPU scheduler ran (schema 26): on its ring, from
+// run to done (or its fence's signal).
+struct GpuJobSpan {
+  uint32_t device = 0;     // index into Timeline::strings: "0000:03:00.0" ("" before Linux 6.17)
+  uint32_t ring = 0;       // index into Timeline::strings: "gfx_0.0.0"
+  int64_t job_id = 0;      // gpu_jobs.id
+  int64_t process_id = 0;  // the submitter; 0: not seen
+  int64_t run_ns = 0;
+  std::optional<int64_t> end_ns;  // none: unfinished at the capture's end
+  std::optional<int64_t> queued_ns;
+  std::optional<int64_t> seqno;  // the fence's seqno (6.17+)
+};
+
 struct Timeline {
   std::vector<std::string> strings{""};  // [0] = "": interned names
   std::vector<ProcessInfo> processes;    // every process of the capture, by id
@@ -93,6 +106,7 @@ struct Timeline {
   // GPU times measured with record --gpu-time (schema 20): (host table
   // index << 56 | row id) -> [start, end) on the GPU.
   std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> gpu_times;
+  std::vector<GpuJobSpan> gpu_jobs;  // ordered by (device, ring, run, id); jobs that ran only
   int64_t start_ns = 0, end_ns = 0;  // capture start and end (end: last event if the capture is open)
 };
 

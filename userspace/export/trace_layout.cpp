@@ -32,6 +32,7 @@ class Builder {
     add_queues();
     add_memory();
     add_gpu_metrics();
+    add_gpu_jobs();
     sort_and_nest();
     return std::move(L_);
   }
@@ -454,6 +455,54 @@ class Builder {
                  .first;
       }
       L_.counters.push_back(CounterPoint{it->second, m.ts_ns, static_cast<int64_t>(m.value), m.value});
+    }
+  }
+
+  // GPU jobs (schema 26): per device a track, per ring its jobs from run to
+  // done. A ring holds several jobs at once (hw_job_count: handed over,
+  // not finished), so overlapping jobs go to further lanes of the ring's
+  // name, which the UI shows together.
+  void add_gpu_jobs() {
+    std::map<uint32_t, uint64_t> device_track;
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint64_t, int64_t>>> lanes;  // (track, last end)
+    uint32_t rings = 0;
+    for (const auto& j : t_.gpu_jobs) {
+      auto d = device_track.find(j.device);
+      if (d == device_track.end()) {
+        const std::string& dev = L_.strings[j.device];
+        d = device_track
+                .emplace(j.device, add_track(TrackKind::gpu, 0, "GPU jobs " + (dev.empty() ? "(device unknown)" : dev),
+                                             kGpuJobPidBase + static_cast<uint32_t>(device_track.size())))
+                .first;
+      }
+      auto& ring_lanes = lanes[{j.device, j.ring}];
+      if (ring_lanes.empty()) ++rings;
+      int64_t end = j.end_ns.value_or(L_.end_ns);
+      end = std::max(end, j.run_ns);
+      uint64_t track = 0;
+      for (auto& [t, last] : ring_lanes)
+        if (last <= j.run_ns) {
+          track = t;
+          last = end;
+          break;
+        }
+      if (!track) {
+        uint32_t tid = rings * 64 + static_cast<uint32_t>(ring_lanes.size()) + 1;
+        track = add_track(TrackKind::ring, d->second, L_.strings[j.ring], L_.tracks[d->second - 1].pid, tid);
+        ring_lanes.emplace_back(track, end);
+      }
+      Slice s;
+      s.track = track;
+      s.start_ns = j.run_ns;
+      s.end_ns = end;
+      auto p = processes_.find(j.process_id);
+      s.name = intern(p == processes_.end() || p->second->name.empty() ? "job" : p->second->name);
+      s.args.push_back(Arg{"gpu_job_id", false, j.job_id});
+      if (p != processes_.end()) s.args.push_back(Arg{"pid", false, p->second->tgid});
+      if (j.seqno) s.args.push_back(Arg{"fence_seqno", false, *j.seqno});
+      if (j.queued_ns) s.args.push_back(Arg{"queue_wait_ns", false, j.run_ns - *j.queued_ns});
+      if (!j.end_ns) s.args.push_back(Arg{"unfinished", false, 1});
+      L_.slices.push_back(std::move(s));
     }
   }
 

@@ -28,11 +28,16 @@ enum class TrackKind : uint8_t {
   gpu,
   gpu_counter,
   communicator,
-  rank
+  rank,
+  ring  // one lane of a GPU ring's jobs (schema 26), under the device's gpu track
 };
 inline constexpr uint32_t kGpuPidBase = 1u << 29;
 inline constexpr uint32_t kCommPidBase = kGpuPidBase + (1u << 28);
 inline constexpr uint32_t kRankTidBase = 1u << 20;
+// A device whose GPU scheduler ran jobs: drawn like a process (pid
+// kGpuJobPidBase + its ordinal), a track per ring lane under it (tid: the
+// ring's ordinal * 64 + lane + 1).
+inline constexpr uint32_t kGpuJobPidBase = kGpuPidBase + (1u << 27);
 
 struct Track {
   uint64_t uuid = 0;    // 1-based index into TraceLayout::tracks

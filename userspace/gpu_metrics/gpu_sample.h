@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_metrics/drm_fdinfo.h"
 #include "gpu_metrics/metric_catalogue.h"
 
 namespace gpuobs::gpumetrics {
@@ -56,11 +57,14 @@ struct SampleBatch {
   std::vector<MetricSample> metrics;
   std::vector<ProcessSample> processes;
   std::vector<GpuEvent> events;
-  bool empty() const { return metrics.empty() && processes.empty() && events.empty(); }
+  // DRM clients' fdinfo (drm_fdinfo.h), per watched process.
+  std::vector<DrmClientSample> drm;
+  bool empty() const { return metrics.empty() && processes.empty() && events.empty() && drm.empty(); }
   void clear() {
     metrics.clear();
     processes.clear();
     events.clear();
+    drm.clear();
   }
 };
 

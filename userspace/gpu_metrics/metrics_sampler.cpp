@@ -59,7 +59,9 @@ std::string MetricsSampler::summary() const {
 }
 
 void MetricsSampler::start() {
-  if (hz_ == 0 || gpus_.empty() || thread_.joinable()) return;
+  // Without a GPU of its sources it still runs for the DRM clients (an
+  // Intel or AMD GPU seen through fdinfo only).
+  if (hz_ == 0 || (gpus_.empty() && !drm_) || thread_.joinable()) return;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -100,9 +102,14 @@ void MetricsSampler::tick(int64_t now_ns) {
     s->sample(now_ns, scratch_);
     errors += s->query_errors();
   }
+  if (drm_) scratch_.drm = drm_->sample(now_ns);
   uint64_t cpu = thread_cpu_ns();
   std::lock_guard lk(mu_);
   stats_.ticks++;
+  if (drm_) {
+    stats_.drm = drm_->stats();
+    latest_drm_ = scratch_.drm;
+  }
   stats_.query_errors = errors;
   stats_.cpu_ns = cpu;
   // One slot per (GPU, metric), found by index: a tick of 8 GPUs' 28
@@ -119,11 +126,13 @@ void MetricsSampler::tick(int64_t now_ns) {
       latest_[latest_slot_[key]].value = m.value;
     }
   }
-  size_t held = outbox_.metrics.size() + outbox_.processes.size();
+  size_t held = outbox_.metrics.size() + outbox_.processes.size() + outbox_.drm.size();
   if (held > kMaxOutbox) {
-    stats_.dropped += scratch_.metrics.size() + scratch_.processes.size() + scratch_.events.size();
+    stats_.dropped +=
+        scratch_.metrics.size() + scratch_.processes.size() + scratch_.events.size() + scratch_.drm.size();
     return;
   }
+  outbox_.drm.insert(outbox_.drm.end(), scratch_.drm.begin(), scratch_.drm.end());
   outbox_.metrics.insert(outbox_.metrics.end(), scratch_.metrics.begin(), scratch_.metrics.end());
   outbox_.processes.insert(outbox_.processes.end(), scratch_.processes.begin(), scratch_.processes.end());
   outbox_.events.insert(outbox_.events.end(), scratch_.events.begin(), scratch_.events.end());
@@ -139,7 +148,13 @@ void MetricsSampler::take(SampleBatch& out) {
   out.metrics.insert(out.metrics.end(), outbox_.metrics.begin(), outbox_.metrics.end());
   out.processes.insert(out.processes.end(), outbox_.processes.begin(), outbox_.processes.end());
   out.events.insert(out.events.end(), outbox_.events.begin(), outbox_.events.end());
+  out.drm.insert(out.drm.end(), outbox_.drm.begin(), outbox_.drm.end());
   outbox_.clear();
+}
+
+std::vector<DrmClientSample> MetricsSampler::latest_drm() const {
+  std::lock_guard lk(mu_);
+  return latest_drm_;
 }
 
 std::vector<LatestValue> MetricsSampler::latest() const {

@@ -23,6 +23,7 @@ struct SamplerStats {
   uint64_t query_errors = 0;  // failed queries, every source
   uint64_t dropped = 0;       // samples lost because the outbox was not emptied (over kMaxOutbox)
   uint64_t cpu_ns = 0;        // the sampler thread's own CPU time
+  DrmScanStats drm;           // the fdinfo scanner's (set_drm_scanner)
 };
 
 struct LatestValue {
@@ -49,12 +50,17 @@ class MetricsSampler {
   // One line for people: "2 GPUs (nvml: /usr/.../libnvidia-ml.so.1), 10 Hz",
   // or "no GPU (nvml: no libnvidia-ml.so.1 (looked in ...); amd_sysfs: no AMD GPU)".
   std::string summary() const;
+  // Before start(): read the DRM clients' fdinfo at every tick too
+  // (drm_fdinfo.h); their samples come out in SampleBatch::drm.
+  void set_drm_scanner(std::unique_ptr<DrmFdinfoScanner> scanner) { drm_ = std::move(scanner); }
   void start();
   // Stops the thread (idempotent).
   void stop();
   // Moves what was sampled since the last call into out (appended).
   void take(SampleBatch& out);
   std::vector<LatestValue> latest() const;
+  // The DRM clients as the last tick read them (empty without a scanner).
+  std::vector<DrmClientSample> latest_drm() const;
   SamplerStats stats() const;
   uint32_t hz() const { return hz_; }
 
@@ -76,8 +82,10 @@ class MetricsSampler {
   std::vector<LatestValue> latest_;  // guarded by mu_
   std::vector<size_t> latest_slot_;  // guarded by mu_: (gpu, metric) -> index into latest_
   static constexpr size_t kNoSlot = SIZE_MAX;
-  SamplerStats stats_;   // guarded by mu_
-  SampleBatch scratch_;  // the sampler thread's
+  SamplerStats stats_;                       // guarded by mu_
+  SampleBatch scratch_;                      // the sampler thread's
+  std::unique_ptr<DrmFdinfoScanner> drm_;    // the sampler thread's, after start()
+  std::vector<DrmClientSample> latest_drm_;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -113,6 +113,8 @@ constexpr CounterName kCounterNames[] = {
     {GPUOBS_CNT_PY_MAIN_RUNNING, "python_main_thread_running"},
     {GPUOBS_CNT_PY_FAULT, "python_frames_unreadable"},
     {GPUOBS_CNT_PY_FULL, "python_frames_depth_reached"},
+    {GPUOBS_CNT_SUBMIT_GPU_TRACE, "submitted_gpu_trace"},
+    {GPUOBS_CNT_DROP_GPU_TRACE, "dropped_gpu_trace_ringbuf_full"},
 };
 static_assert(std::size(kCounterNames) == GPUOBS_CNT__COUNT, "a GPUOBS_CNT_* counter has no name here");
 
@@ -200,6 +202,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   if (e->skel_->rodata->gpuobs_abi_version != GPUOBS_ABI_VERSION)
     return make_error("BPF object ABI version does not match the loader (stale build?)");
 
+  e->plan_gpu_tracepoints(opts);
+
   if (int err = gpuobs_bpf__load(e->skel_.get()))
     return make_error("cannot load the BPF programs: " + std::string(std::strerror(-err)),
                       "run with -v debug to see the verifier log");
@@ -212,7 +216,91 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
     e->rows_ = MappedRegion(mem, size_t{e->rows_cap_} * 8);
   }
   if (auto s = e->attach_tracepoints(opts); !s) return s.error();
+  e->attach_gpu_tracepoints();
   return e;
+}
+
+void Engine::plan_gpu_tracepoints(const EngineOptions& opts) {
+  struct Planned {
+    bpf_program* prog;
+    uint32_t kind, name_gen;
+    const char* key_field;  // the fence key the record-mode filter reads
+  };
+  const Planned planned[] = {
+      {skel_->progs.gpu_job_queue, GPUOBS_GPU_TP_QUEUE, 0, "fence_context"},
+      {skel_->progs.gpu_job_run, GPUOBS_GPU_TP_RUN, 0, "fence_context"},
+      {skel_->progs.gpu_job_done, GPUOBS_GPU_TP_DONE, 0, "fence_context"},
+      {skel_->progs.gpu_job_queue_old, GPUOBS_GPU_TP_QUEUE, 1, "fence"},
+      {skel_->progs.gpu_job_run_old, GPUOBS_GPU_TP_RUN, 1, "fence"},
+      {skel_->progs.gpu_job_done_old, GPUOBS_GPU_TP_DONE, 1, "fence"},
+      {skel_->progs.gpu_fence_signaled, GPUOBS_GPU_TP_FENCE, 0, "context"},
+  };
+  std::string events_dir = tracefs_events_dir();
+  bool new_names = false;
+  for (const auto& p : planned) {
+    // SEC("tracepoint/SYSTEM/EVENT"): the names the kernel must have.
+    std::string sec = bpf_program__section_name(p.prog);
+    std::string where = sec.substr(sec.find('/') + 1);
+    TracepointResult r;
+    r.system = where.substr(0, where.find('/'));
+    r.event = where.substr(where.find('/') + 1);
+    r.program = bpf_program__name(p.prog);
+    r.kind = p.kind;
+    r.name_gen = p.name_gen;
+    if (!opts.attach_gpu_jobs) {
+      r.status = ProbeStatus::missing;
+      r.error = "not asked for";
+    } else if (p.name_gen == 1 && new_names) {
+      r.status = ProbeStatus::missing;
+      r.error = "this kernel has the 6.17+ scheduler event names";
+    } else if (events_dir.empty()) {
+      r.status = ProbeStatus::missing;
+      r.error = "tracefs is not mounted";
+    } else if (auto f = read_trace_format(events_dir, r.system, r.event); !f) {
+      r.status = ProbeStatus::missing;
+      // gpu_scheduler's events exist only while a driver that uses the DRM
+      // GPU scheduler (amdgpu, xe, nouveau, panthor, v3d, ...) is loaded.
+      r.error = f.error().message + (r.system == "gpu_scheduler" ? "; no DRM GPU-scheduler driver is loaded" : "");
+    } else if (const TraceField* key = f->field(p.key_field);
+               !key || (key->size != 4 && key->size != 8) || key->offset + 8 > GPUOBS_GPU_TRACE_RAW_MAX) {
+      r.status = ProbeStatus::failed;
+      r.error = std::string("its format has no 4- or 8-byte field ") + p.key_field + " in the first " +
+                std::to_string(GPUOBS_GPU_TRACE_RAW_MAX) + " bytes";
+    } else {
+      skel_->rodata->gpu_key_off[p.kind] = key->offset;
+      skel_->rodata->gpu_key_size[p.kind] = key->size;
+      r.format = std::move(*f);
+      if (p.kind == GPUOBS_GPU_TP_QUEUE && p.name_gen == 0) new_names = true;
+    }
+    if (r.status != ProbeStatus::attached) bpf_program__set_autoload(p.prog, false);
+    gpu_tps_.push_back(std::move(r));
+  }
+}
+
+Status Engine::attach_gpu_program_to(const std::string& program, const std::string& system, const std::string& event) {
+  bpf_program* prog = bpf_object__find_program_by_name(skel_->obj, program.c_str());
+  if (!prog || !bpf_program__autoload(prog)) return make_error("no loaded program " + program);
+  Link link(bpf_program__attach_tracepoint(prog, system.c_str(), event.c_str()));
+  if (!link)
+    return make_error("cannot attach " + program + " to " + system + "/" + event + ": " + std::strerror(errno));
+  links_.push_back(std::move(link));
+  return {};
+}
+
+void Engine::attach_gpu_tracepoints() {
+  for (auto& r : gpu_tps_) {
+    if (r.status != ProbeStatus::attached) continue;
+    bpf_program* prog = bpf_object__find_program_by_name(skel_->obj, r.program.c_str());
+    Link link(prog ? bpf_program__attach(prog) : nullptr);
+    if (!link) {
+      r.status = ProbeStatus::failed;
+      r.error = std::string("attach failed: ") + std::strerror(errno);
+      r.format.reset();
+      spdlog::warn("cannot attach {}/{}: {}", r.system, r.event, r.error);
+      continue;
+    }
+    links_.push_back(std::move(link));
+  }
 }
 
 Status Engine::attach_tracepoints(const EngineOptions& opts) {

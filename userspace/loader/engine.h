@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -22,6 +23,7 @@
 #include "catalogue/driver_catalogue.h"
 #include "common/modes.h"
 #include "common/result.h"
+#include "common/trace_format.h"
 #include "events.h"
 #include "loader/devices.h"
 #include "loader/libraries.h"
@@ -58,6 +60,21 @@ struct EngineOptions {
   // A thread that runs no Python takes its main thread's frames
   // (GPUOBS_PY_T_MAIN).
   bool python_main_thread = true;
+  // GPU jobs from the kernel (bpf/gpu_sched.bpf.h): the GPU-scheduler
+  // tracepoints this kernel has, and dma_fence_signaled. Optional: a
+  // tracepoint the kernel lacks is reported (gpu_tracepoints()), never fatal.
+  bool attach_gpu_jobs = true;
+};
+
+// One kernel tracepoint of the GPU job programs: attached, or why not.
+struct TracepointResult {
+  std::string system, event;  // "gpu_scheduler", "drm_sched_job_queue"
+  std::string program;        // the BPF program
+  uint32_t kind = 0;          // GPUOBS_GPU_TP_*
+  uint32_t name_gen = 0;      // 0: the 6.17+ scheduler names, 1: the older ones
+  ProbeStatus status = ProbeStatus::attached;
+  std::string error;
+  std::optional<TraceFormat> format;  // its format file, when the kernel has it
 };
 
 // One planned probe: {library, symbol, program}; the result says why not.
@@ -128,6 +145,14 @@ class Engine {
   Status set_python_proc(uint32_t tgid, const gpuobs_py_proc& proc);
   void drop_python_proc(uint32_t tgid);
   bool uses_uprobe_multi() const { return multi_; }
+  // The GPU job tracepoints (EngineOptions::attach_gpu_jobs): every one
+  // the programs know, with its state on this kernel.
+  const std::vector<TracepointResult>& gpu_tracepoints() const { return gpu_tps_; }
+  // Tests: a loaded GPU job program (gpu_fence_signaled) on another
+  // tracepoint of this kernel, one a test can fire at will (a syscall's):
+  // its records then carry that event's entry, so the entry copy is checked
+  // for real on a kernel whose GPU events never fire.
+  Status attach_gpu_program_to(const std::string& program, const std::string& system, const std::string& event);
   // The mmap tracepoints of attach_lib_map are attached.
   bool lib_map_attached() const { return lib_map_; }
   // What BPF knows of a library file (lib_known), keyed as the kernel sees
@@ -144,6 +169,10 @@ class Engine {
  private:
   Engine() = default;
   Status attach_tracepoints(const EngineOptions& opts);
+  // Before load: reads the GPU job events' formats, turns autoload off for
+  // those this kernel lacks, gives BPF the fence-key offsets.
+  void plan_gpu_tracepoints(const EngineOptions& opts);
+  void attach_gpu_tracepoints();
   // Library probes, per file (dev, inode): perf-event uprobe links and
   // uprobe-multi link fds.
   struct LibraryLinks {
@@ -183,6 +212,7 @@ class Engine {
   std::thread reaper_;
   bool multi_ = false;
   bool lib_map_ = false;
+  std::vector<TracepointResult> gpu_tps_;
   RecordHandler handler_;
   uint32_t ring_bytes_ = 0;
   uint32_t stack_depth_ = 0;

@@ -121,6 +121,8 @@ Result<std::unique_ptr<CaptureWriter>> CaptureWriter::create_in(const std::strin
     return st.error();
   if (auto st = w->stacks_.prepare(d); !st) return st.error();
   if (auto st = w->driver_.prepare(d); !st) return st.error();
+  if (auto st = w->gpu_jobs_.prepare(d); !st) return st.error();
+  if (auto st = w->drm_.prepare(d); !st) return st.error();
   for (auto* s :
        {&w->ins_process_, &w->ins_thread_, &w->upd_exec_, &w->upd_exit_, &w->ins_counter_, &w->upd_committed_})
     if (!s->valid()) return make_error("cannot prepare statements: " + w->db_.errmsg());
@@ -216,6 +218,7 @@ void CaptureWriter::push_gpu_samples(gpumetrics::SampleBatch& batch) {
       append(pending_gpu_.metrics, batch.metrics);
       append(pending_gpu_.processes, batch.processes);
       append(pending_gpu_.events, batch.events);
+      append(pending_gpu_.drm, batch.drm);
     }
   }
   batch.clear();
@@ -225,9 +228,27 @@ void CaptureWriter::push_gpu_samples(gpumetrics::SampleBatch& batch) {
 // hand-over, its failure counted as lost rows.
 void CaptureWriter::write_gpu_samples(gpumetrics::SampleBatch& batch) {
   if (batch.empty()) return;
-  if (uint64_t lost = gpu_.write(batch, start_mono_ns_)) {
+  uint64_t lost = 0;
+  if (!batch.metrics.empty() || !batch.processes.empty() || !batch.events.empty())
+    lost += gpu_.write(batch, start_mono_ns_);
+  uint64_t drm_lost = 0;
+  if (!batch.drm.empty()) {
+    // The fdinfo samples in a transaction of their own, like the metrics'.
+    if (db_.exec("BEGIN")) {
+      drm_lost = drm_.write(batch.drm, [this](uint32_t tgid) { return process_for(tgid); });
+      if (!db_.exec("COMMIT")) {
+        (void)db_.exec("ROLLBACK");
+        drm_.forget();
+        drm_lost = batch.drm.size();
+      }
+    } else {
+      drm_lost = batch.drm.size();
+    }
+  }
+  if (lost || drm_lost) {
     std::lock_guard lk(mu_);
-    stats_.failed_rows += lost;
+    stats_.failed_rows += lost + drm_lost;
+    stats_.drm_rows_failed += drm_lost;
   }
   batch.clear();
 }
@@ -561,6 +582,7 @@ void CaptureWriter::forget_batch_state() {
   api_.forget_batch_rows();
   nccl_.forget_batch_rows();
   driver_.forget_allocations();
+  gpu_jobs_.forget();
   // Names and shapes the batch inserted are gone with it.
   if (auto s = strings_.reload(); !s) spdlog::warn("store: {}", s.error().message);
   if (auto s = launches_.rolled_back(); !s) spdlog::warn("store: {}", s.error().message);
@@ -605,6 +627,12 @@ void CaptureWriter::write_event(Item& item, BatchTally& t) {
     note_thread(pid, i->hdr.tid, i->hdr.ts_ns);
     check(driver_.write(*i, pid, item.stack_id));
     ++t.ioctls;
+  } else if (auto* j = std::get_if<GpuJobEvent>(&ev)) {
+    // Only a queue event fires in the submitting process; the others' task
+    // is whoever the scheduler or an interrupt ran on.
+    int64_t pid = j->event == GPUOBS_GPU_TP_QUEUE ? process_for(j->hdr.tgid) : 0;
+    if (pid) note_thread(pid, j->hdr.tid, j->hdr.ts_ns);
+    check(gpu_jobs_.write(*j, pid));
   } else if (auto* p = std::get_if<ProcEvent>(&ev)) {
     on_proc(*p);
     ++t.procs;
@@ -626,6 +654,8 @@ void CaptureWriter::add_tally(WriterStats& s, const BatchTally& t) {
   s.failed_rows += t.launch_rows_failed;
   s.unreadable_names = api_.unreadable_names();
   s.symbols = stacks_.stats();
+  s.gpu_jobs = gpu_jobs_.stats();
+  s.gpu_jobs_open = gpu_jobs_.open_jobs();
 }
 
 void CaptureWriter::write_transaction(Cursor& items) {

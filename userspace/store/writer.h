@@ -25,6 +25,8 @@
 #include "store/api_rows.h"
 #include "store/db.h"
 #include "store/driver_rows.h"
+#include "store/drm_usage_rows.h"
+#include "store/gpu_job_rows.h"
 #include "store/gpu_metric_rows.h"
 #include "store/launch_rows.h"
 #include "store/nccl_rows.h"
@@ -97,6 +99,11 @@ struct WriterStats {
   bool disk_full = false;
   uint64_t full_lost = 0;
   SymbolStats symbols;
+  // GPU jobs (store/gpu_job_rows.h); gpu_jobs_open: queued or running, not
+  // done (at the capture's end: unfinished, done_mono_ns NULL).
+  GpuJobStats gpu_jobs;
+  uint64_t gpu_jobs_open = 0;
+  uint64_t drm_rows_failed = 0;  // fdinfo rows SQLite refused (also in failed_rows)
 };
 
 // Counter name -> (value, source 'bpf' or 'userspace'): the counters table.
@@ -295,6 +302,8 @@ class CaptureWriter {
   std::atomic<uint64_t> definitions_lost_{0};
   DriverRowWriter driver_;
   GpuMetricRowWriter gpu_;
+  GpuJobRowWriter gpu_jobs_;
+  DrmUsageRowWriter drm_;
   int64_t start_mono_ns_ = 0;  // capture.start_mono_ns (write_meta)
   Stmt ins_process_, ins_thread_, upd_exec_, upd_exit_;
   Stmt ins_counter_, upd_committed_;

@@ -181,3 +181,15 @@ TEST(WireLayout, UnwindTables) {
   EXPECT_EQ((row >> 48) & 0xff, static_cast<uint64_t>(GPUOBS_UNWIND_RBP));
   EXPECT_EQ(static_cast<int8_t>(row >> 56), -2);
 }
+
+TEST(WireLayout, GpuTrace) {
+  EXPECT_EQ(sizeof(gpuobs_gpu_trace), 224u);
+  EXPECT_EQ(offsetof(gpuobs_gpu_trace, hdr), 0u);
+  EXPECT_EQ(offsetof(gpuobs_gpu_trace, event), 24u);
+  EXPECT_EQ(offsetof(gpuobs_gpu_trace, raw_len), 28u);
+  EXPECT_EQ(offsetof(gpuobs_gpu_trace, name_gen), 30u);
+  EXPECT_EQ(offsetof(gpuobs_gpu_trace, raw), 32u);
+  EXPECT_EQ(GPUOBS_GPU_TRACE_RAW_MAX, 192);
+  EXPECT_EQ(GPUOBS_EV_GPU_JOB, 9);
+  EXPECT_EQ(GPUOBS_EV_FENCE_SIGNAL, 10);
+}

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "store/embedded_sql.h"
 #include "store/schema.h"
 #include "store/writer.h"
 #include "test_util.h"
@@ -55,6 +56,8 @@ TEST(Schema, MigratesToTheNewestVersionAndRecordsIt) {
   ASSERT_TRUE(db.ok()) << db.error().message;
   EXPECT_EQ(scalar(*db, "PRAGMA user_version"), schema_version());
   EXPECT_EQ(scalar(*db, "PRAGMA application_id"), kApplicationId);
+  // Every embedded migration recorded once, numbered without a gap.
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM schema_migrations"), static_cast<int64_t>(sql::migrations().size()));
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM schema_migrations"), schema_version());
   EXPECT_EQ(scalar(*db, "SELECT version FROM schema_migrations ORDER BY version DESC LIMIT 1"), schema_version());
 }
