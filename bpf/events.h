@@ -24,9 +24,9 @@
 #define GPUOBS_ABI_VERSION                                                                                             \
 	9 /* 6: records sized to what they hold (trailer.cap = frames present); 7: CPython frames;                     \
 	     8: GPUOBS_EV_LIB_MAP is struct gpuobs_lib_map (the inode and the hold);                                   \
-	     9: DRM drivers (i915, xe, amdgpu, drm), ioctl aux modes ENTRY and AMDGPU_CS;                 \
-	        GPUOBS_EV_GPU_JOB / GPUOBS_EV_FENCE_SIGNAL (struct gpuobs_gpu_trace), two counters;             \
-	        GPUOBS_BLOB_STRING_AT, GPUOBS_LAUNCH_F_GRID_UNKNOWN (Level Zero) */
+	     9: DRM drivers (i915, xe, amdgpu, drm), ioctl aux modes ENTRY and AMDGPU_CS;                              \
+		GPUOBS_EV_GPU_JOB / GPUOBS_EV_FENCE_SIGNAL (struct gpuobs_gpu_trace), two counters;                    \
+		GPUOBS_BLOB_STRING_AT, GPUOBS_LAUNCH_F_GRID_UNKNOWN (Level Zero) */
 
 /* Record type numbers (gpuobs_hdr.type). Never reuse a number. */
 #define GPUOBS_EV_LAUNCH    1 /* struct gpuobs_launch */

@@ -164,8 +164,8 @@ TEST(LibraryDiscovery, RecordFindsLibcudaWhereverTheCommandLoadsIt) {
                             LIB_NEEDED_WORKLOAD + " 100 100 >" + dir.file("own.out") + " && " + LIB_DLOPEN_WORKLOAD +
                             " 100 100 " + tmp + " >" + dir.file("tmp.out");
   std::string cmd = "GPUOBS_LIBCUDA_SEARCH_PATH=" + dir.file("empty") +
-                    " GPUOBS_LIBHIP_SEARCH_PATH=" + dir.file("empty") + " GPUOBS_LIBZE_SEARCH_PATH=" + dir.file("empty") +
-                    " LD_LIBRARY_PATH=" + dir.file("llp") + " " +
+                    " GPUOBS_LIBHIP_SEARCH_PATH=" + dir.file("empty") +
+                    " GPUOBS_LIBZE_SEARCH_PATH=" + dir.file("empty") + " LD_LIBRARY_PATH=" + dir.file("llp") + " " +
                     GPUOBS_BIN + " record -o " + out + " -- sh -c '" + inner + "' >" + dir.file("out") + " 2>" + err;
   ASSERT_EQ(run(cmd), 0) << read_file(err);
   EXPECT_EQ(read_file(err).find("not found"), std::string::npos) << read_file(err);
