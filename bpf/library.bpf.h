@@ -18,7 +18,7 @@
  * that a job-control shell started (the shell would report it "Stopped").
  *
  * Syscall tracepoints, not kprobes (not every kernel gpuobs runs on allows
- * them): field layouts in ../shared/abi-reference.md, "mmap tracepoints". */
+ * them): field layouts in docs/reference/abi-reference.md, "mmap tracepoints". */
 #ifndef GPUOBS_LIBRARY_BPF_H
 #define GPUOBS_LIBRARY_BPF_H
 

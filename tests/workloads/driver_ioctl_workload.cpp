@@ -1,6 +1,6 @@
 // Test workload for the driver decoders: issues the real NVIDIA RM, UVM and
 // KFD command numbers with real argument structs (layouts of driver 580 /
-// KFD 1.17, shared/abi-reference.md) on stand-in character devices that
+// KFD 1.17, docs/reference/abi-reference.md) on stand-in character devices that
 // gpuobs is told to decode as those drivers. The stand-ins answer ENOTTY;
 // the status fields a driver would write are preset here, so the decoded
 // statuses are known. Writes the issued sequence as JSON.

@@ -3,7 +3,7 @@
 // slots, one out-value and one blob; decode/api_record.cpp turns them into
 // typed records with this table. It sits below loader, decode and store, which
 // all read it (docs/design.md, layers).
-// Prototypes: shared/abi-reference.md §4.2 (cuda.h 13.0), §5.2 (HIP).
+// Prototypes: docs/reference/abi-reference.md §4.2 (cuda.h 13.0), §5.2 (HIP).
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // gpuobs has none of them, so these are mirrors, not includes). Every size
 // and offset the decoders (decode/drm_*.cpp) and the BPF rules
 // (catalogue/ioctl_rules.cpp, bpf/drm.bpf.h) rely on is asserted below
-// against the numbers recorded in shared/abi-reference.md §7.
+// against the numbers recorded in docs/reference/abi-reference.md §7.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The HIP runtime table (libamdhip64.so, ROCm 5.x and 6.x): the same ApiSpec
 // rows as the CUDA table, so HIP calls land in the same tables and reports.
-// Prototypes and register maps: shared/abi-reference.md §5.2. HIP's special
+// Prototypes and register maps: docs/reference/abi-reference.md §5.2. HIP's special
 // streams (hipStreamLegacy 1, hipStreamPerThread 2) and hipErrorNotReady
 // (600) have CUDA's values, so the stream and error logic is shared.
 #include "catalogue/api_spec.h"

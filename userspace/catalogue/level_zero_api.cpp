@@ -3,7 +3,7 @@
 // and reports with vendor 'level_zero'. The loader's exported functions are
 // what every Level Zero program calls (Intel's driver exports only the table
 // getters the loader dispatches through), so they are probed there.
-// Prototypes and register maps: shared/abi-reference.md §9.
+// Prototypes and register maps: docs/reference/abi-reference.md §9.
 //
 // How Level Zero maps onto the shared model:
 // - a command list (regular or immediate) is the stream its appended work

@@ -1,7 +1,7 @@
 // The NCCL table (libnccl.so.2; RCCL's librccl.so.1 exports the same names
 // with the same arguments): communicators, collectives, point-to-point calls
 // and groups, each probed at entry and return (result and host time). The
-// register map of each prototype: shared/abi-reference.md §7 (NCCL 2.28.9).
+// register map of each prototype: docs/reference/abi-reference.md §7 (NCCL 2.28.9).
 // A ncclUniqueId is passed by value (128 bytes, on the stack), so in
 // ncclCommInitRank(comm*, nranks, id, rank) `rank` is the third integer
 // register and the id's first 16 bytes are the two stack slots the generic

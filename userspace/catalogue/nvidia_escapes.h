@@ -1,6 +1,6 @@
 // NVIDIA resource-manager escapes (ioctls on /dev/nvidiactl and /dev/nvidiaN):
 // the numbers the copy rules (catalogue/ioctl_rules.cpp) and the decoder
-// (decode/nvidia_ioctl.cpp) share. Numbers: shared/abi-reference.md §1.
+// (decode/nvidia_ioctl.cpp) share. Numbers: docs/reference/abi-reference.md §1.
 #pragma once
 
 #include <cstdint>

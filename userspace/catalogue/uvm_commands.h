@@ -2,7 +2,7 @@
 // names and parameter sizes by driver version. The commands are raw numbers
 // (no _IOC size or type), so what BPF copies comes from this table
 // (catalogue/ioctl_rules.cpp) and the decoder (decode/uvm_ioctl.cpp) reads
-// the same sizes. Numbers and layouts: shared/abi-reference.md §2.
+// the same sizes. Numbers and layouts: docs/reference/abi-reference.md §2.
 #pragma once
 
 #include <cstdint>

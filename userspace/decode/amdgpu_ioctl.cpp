@@ -5,7 +5,7 @@
 // aux (GPUOBS_IOCTL_AUX_ENTRY) and the inputs are read from that image. CS
 // carries its chunk chain in aux (struct gpuobs_amdgpu_cs_aux): the engine
 // of each IB, and the fence, dependency and syncobj chunks counted.
-// Numbers and layouts: shared/abi-reference.md §7.
+// Numbers and layouts: docs/reference/abi-reference.md §7.
 #include <algorithm>
 #include <cstring>
 #include <optional>

@@ -4,7 +4,7 @@
 // decode_ioctl(): no SQLite, no state. What needs state across calls (which
 // allocation a free releases, handle -> kernel name) stays in the store,
 // which only binds these values (store/api_rows.cpp).
-// Layouts and prototypes: shared/abi-reference.md §4.2 (CUDA), §5.2 (HIP).
+// Layouts and prototypes: docs/reference/abi-reference.md §4.2 (CUDA), §5.2 (HIP).
 #pragma once
 
 #include <cstdint>

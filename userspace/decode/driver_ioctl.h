@@ -5,7 +5,7 @@
 // names); output: the request's name, its fields, the driver's own status,
 // and the driver object it created or destroyed. Pure functions over bytes,
 // so every layout is unit-tested on recorded argument images.
-// Numbers, layouts and version boundaries: shared/abi-reference.md §1-§3, §7.
+// Numbers, layouts and version boundaries: docs/reference/abi-reference.md §1-§3, §7.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // driver has (drm.h) and the dispatch to the i915, xe and amdgpu decoders.
 // The DRM core accepts any argument size (it zero-extends or truncates to
 // its own), so requests are told apart by number and read for what the
-// argument holds. Numbers and layouts: shared/abi-reference.md §7.
+// argument holds. Numbers and layouts: docs/reference/abi-reference.md §7.
 #include <string_view>
 
 #include "catalogue/drm_uapi.h"

@@ -1,7 +1,7 @@
 // i915's own requests (i915_drm.h): GEM_EXECBUFFER2(_WR), the one
 // submission ioctl, with the engine its flags select and the context in
 // rsvd1; buffer and context creation; waits, mmap offsets, queries.
-// Numbers and layouts: shared/abi-reference.md §7.
+// Numbers and layouts: docs/reference/abi-reference.md §7.
 #include <string>
 
 #include "catalogue/drm_uapi.h"

@@ -1,7 +1,7 @@
 // AMD KFD ioctls on /dev/kfd. The kernel dispatches on _IOC_NR and
 // zero-extends or truncates the size, so old and new struct sizes both occur
 // (CREATE_QUEUE is 88 or 96 bytes): decode by number, read only what the
-// argument holds. Numbers and layouts: shared/abi-reference.md §3.
+// argument holds. Numbers and layouts: docs/reference/abi-reference.md §3.
 #include <string_view>
 
 #include "decode/driver_ioctl.h"

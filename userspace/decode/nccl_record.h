@@ -3,7 +3,7 @@
 // decode/api_record.h: which communicator a handle is, its rank and the
 // sequence number of a collective are state across calls, kept by whoever
 // reads these (store/nccl_rows.cpp, capture/nccl_watch.cpp) with NcclComms.
-// Enum values and prototypes: shared/abi-reference.md §7 (NCCL 2.28.9).
+// Enum values and prototypes: docs/reference/abi-reference.md §7 (NCCL 2.28.9).
 #pragma once
 
 #include <cstdint>

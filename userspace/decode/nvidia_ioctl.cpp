@@ -1,5 +1,5 @@
 // NVIDIA resource-manager escapes on /dev/nvidiactl and /dev/nvidiaN.
-// Numbers, layouts and version boundaries: shared/abi-reference.md §1.
+// Numbers, layouts and version boundaries: docs/reference/abi-reference.md §1.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>

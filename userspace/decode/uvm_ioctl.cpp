@@ -1,6 +1,6 @@
 // NVIDIA UVM ioctls on /dev/nvidia-uvm and /dev/nvidia-uvm-tools, decoded.
 // The commands, their sizes by driver version and the copy rules built from
-// them: catalogue/uvm_commands.h. Layouts: shared/abi-reference.md §2.
+// them: catalogue/uvm_commands.h. Layouts: docs/reference/abi-reference.md §2.
 #include <string_view>
 
 #include "catalogue/uvm_commands.h"

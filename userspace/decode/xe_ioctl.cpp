@@ -2,7 +2,7 @@
 // operations (inline for one, behind vector_of_binds for more: the rule
 // copies the first drm::kXeVmBindOpsCopied), exec queues with their engines
 // (behind instances), buffers, VMs, user-fence waits, device queries.
-// Numbers and layouts: shared/abi-reference.md §7.
+// Numbers and layouts: docs/reference/abi-reference.md §7.
 #include <algorithm>
 #include <string>
 

@@ -1,5 +1,5 @@
 // Driver ioctl decoding on argument images built byte by byte, with the
-// offsets of shared/abi-reference.md §1-§3.
+// offsets of docs/reference/abi-reference.md §1-§3.
 #include "decode/driver_ioctl.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // DRM ioctl decoding (core, i915, xe, amdgpu) on argument images built byte
-// by byte, with the offsets of shared/abi-reference.md §7 written out here
+// by byte, with the offsets of docs/reference/abi-reference.md §7 written out here
 // (not taken from the decoder's mirror structs, so a wrong mirror fails).
 #include <gtest/gtest.h>
 
