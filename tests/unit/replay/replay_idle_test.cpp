@@ -444,6 +444,9 @@ TEST(ReplayIdle, Schema20CaptureReadsEmptyThenReplays) {
                          " DROP TABLE library_maps;"                            // 23
                          " DROP VIEW context_ops; DROP TABLE context_op_rows;"  // 24
                          " DROP VIEW process_names; DROP VIEW stream_names;"    // 25
+                         " DROP VIEW gpu_job_ioctls; DROP TABLE gpu_jobs; DROP TABLE dma_fence_signals;"
+                         " DROP TABLE drm_engine_samples; DROP TABLE drm_memory_samples;"
+                         " DROP TABLE drm_clients;"  // 26
                          " DELETE FROM schema_migrations WHERE version >= 21; PRAGMA user_version = 20;")
                     .ok())
         << db->errmsg();
