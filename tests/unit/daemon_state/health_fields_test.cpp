@@ -29,7 +29,7 @@ HealthSnapshot distinct_snapshot() {
         [&](auto member) {
           using T = std::remove_reference_t<decltype(h.*member)>;
           if constexpr (std::is_same_v<T, std::string>) h.*member = "v" + std::to_string(n);
-          else h.*member = static_cast<T>(1000 + n);
+          else h.*member = static_cast<T>(n) + static_cast<T>(1000);
         },
         f.member);
   }
