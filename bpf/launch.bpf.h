@@ -21,6 +21,18 @@ struct launch_stack_args {
 	__u64 extra;
 };
 
+/* A filled launch record: the caller's stack after it, then into the ring,
+ * counted (cu_launch_kernel here, ze_launch_kernel in level_zero.bpf.h). */
+static __always_inline void launch__submit(struct pt_regs *ctx, struct gpuobs_launch *e, __u64 *busy, __u64 pid_tgid)
+{
+	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1),
+				  GPUOBS_STACK_F_AT_ENTRY);
+	if (record__submit(e, busy, sizeof(*e) + stack, pid_tgid >> 32))
+		counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
+	else
+		counter__add(GPUOBS_CNT_DROP_LAUNCH);
+}
+
 SEC("uprobe")
 /* libbpf 1.1's BPF_KPROBE takes at most 5 arguments: blockDimY (arg 6) is read
  * from its register directly. */
@@ -62,12 +74,7 @@ int BPF_UPROBE(cu_launch_kernel, __u64 f, __u32 gx, __u32 gy, __u32 gz, __u32 bx
 		e->flags = GPUOBS_LAUNCH_F_STACK_ARGS_MISSING;
 		counter__add(GPUOBS_CNT_LAUNCH_ARGS_FAULT);
 	}
-	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1),
-				  GPUOBS_STACK_F_AT_ENTRY);
-	if (record__submit(e, busy, sizeof(*e) + stack, pid_tgid >> 32))
-		counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
-	else
-		counter__add(GPUOBS_CNT_DROP_LAUNCH);
+	launch__submit(ctx, e, busy, pid_tgid);
 	return 0;
 }
 

@@ -11,8 +11,8 @@
 #ifndef GPUOBS_LEVEL_ZERO_BPF_H
 #define GPUOBS_LEVEL_ZERO_BPF_H
 
+#include "launch.bpf.h"
 #include "maps.bpf.h"
-#include "stack.bpf.h"
 
 struct ze_kernel_key {
 	__u64 kernel; /* ze_kernel_handle_t: an address, unique within a process */
@@ -93,12 +93,7 @@ int ze_launch_kernel(struct pt_regs *ctx)
 	e->block_x = size ? size->x : 0;
 	e->block_y = size ? size->y : 0;
 	e->block_z = size ? size->z : 0;
-	__u32 stack = stack__fill(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), (__u8 *)(e + 1),
-				  GPUOBS_STACK_F_AT_ENTRY);
-	if (record__submit(e, busy, sizeof(*e) + stack, pid_tgid >> 32))
-		counter__add(GPUOBS_CNT_SUBMIT_LAUNCH);
-	else
-		counter__add(GPUOBS_CNT_DROP_LAUNCH);
+	launch__submit(ctx, e, busy, pid_tgid);
 	return 0;
 }
 
