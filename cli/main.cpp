@@ -234,6 +234,19 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
                    "check the replay against the GPU times measured with record --gpu-time: every measured "
                    "kernel, copy and memset must lie inside its operation's window (exit 1 if one does not); "
                    "implies --no-write");
+  replay->add_option("--schedule-out", a.rpl.schedule_out,
+                     "write the capture's schedule (streams, each thread's calls in order with their host gaps, "
+                     "each operation's GPU work; docs/replay.md \"Schedule\") as JSON to this file; implies "
+                     "--no-write");
+  replay->add_option("--pid", a.rpl.pid, "schedule: only this process");
+  replay->add_option("--window", a.rpl.window, "schedule: only calls entered in FROM:TO, seconds after the start");
+  replay->add_option("--speed", a.rpl.speed, "schedule: host gaps divided by this factor")
+      ->check(CLI::PositiveNumber);
+  replay->add_flag("--no-host-gaps", a.rpl.no_host_gaps, "schedule, what if: the host issues each call at once");
+  replay->add_flag("--drop-syncs", a.rpl.drop_syncs, "schedule, what if: every host synchronization removed");
+  replay->add_option("--drop-sync", a.rpl.drop_sync,
+                     "schedule, what if: this synchronization removed (its id in replay_observations)");
+  replay->add_option("--merge", a.rpl.merge, "schedule, what if: queue FROM's work goes on queue INTO (FROM:INTO)");
 
   auto* status = c.status = app.add_subcommand("status",
                                                "is gpuobsd up, what it probes, events/s, drops, its segments "

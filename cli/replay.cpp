@@ -2,6 +2,10 @@
 // replay tables (docs/replay.md) and print what they show.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,6 +14,7 @@
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/progress.h"
+#include "replay/exec_schedule.h"
 #include "replay/replay.h"
 #include "report/query.h"
 #include "store/schema.h"
@@ -192,6 +197,63 @@ int check_against_gpu_times(Db& db, const replay::Result& r, OutputFormat fmt) {
   return inside == checked ? 0 : 1;
 }
 
+// --window FROM:TO in seconds -> ns.
+Status parse_window(const std::string& w, replay::ScheduleOptions& o) {
+  if (w.empty()) return {};
+  auto colon = w.find(':');
+  char* end = nullptr;
+  auto seconds = [&](const std::string& t) -> std::optional<int64_t> {
+    if (t.empty()) return std::nullopt;
+    double v = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() + t.size() || !(v >= 0) || v > 1e9) return std::nullopt;
+    return static_cast<int64_t>(v * 1e9);
+  };
+  if (colon == std::string::npos) return make_error("--window wants FROM:TO in seconds, got '" + w + "'");
+  o.from_ns = seconds(w.substr(0, colon));
+  o.to_ns = seconds(w.substr(colon + 1));
+  if ((!o.from_ns && colon > 0) || (!o.to_ns && colon + 1 < w.size()) || (o.from_ns && o.to_ns && *o.to_ns <= *o.from_ns))
+    return make_error("--window wants FROM:TO in seconds after the capture's start, FROM < TO, got '" + w + "'");
+  return {};
+}
+
+int write_schedule(Db& db, const ReplayArgs& a) {
+  replay::ScheduleOptions o;
+  o.pid = a.pid;
+  o.speed = a.speed;
+  o.no_host_gaps = a.no_host_gaps;
+  o.drop_syncs = a.drop_syncs;
+  o.drop_observations = a.drop_sync;
+  if (auto s = parse_window(a.window, o); !s) {
+    print_error(kProgram, s.error());
+    return 2;
+  }
+  for (const std::string& m : a.merge) {
+    long long from = 0, into = 0;
+    char tail = 0;
+    if (std::sscanf(m.c_str(), "%lld:%lld%c", &from, &into, &tail) != 2) {
+      print_error(kProgram, make_error("--merge wants FROM:INTO queue ids, got '" + m + "'",
+                                       "gpuobs report replay_queues FILE lists the queues"));
+      return 2;
+    }
+    o.merge.emplace_back(from, into);
+  }
+  auto s = replay::build_schedule(db, o);
+  if (!s) {
+    print_error(kProgram, s.error());
+    return s.error().exit_code ? s.error().exit_code : 2;
+  }
+  FILE* f = std::fopen(a.schedule_out.c_str(), "w");
+  std::string text = replay::schedule_json(*s);
+  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) {
+    print_error(kProgram, make_error("cannot write " + a.schedule_out + ": " + std::strerror(errno)));
+    return 1;
+  }
+  std::cerr << "gpuobs replay: schedule of " << s->steps.size() << " steps on " << s->streams.size() << " streams, "
+            << s->threads.size() << " threads (" << s->dropped_syncs << " syncs dropped) written to " << a.schedule_out
+            << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_replay(const ReplayArgs& a) {
@@ -200,11 +262,13 @@ int run_replay(const ReplayArgs& a) {
     print_error(kProgram, fmt.error());
     return 2;
   }
-  auto db = a.no_write || a.check ? open_capture_readonly(a.file) : open_for_write(a.file);
+  bool read_only = a.no_write || a.check || !a.schedule_out.empty();
+  auto db = read_only ? open_capture_readonly(a.file) : open_for_write(a.file);
   if (!db) {
     print_error(kProgram, db.error());
     return db.error().exit_code;
   }
+  if (!a.schedule_out.empty()) return write_schedule(*db, a);
   std::optional<Progress> progress(std::in_place, "gpuobs replay");
   auto r = replay::run(*db);
   if (!r) {

@@ -69,6 +69,6 @@ struct Input {
   std::map<std::pair<int64_t, uint64_t>, std::string> stream_labels;
 };
 
-Result<Input> load_input(Db& capture);
+gpuobs::Result<Input> load_input(Db& capture);
 
 }  // namespace gpuobs::replay::detail
