@@ -1,8 +1,8 @@
 // gpuobs subcommands. Each returns the process exit status.
 #pragma once
 
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "capture/session.h"
@@ -105,13 +105,13 @@ struct ReplayArgs {
   // "Schedule"), with the part and the "what if" edits below; the capture is
   // not written.
   std::string schedule_out;
-  std::optional<uint32_t> pid;           // --pid: one process
-  std::string window;                    // --window FROM:TO, seconds after the capture's start
-  double speed = 1.0;                    // --speed: host gaps divided by it
-  bool no_host_gaps = false;             // --no-host-gaps
-  bool drop_syncs = false;               // --drop-syncs: every host sync
-  std::vector<int64_t> drop_sync;        // --drop-sync N: observation N (replay_blocked's id)
-  std::vector<std::string> merge;        // --merge FROM:INTO queue ids
+  std::optional<uint32_t> pid;     // --pid: one process
+  std::string window;              // --window FROM:TO, seconds after the capture's start
+  double speed = 1.0;              // --speed: host gaps divided by it
+  bool no_host_gaps = false;       // --no-host-gaps
+  bool drop_syncs = false;         // --drop-syncs: every host sync
+  std::vector<int64_t> drop_sync;  // --drop-sync N: observation N (replay_blocked's id)
+  std::vector<std::string> merge;  // --merge FROM:INTO queue ids
 };
 int run_replay(const ReplayArgs& args);
 

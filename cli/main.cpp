@@ -240,8 +240,7 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
                      "--no-write");
   replay->add_option("--pid", a.rpl.pid, "schedule: only this process");
   replay->add_option("--window", a.rpl.window, "schedule: only calls entered in FROM:TO, seconds after the start");
-  replay->add_option("--speed", a.rpl.speed, "schedule: host gaps divided by this factor")
-      ->check(CLI::PositiveNumber);
+  replay->add_option("--speed", a.rpl.speed, "schedule: host gaps divided by this factor")->check(CLI::PositiveNumber);
   replay->add_flag("--no-host-gaps", a.rpl.no_host_gaps, "schedule, what if: the host issues each call at once");
   replay->add_flag("--drop-syncs", a.rpl.drop_syncs, "schedule, what if: every host synchronization removed");
   replay->add_option("--drop-sync", a.rpl.drop_sync,

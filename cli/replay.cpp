@@ -211,7 +211,8 @@ Status parse_window(const std::string& w, replay::ScheduleOptions& o) {
   if (colon == std::string::npos) return make_error("--window wants FROM:TO in seconds, got '" + w + "'");
   o.from_ns = seconds(w.substr(0, colon));
   o.to_ns = seconds(w.substr(colon + 1));
-  if ((!o.from_ns && colon > 0) || (!o.to_ns && colon + 1 < w.size()) || (o.from_ns && o.to_ns && *o.to_ns <= *o.from_ns))
+  if ((!o.from_ns && colon > 0) || (!o.to_ns && colon + 1 < w.size()) ||
+      (o.from_ns && o.to_ns && *o.to_ns <= *o.from_ns))
     return make_error("--window wants FROM:TO in seconds after the capture's start, FROM < TO, got '" + w + "'");
   return {};
 }

@@ -1,8 +1,8 @@
 #include "replay/exec_schedule.h"
 
+#include <sqlite3.h>
 #include <algorithm>
 #include <cmath>
-#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -100,8 +100,7 @@ std::vector<Duration> durations(const detail::Input& in, const replay::Result& r
         int64_t start = std::max(first.enqueue_ns, prev_end);
         if (ob.blocked_ns > 0 && ob.end_ns > start) {
           int64_t open = 0, known = 0;
-          for (size_t i = a; i < b; ++i)
-            d[idx[i]].from == DurationSource::measured ? known += d[idx[i]].ns : ++open;
+          for (size_t i = a; i < b; ++i) d[idx[i]].from == DurationSource::measured ? known += d[idx[i]].ns : ++open;
           int64_t share = open ? std::max<int64_t>(0, ob.end_ns - start - known) / open : 0;
           for (size_t i = a; i < b; ++i)
             if (d[idx[i]].from == DurationSource::none) d[idx[i]] = {share, DurationSource::window};
@@ -138,8 +137,8 @@ struct Candidate {
 }  // namespace
 
 gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::Result& r,
-                                const std::map<std::pair<int64_t, uint64_t>, int32_t>& priorities,
-                                const ScheduleOptions& opts) {
+                                        const std::map<std::pair<int64_t, uint64_t>, int32_t>& priorities,
+                                        const ScheduleOptions& opts) {
   if (!(opts.speed > 0) || !std::isfinite(opts.speed))
     return make_error("the speed factor must be a positive number", "--speed 2 halves every host gap");
   std::map<std::pair<Table, int64_t>, const Call*> calls;
@@ -179,8 +178,8 @@ gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::R
     auto p = priorities.find({q.process_id, q.handle});
     int32_t prio = q.kind == "created" && p != priorities.end() ? p->second : 0;
     stream_of[q.id] = static_cast<int32_t>(s.streams.size());
-    s.streams.push_back({static_cast<int32_t>(s.streams.size()), q.id, q.process_id, q.tgid, q.kind, q.label,
-                         q.non_blocking, prio});
+    s.streams.push_back(
+        {static_cast<int32_t>(s.streams.size()), q.id, q.process_id, q.tgid, q.kind, q.label, q.non_blocking, prio});
   }
   std::map<std::pair<int64_t, uint32_t>, int32_t> thread_of;
   std::map<std::pair<int64_t, uint32_t>, int64_t> prev_end;  // (process, tid) -> the last candidate's return
@@ -192,8 +191,8 @@ gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::R
     return it->second;
   };
   auto dropped = [&](const Observation& ob) {
-    return opts.drop_syncs ||
-           std::find(opts.drop_observations.begin(), opts.drop_observations.end(), ob.id) != opts.drop_observations.end();
+    return opts.drop_syncs || std::find(opts.drop_observations.begin(), opts.drop_observations.end(), ob.id) !=
+                                  opts.drop_observations.end();
   };
   for (const Candidate& c : cands) {
     if (opts.pid && c.tgid != *opts.pid) continue;
@@ -281,7 +280,8 @@ gpuobs::Result<Schedule> build_schedule(Db& capture, const ScheduleOptions& opts
     priorities[{sqlite3_column_int64(st.get(), 0), static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1))}] =
         static_cast<int32_t>(sqlite3_column_int64(st.get(), 2));
   ScheduleOptions o = opts;
-  if (auto t0 = capture.scalar("SELECT coalesce((SELECT start_mono_ns FROM capture WHERE id = 1), 0)")) o.capture_start_ns = *t0;
+  if (auto t0 = capture.scalar("SELECT coalesce((SELECT start_mono_ns FROM capture WHERE id = 1), 0)"))
+    o.capture_start_ns = *t0;
   return build_schedule(*in, r, priorities, o);
 }
 
@@ -308,8 +308,8 @@ std::string schedule_json(const Schedule& s) {
   for (const ExecThread& t : s.threads) threads.push_back({{"id", t.id}, {"process_id", t.process_id}, {"tid", t.tid}});
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   for (const ExecStep& st : s.steps) {
-    nlohmann::ordered_json x{{"i", st.index},       {"kind", to_string(st.kind)}, {"thread", st.thread},
-                             {"at_ns", st.at_ns},   {"host_ns", st.host_ns},      {"gap_ns", st.gap_ns},
+    nlohmann::ordered_json x{{"i", st.index},     {"kind", to_string(st.kind)}, {"thread", st.thread},
+                             {"at_ns", st.at_ns}, {"host_ns", st.host_ns},      {"gap_ns", st.gap_ns},
                              {"name", st.name}};
     if (st.stream >= 0) x["stream"] = st.stream;
     if (st.event >= 0) x["event"] = st.event;

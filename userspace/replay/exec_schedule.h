@@ -87,29 +87,29 @@ struct Schedule {
   std::vector<ExecThread> threads;
   std::vector<ExecStep> steps;
   int32_t events = 0;
-  int64_t start_ns = 0;  // CLOCK_MONOTONIC of the first step's entry in the capture
-  int64_t end_ns = 0;    // the last step's end as the capture shows it (proof or measured end)
+  int64_t start_ns = 0;                    // CLOCK_MONOTONIC of the first step's entry in the capture
+  int64_t end_ns = 0;                      // the last step's end as the capture shows it (proof or measured end)
   std::map<std::string, int64_t> skipped;  // replay ops not scheduled, by kind (alloc_async, ...)
   int64_t dropped_syncs = 0;
 };
 
 // "What if" edits and the part of the capture to schedule.
 struct ScheduleOptions {
-  std::optional<uint32_t> pid;                        // one process (its tgid); none: all
-  std::optional<int64_t> from_ns, to_ns;              // window: steps entered in [from, to) ns after capture start
-  double speed = 1.0;                                 // host gaps divided by this (2: a host twice as fast)
-  bool no_host_gaps = false;                          // every gap 0: the host as fast as its calls
-  bool drop_syncs = false;                            // every host sync removed
-  std::vector<int64_t> drop_observations;             // these syncs (replay observation ids) removed
-  std::vector<std::pair<int64_t, int64_t>> merge;     // (from queue, into queue): from's steps go to into
-  int64_t capture_start_ns = 0;                       // what the window is relative to (set from the capture)
+  std::optional<uint32_t> pid;                     // one process (its tgid); none: all
+  std::optional<int64_t> from_ns, to_ns;           // window: steps entered in [from, to) ns after capture start
+  double speed = 1.0;                              // host gaps divided by this (2: a host twice as fast)
+  bool no_host_gaps = false;                       // every gap 0: the host as fast as its calls
+  bool drop_syncs = false;                         // every host sync removed
+  std::vector<int64_t> drop_observations;          // these syncs (replay observation ids) removed
+  std::vector<std::pair<int64_t, int64_t>> merge;  // (from queue, into queue): from's steps go to into
+  int64_t capture_start_ns = 0;                    // what the window is relative to (set from the capture)
 };
 
 // Pure: from a replay's input and result (and stream priorities by
 // (process id, handle)). The same input gives the same schedule.
 gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::Result& r,
-                                const std::map<std::pair<int64_t, uint64_t>, int32_t>& priorities,
-                                const ScheduleOptions& opts);
+                                        const std::map<std::pair<int64_t, uint64_t>, int32_t>& priorities,
+                                        const ScheduleOptions& opts);
 
 // Reads the capture, replays it and builds its schedule.
 gpuobs::Result<Schedule> build_schedule(Db& capture, const ScheduleOptions& opts);

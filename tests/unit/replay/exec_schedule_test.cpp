@@ -48,9 +48,9 @@ std::string make_capture(ReplayCapture& c) {
   // (launch ids are positions in the compact runs, not 1..n).
   auto first = db->scalar("SELECT min(id) FROM kernel_launches");
   EXPECT_TRUE(first.ok());
-  EXPECT_TRUE(db->exec("INSERT INTO gpu_time_rows VALUES (0, " + std::to_string(*first) +
-                       ", 1, NULL, 150, 250, 0, 7, 1, 1, 0)")
-                  .ok())
+  EXPECT_TRUE(
+      db->exec("INSERT INTO gpu_time_rows VALUES (0, " + std::to_string(*first) + ", 1, NULL, 150, 250, 0, 7, 1, 1, 0)")
+          .ok())
       << db->errmsg();
   return file;
 }
