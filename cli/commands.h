@@ -110,7 +110,7 @@ struct ReplayArgs {
   double speed = 1.0;              // --speed: host gaps divided by it
   bool no_host_gaps = false;       // --no-host-gaps
   bool drop_syncs = false;         // --drop-syncs: every host sync
-  std::vector<int64_t> drop_sync;  // --drop-sync N: observation N (replay_blocked's id)
+  std::vector<int64_t> drop_sync;  // --drop-sync N: the sync whose replay_observations id is N
   std::vector<std::string> merge;  // --merge FROM:INTO queue ids
 };
 int run_replay(const ReplayArgs& args);

@@ -243,10 +243,13 @@ int write_schedule(Db& db, const ReplayArgs& a) {
     print_error(kProgram, s.error());
     return s.error().exit_code ? s.error().exit_code : 2;
   }
-  FILE* f = std::fopen(a.schedule_out.c_str(), "w");
   std::string text = replay::schedule_json(*s);
-  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) {
-    print_error(kProgram, make_error("cannot write " + a.schedule_out + ": " + std::strerror(errno)));
+  FILE* f = std::fopen(a.schedule_out.c_str(), "w");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int saved = errno;
+  if (f && std::fclose(f) != 0 && ok) ok = false, saved = errno;  // closed either way: no leak on a short write
+  if (!ok) {
+    print_error(kProgram, make_error("cannot write " + a.schedule_out + ": " + std::strerror(saved)));
     return 1;
   }
   std::cerr << "gpuobs replay: schedule of " << s->steps.size() << " steps on " << s->streams.size() << " streams, "

@@ -185,4 +185,6 @@ TEST(ExecSchedule, CliWritesTheScheduleAsJson) {
   EXPECT_EQ(j["streams"][1]["non_blocking"], true);
   std::string bad = std::string(GPUOBS_BIN) + " replay " + file + " --schedule-out " + out + " --merge 1-2 2>&1";
   EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 2);
+  std::string unwritable = std::string(GPUOBS_BIN) + " replay " + file + " --schedule-out /proc/none/s.json 2>&1";
+  EXPECT_EQ(WEXITSTATUS(std::system(unwritable.c_str())), 1);  // cannot write: an error, not a partial file
 }
