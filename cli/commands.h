@@ -112,6 +112,14 @@ struct ReplayArgs {
   bool drop_syncs = false;         // --drop-syncs: every host sync
   std::vector<int64_t> drop_sync;  // --drop-sync N: the sync whose replay_observations id is N
   std::vector<std::string> merge;  // --merge FROM:INTO queue ids
+  // --execute: the schedule run on this host's GPU by gpuobs_replay_exec
+  // under gpuobs record, --runs times, each compared with the original
+  // (docs/replay.md "Execute"); the comparison is written into the capture.
+  bool execute = false;
+  int runs = 1;
+  std::string exec_out;  // --exec-out PREFIX: PREFIX.schedule.json, PREFIX.N.gpuobs (default FILE's stem.exec)
+  std::string cuda_lib;  // --cuda-lib: the libcuda the executor loads and record probes
+  std::string exec_gpu_time = "auto";  // --exec-gpu-time on/off/auto (auto: when the original has GPU times)
 };
 int run_replay(const ReplayArgs& args);
 

@@ -246,6 +246,22 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
   replay->add_option("--drop-sync", a.rpl.drop_sync,
                      "schedule, what if: this synchronization removed (its id in replay_observations)");
   replay->add_option("--merge", a.rpl.merge, "schedule, what if: queue FROM's work goes on queue INTO (FROM:INTO)");
+  replay->add_flag("--execute", a.rpl.execute,
+                   "run the schedule (with the part and edits above) on this host's GPU under gpuobs record and "
+                   "compare each run with the original: per-stream busy time, end to end, idle split, launch gaps "
+                   "(writes replay_exec_*; report replay_exec_sum; docs/replay.md \"Execute\")");
+  replay->add_option("--runs", a.rpl.runs, "execute: this many runs (the summary gives medians)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  replay->add_option(
+      "--exec-out", a.rpl.exec_out,
+      "execute: file prefix of the schedule, the runs' captures and reports (default: FILE's stem + .exec)");
+  replay->add_option("--cuda-lib", a.rpl.cuda_lib, "execute: the libcuda.so.1 to run on (default: the loader's)");
+  replay
+      ->add_option("--exec-gpu-time", a.rpl.exec_gpu_time,
+                   "execute: record the runs with --gpu-time: on, off, auto (when the original has GPU times)")
+      ->check(CLI::IsMember({"on", "off", "auto"}))
+      ->capture_default_str();
 
   auto* status = c.status = app.add_subcommand("status",
                                                "is gpuobsd up, what it probes, events/s, drops, its segments "

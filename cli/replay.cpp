@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/replay_execute.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "replay/exec_schedule.h"
@@ -217,7 +218,8 @@ Status parse_window(const std::string& w, replay::ScheduleOptions& o) {
   return {};
 }
 
-int write_schedule(Db& db, const ReplayArgs& a) {
+// The part of the capture and the what-if edits, from the flags.
+Result<replay::ScheduleOptions> schedule_options(const ReplayArgs& a) {
   replay::ScheduleOptions o;
   o.pid = a.pid;
   o.speed = a.speed;
@@ -225,20 +227,28 @@ int write_schedule(Db& db, const ReplayArgs& a) {
   o.drop_syncs = a.drop_syncs;
   o.drop_observations = a.drop_sync;
   if (auto s = parse_window(a.window, o); !s) {
-    print_error(kProgram, s.error());
-    return 2;
+    Error e = s.error();
+    e.exit_code = 2;
+    return e;
   }
   for (const std::string& m : a.merge) {
     long long from = 0, into = 0;
     char tail = 0;
-    if (std::sscanf(m.c_str(), "%lld:%lld%c", &from, &into, &tail) != 2) {
-      print_error(kProgram, make_error("--merge wants FROM:INTO queue ids, got '" + m + "'",
-                                       "gpuobs report replay_queues FILE lists the queues"));
-      return 2;
-    }
+    if (std::sscanf(m.c_str(), "%lld:%lld%c", &from, &into, &tail) != 2)
+      return make_error("--merge wants FROM:INTO queue ids, got '" + m + "'",
+                        "gpuobs report replay_queues FILE lists the queues", 2);
     o.merge.emplace_back(from, into);
   }
-  auto s = replay::build_schedule(db, o);
+  return o;
+}
+
+int write_schedule(Db& db, const ReplayArgs& a) {
+  auto o = schedule_options(a);
+  if (!o) {
+    print_error(kProgram, o.error());
+    return 2;
+  }
+  auto s = replay::build_schedule(db, *o);
   if (!s) {
     print_error(kProgram, s.error());
     return s.error().exit_code ? s.error().exit_code : 2;
@@ -266,6 +276,8 @@ int run_replay(const ReplayArgs& a) {
     print_error(kProgram, fmt.error());
     return 2;
   }
+  if (a.execute)
+    if (int rc = execute_preflight(a); rc != 0) return rc;
   bool read_only = a.no_write || a.check || !a.schedule_out.empty();
   auto db = read_only ? open_capture_readonly(a.file) : open_for_write(a.file);
   if (!db) {
@@ -273,6 +285,14 @@ int run_replay(const ReplayArgs& a) {
     return db.error().exit_code;
   }
   if (!a.schedule_out.empty()) return write_schedule(*db, a);
+  if (a.execute) {
+    auto o = schedule_options(a);
+    if (!o) {
+      print_error(kProgram, o.error());
+      return 2;
+    }
+    return execute_schedule(*db, a, *o);
+  }
   std::optional<Progress> progress(std::in_place, "gpuobs replay");
   auto r = replay::run(*db);
   if (!r) {

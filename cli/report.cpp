@@ -59,24 +59,34 @@ Result<QueryResult> one_report(Db& db, const std::string& name, const Params& pa
 // rows on stdout stay what the query gave). A capture replayed by a gpuobs
 // older than schema 21 has the replay but not its idle-time tables.
 void note_missing_replay(Db& db, const std::string& file, const std::vector<std::string>& names) {
-  bool replay = false, idle = false;
+  bool replay = false, idle = false, exec = false;
   for (const auto& n : names) {
     auto sql = report_sql(n);
     if (!sql) continue;
-    replay = replay || sql->find("FROM replay_") != std::string_view::npos;
+    bool e = sql->find("FROM replay_exec_") != std::string_view::npos;
+    exec = exec || e;
+    replay = replay || (!e && sql->find("FROM replay_") != std::string_view::npos);
     idle = idle || sql->find("replay_idle_") != std::string_view::npos;
   }
-  if (!replay) return;
-  auto runs = db.scalar("SELECT count(*) FROM replay_runs");
-  auto version = db.scalar("PRAGMA user_version");
-  std::string why;
-  if (!runs || *runs == 0)
-    why = file + " has not been replayed: the replay tables are empty until gpuobs replay writes them";
-  else if (idle && version && *version < 21)
-    why = file + " was replayed by an older gpuobs: it has no idle-time tables (schema 21)";
+  std::string why, how = "gpuobs replay " + file;
+  if (exec) {  // replay_exec_sum: written by --execute on a host with a GPU
+    auto runs = db.scalar("SELECT count(*) FROM replay_exec_runs");
+    if (!runs || *runs == 0) {
+      why = file + " has not been re-executed: replay_exec_* is empty until gpuobs replay --execute writes it";
+      how += " --execute (on the host with the GPU)";
+    }
+  }
+  if (replay && why.empty()) {
+    auto runs = db.scalar("SELECT count(*) FROM replay_runs");
+    auto version = db.scalar("PRAGMA user_version");
+    if (!runs || *runs == 0)
+      why = file + " has not been replayed: the replay tables are empty until gpuobs replay writes them";
+    else if (idle && version && *version < 21)
+      why = file + " was replayed by an older gpuobs: it has no idle-time tables (schema 21)";
+  }
   if (why.empty()) return;
-  std::fprintf(stderr, "gpuobs report: note: %s\nhint: run gpuobs replay %s first (docs/replay.md)\n",
-               terminal_safe(why).c_str(), terminal_safe(file).c_str());
+  std::fprintf(stderr, "gpuobs report: note: %s\nhint: run %s first (docs/replay.md)\n", terminal_safe(why).c_str(),
+               terminal_safe(how).c_str());
 }
 
 }  // namespace

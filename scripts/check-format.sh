@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "check-format: clang-format missing: scripts/install-deps.sh all" >&2; exit 1; }
 mapfile -t cxx < <(git ls-files 'userspace/*.cpp' 'userspace/*.h' 'cli/*.cpp' 'cli/*.h' 'daemon/*.cpp' 'daemon/*.h' \
-  'bench/*.cpp' 'bench/*.h' 'tests/*.cpp' 'tests/*.h' 'inject/*.cpp' 'inject/*.h' 'examples/*.cpp' 'examples/*.h' \
+  'bench/*.cpp' 'bench/*.h' 'tests/*.cpp' 'tests/*.h' 'inject/*.cpp' 'inject/*.h' 'exec/*.cpp' 'exec/*.h' 'examples/*.cpp' 'examples/*.h' \
   'bpf/*.c' 'bpf/*.h' 'tests/fakes/*.c' ':!bpf/vmlinux/*')
 mapfile -t c_workloads < <(git ls-files 'tests/workloads/*.c')
 if [ "${1:-}" = --fix ]; then

@@ -40,7 +40,8 @@ LAYERS = [
     # The bundled CUDA example: it includes nothing of ours; tests/gpu builds its PTX in.
     # inject: the CUPTI injection library (inject/cupti/), loaded into the traced program; it
     # includes only gpu_time/activity_format.h. Nothing includes it.
-    ["examples", "inject"],
+    # exec: the schedule executor (gpuobs_replay_exec); it reads the schedule's JSON, includes nothing of ours.
+    ["examples", "inject", "exec"],
     # Tests and benchmarks: programs over the whole tree. A benchmark may reuse
     # a test workload's header (bench/pipeline_bench.cpp: its launch truth);
     # nothing includes a benchmark.
@@ -56,7 +57,7 @@ ALLOWED: set = set()
 
 # Where the files are read from, and the include directories CMake gives them
 # (besides the including file's own directory), in search order.
-SCAN = ["bpf", "userspace", "cli", "daemon", "examples", "inject", "bench", "tests"]
+SCAN = ["bpf", "userspace", "cli", "daemon", "examples", "inject", "exec", "bench", "tests"]
 INCLUDE_DIRS = ["userspace", ".", "bpf", "bpf/vmlinux", "daemon", "tests", "tests/unit", "tests/integration",
                 "tests/fuzz"]
 # Headers generated at build time, by the room whose build makes them.

@@ -32,6 +32,7 @@ class [[nodiscard]] Result {
   T& operator*() { return value(); }
   T* operator->() { return &value(); }
   const Error& error() const { return std::get<1>(v_); }
+  T value_or(T fallback) const { return ok() ? std::get<0>(v_) : std::move(fallback); }
 
  private:
   std::variant<T, Error> v_;

@@ -446,7 +446,8 @@ TEST(ReplayIdle, Schema20CaptureReadsEmptyThenReplays) {
                          " DROP VIEW process_names; DROP VIEW stream_names;"    // 25
                          " DROP VIEW gpu_job_ioctls; DROP TABLE gpu_jobs; DROP TABLE dma_fence_signals;"
                          " DROP TABLE drm_engine_samples; DROP TABLE drm_memory_samples;"
-                         " DROP TABLE drm_clients;"  // 26
+                         " DROP TABLE drm_clients;"                                       // 26
+                         " DROP TABLE replay_exec_streams; DROP TABLE replay_exec_runs;"  // 27
                          " DELETE FROM schema_migrations WHERE version >= 21; PRAGMA user_version = 20;")
                     .ok())
         << db->errmsg();
