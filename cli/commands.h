@@ -105,6 +105,9 @@ struct ReplayArgs {
   // "Schedule"), with the part and the "what if" edits below; the capture is
   // not written.
   std::string schedule_out;
+  // --chakra-out PATH: the same schedule as an MLCommons Chakra execution
+  // trace (docs/export.md "Chakra"); the capture is not written.
+  std::string chakra_out;
   std::optional<uint32_t> pid;     // --pid: one process
   std::string window;              // --window FROM:TO, seconds after the capture's start
   double speed = 1.0;              // --speed: host gaps divided by it

@@ -238,6 +238,9 @@ void add_replay_status_check(CLI::App& app, Args& a, Commands& c) {
                      "write the capture's schedule (streams, each thread's calls in order with their host gaps, "
                      "each operation's GPU work; docs/replay.md \"Schedule\") as JSON to this file; implies "
                      "--no-write");
+  replay->add_option("--chakra-out", a.rpl.chakra_out,
+                     "write the same schedule as an MLCommons Chakra execution trace (protobuf nodes with "
+                     "their stream and event dependencies, for simulators; docs/export.md \"Chakra\") to this file");
   replay->add_option("--pid", a.rpl.pid, "schedule: only this process");
   replay->add_option("--window", a.rpl.window, "schedule: only calls entered in FROM:TO, seconds after the start");
   replay->add_option("--speed", a.rpl.speed, "schedule: host gaps divided by this factor")->check(CLI::PositiveNumber);

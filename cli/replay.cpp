@@ -15,6 +15,7 @@
 #include "cli/replay_execute.h"
 #include "common/log.h"
 #include "common/progress.h"
+#include "export/chakra_writer.h"
 #include "replay/exec_schedule.h"
 #include "replay/replay.h"
 #include "report/query.h"
@@ -253,18 +254,28 @@ int write_schedule(Db& db, const ReplayArgs& a) {
     print_error(kProgram, s.error());
     return s.error().exit_code ? s.error().exit_code : 2;
   }
-  std::string text = replay::schedule_json(*s);
-  FILE* f = std::fopen(a.schedule_out.c_str(), "w");
-  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int saved = errno;
-  if (f && std::fclose(f) != 0 && ok) ok = false, saved = errno;  // closed either way: no leak on a short write
-  if (!ok) {
-    print_error(kProgram, make_error("cannot write " + a.schedule_out + ": " + std::strerror(saved)));
-    return 1;
+  auto write = [&](const std::string& path, const std::string& text) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    int saved = errno;
+    if (f && std::fclose(f) != 0 && ok) ok = false, saved = errno;  // closed either way: no leak on a short write
+    if (!ok) print_error(kProgram, make_error("cannot write " + path + ": " + std::strerror(saved)));
+    return ok;
+  };
+  if (!a.schedule_out.empty() && !write(a.schedule_out, replay::schedule_json(*s))) return 1;
+  if (!a.chakra_out.empty()) {
+    auto trace = exporter::chakra_trace(*s, a.file);
+    if (!trace) {
+      print_error(kProgram, trace.error());
+      return 1;
+    }
+    if (!write(a.chakra_out, *trace)) return 1;
   }
   std::cerr << "gpuobs replay: schedule of " << s->steps.size() << " steps on " << s->streams.size() << " streams, "
-            << s->threads.size() << " threads (" << s->dropped_syncs << " syncs dropped) written to " << a.schedule_out
-            << "\n";
+            << s->threads.size() << " threads (" << s->dropped_syncs << " syncs dropped) written to "
+            << (a.schedule_out.empty() ? "" : a.schedule_out)
+            << (a.schedule_out.empty() || a.chakra_out.empty() ? "" : " and ")
+            << (a.chakra_out.empty() ? "" : a.chakra_out + " (Chakra)") << "\n";
   return 0;
 }
 
@@ -278,13 +289,13 @@ int run_replay(const ReplayArgs& a) {
   }
   if (a.execute)
     if (int rc = execute_preflight(a); rc != 0) return rc;
-  bool read_only = a.no_write || a.check || !a.schedule_out.empty();
+  bool read_only = a.no_write || a.check || !a.schedule_out.empty() || !a.chakra_out.empty();
   auto db = read_only ? open_capture_readonly(a.file) : open_for_write(a.file);
   if (!db) {
     print_error(kProgram, db.error());
     return db.error().exit_code;
   }
-  if (!a.schedule_out.empty()) return write_schedule(*db, a);
+  if (!a.schedule_out.empty() || !a.chakra_out.empty()) return write_schedule(*db, a);
   if (a.execute) {
     auto o = schedule_options(a);
     if (!o) {

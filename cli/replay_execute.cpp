@@ -69,8 +69,7 @@ int run_program(const std::vector<std::string>& argv, const std::string& out_fil
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -124,9 +123,9 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
   if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--cuda-lib", a.cuda_lib});
   int rc = run_program(argv, r.exec_capture + ".log");
   if (rc != 0)
-    return make_error("run " + std::to_string(run) + ": gpuobs record of the executor exited with " +
-                          std::to_string(rc),
-                      "its output is in " + r.exec_capture + ".log");
+    return make_error(
+        "run " + std::to_string(run) + ": gpuobs record of the executor exited with " + std::to_string(rc),
+        "its output is in " + r.exec_capture + ".log");
   auto parts = replay::read_exec_report(report);
   if (!parts) return parts.error();
   auto edb = open_capture_readonly(r.exec_capture);
@@ -159,7 +158,8 @@ void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) 
       busy.push_back(static_cast<double>(r.cmp.streams[i].exec.busy_ns));
       err.push_back(r.cmp.streams[i].busy_error());
     }
-    double worst = *std::max_element(err.begin(), err.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+    double worst =
+        *std::max_element(err.begin(), err.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
     const auto& s = first.streams[i];
     t.rows.push_back({s.label.empty() ? s.kind : s.label, s.kind, int64_t{s.priority},
                       ms(static_cast<double>(s.orig.busy_ns)), ms(median(busy)), pct(median(err)), pct(worst)});

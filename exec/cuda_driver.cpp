@@ -16,7 +16,8 @@ bool resolve(void* lib, const char* name, F& fn, std::string& why) {
 
 std::string CudaDriver::error_text(CUresult r) const {
   const char* name = nullptr;
-  if (cuGetErrorName && cuGetErrorName(r, &name) == 0 && name) return std::string(name) + " (" + std::to_string(r) + ")";
+  if (cuGetErrorName && cuGetErrorName(r, &name) == 0 && name)
+    return std::string(name) + " (" + std::to_string(r) + ")";
   // The ones a host without a usable GPU gives, for a driver without cuGetErrorName (the toolkit's stub).
   switch (r) {
     case 3: return "CUDA_ERROR_NOT_INITIALIZED (3)";
@@ -36,31 +37,29 @@ bool load_driver(const std::string& path, CudaDriver& d, std::string& why) {
           " (the NVIDIA driver's libcuda.so.1; set LD_LIBRARY_PATH to its directory or pass --cuda-lib)";
     return false;
   }
-  bool ok = resolve(lib, "cuInit", d.cuInit, why) && resolve(lib, "cuDeviceGetCount", d.cuDeviceGetCount, why) &&
-            resolve(lib, "cuDeviceGet", d.cuDeviceGet, why) &&
-            resolve(lib, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, why) &&
-            resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent, why) &&
-            resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize, why) &&
-            resolve(lib, "cuModuleLoadData", d.cuModuleLoadData, why) &&
-            resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction, why) &&
-            resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc, why) &&
-            resolve(lib, "cuMemAllocHost_v2", d.cuMemAllocHost, why) &&
-            resolve(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, why) &&
-            resolve(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, why) &&
-            resolve(lib, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD, why) &&
-            resolve(lib, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, why) &&
-            resolve(lib, "cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync, why) &&
-            resolve(lib, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, why) &&
-            resolve(lib, "cuMemsetD8Async", d.cuMemsetD8Async, why) &&
-            resolve(lib, "cuStreamCreate", d.cuStreamCreate, why) &&
-            resolve(lib, "cuStreamCreateWithPriority", d.cuStreamCreateWithPriority, why) &&
-            resolve(lib, "cuStreamSynchronize", d.cuStreamSynchronize, why) &&
-            resolve(lib, "cuStreamWaitEvent", d.cuStreamWaitEvent, why) &&
-            resolve(lib, "cuEventCreate", d.cuEventCreate, why) &&
-            resolve(lib, "cuEventRecord", d.cuEventRecord, why) &&
-            resolve(lib, "cuEventSynchronize", d.cuEventSynchronize, why) &&
-            resolve(lib, "cuLaunchHostFunc", d.cuLaunchHostFunc, why) &&
-            resolve(lib, "cuLaunchKernel", d.cuLaunchKernel, why);
+  bool ok =
+      resolve(lib, "cuInit", d.cuInit, why) && resolve(lib, "cuDeviceGetCount", d.cuDeviceGetCount, why) &&
+      resolve(lib, "cuDeviceGet", d.cuDeviceGet, why) &&
+      resolve(lib, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, why) &&
+      resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent, why) &&
+      resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize, why) &&
+      resolve(lib, "cuModuleLoadData", d.cuModuleLoadData, why) &&
+      resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction, why) &&
+      resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc, why) && resolve(lib, "cuMemAllocHost_v2", d.cuMemAllocHost, why) &&
+      resolve(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, why) && resolve(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, why) &&
+      resolve(lib, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD, why) &&
+      resolve(lib, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, why) &&
+      resolve(lib, "cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync, why) &&
+      resolve(lib, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, why) &&
+      resolve(lib, "cuMemsetD8Async", d.cuMemsetD8Async, why) &&
+      resolve(lib, "cuStreamCreate", d.cuStreamCreate, why) &&
+      resolve(lib, "cuStreamCreateWithPriority", d.cuStreamCreateWithPriority, why) &&
+      resolve(lib, "cuStreamSynchronize", d.cuStreamSynchronize, why) &&
+      resolve(lib, "cuStreamWaitEvent", d.cuStreamWaitEvent, why) &&
+      resolve(lib, "cuEventCreate", d.cuEventCreate, why) && resolve(lib, "cuEventRecord", d.cuEventRecord, why) &&
+      resolve(lib, "cuEventSynchronize", d.cuEventSynchronize, why) &&
+      resolve(lib, "cuLaunchHostFunc", d.cuLaunchHostFunc, why) &&
+      resolve(lib, "cuLaunchKernel", d.cuLaunchKernel, why);
   if (!ok) return false;
   // Optional: without them the calibration is skipped and errors are numbers.
   d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(dlsym(lib, "cuEventElapsedTime"));

@@ -16,8 +16,8 @@ using Handle = void*;  // CUcontext, CUmodule, CUfunction, CUstream, CUevent
 using HostFn = void (*)(void*);
 
 // CUDA's own values (cuda.h).
-inline constexpr unsigned kStreamNonBlocking = 0x1;      // CU_STREAM_NON_BLOCKING
-inline constexpr unsigned kEventDisableTiming = 0x2;     // CU_EVENT_DISABLE_TIMING
+inline constexpr unsigned kStreamNonBlocking = 0x1;                    // CU_STREAM_NON_BLOCKING
+inline constexpr unsigned kEventDisableTiming = 0x2;                   // CU_EVENT_DISABLE_TIMING
 inline const Handle kPerThreadStream = reinterpret_cast<Handle>(0x2);  // CU_STREAM_PER_THREAD
 
 struct CudaDriver {
@@ -30,8 +30,8 @@ struct CudaDriver {
   CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuModuleLoadData)(Handle*, const void*) = nullptr;
   CUresult (*cuModuleGetFunction)(Handle*, Handle, const char*) = nullptr;
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;          // _v2
-  CUresult (*cuMemAllocHost)(void**, size_t) = nullptr;            // _v2
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;                // _v2
+  CUresult (*cuMemAllocHost)(void**, size_t) = nullptr;                  // _v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;  // _v2
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;        // _v2
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;  // _v2

@@ -28,8 +28,7 @@ void wait_until(int64_t target) {
     timespec ts{static_cast<time_t>(sleep / 1'000'000'000), static_cast<long>(sleep % 1'000'000'000)};
     ::nanosleep(&ts, nullptr);
   }
-  while (now_mono_ns() < target) {
-  }
+  while (now_mono_ns() < target) {}
 }
 
 // A host function's stream time: the host thread CUDA runs it on spins.
@@ -112,8 +111,7 @@ bool Executor::init(std::string& why) {
       info.handle = 0x2;
     } else {  // created, or used but never seen created: a stream of its own
       unsigned flags = s.non_blocking ? kStreamNonBlocking : 0;
-      if (!check(cu_.cuStreamCreateWithPriority(&streams_[s.id], flags, s.priority), "cuStreamCreateWithPriority",
-                 why))
+      if (!check(cu_.cuStreamCreateWithPriority(&streams_[s.id], flags, s.priority), "cuStreamCreateWithPriority", why))
         return false;
       info.handle = reinterpret_cast<uintptr_t>(streams_[s.id]);
     }
@@ -154,8 +152,7 @@ bool Executor::calibrate(std::string& why) {
     void* args[] = {&cycles};
     if (!check(cu_.cuEventRecord(a, s), "cuEventRecord", why)) return false;
     for (int i = 0; i < n; ++i)
-      if (!check(cu_.cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr), "cuLaunchKernel", why))
-        return false;
+      if (!check(cu_.cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr), "cuLaunchKernel", why)) return false;
     float ms = 0;
     if (!check(cu_.cuEventRecord(b, s), "cuEventRecord", why) ||
         !check(cu_.cuEventSynchronize(b), "cuEventSynchronize", why) ||
@@ -198,18 +195,12 @@ bool Executor::issue(const Step& s, std::string& why) {
       return s.async ? check(cu_.cuMemcpyDtoDAsync(dev_b_, dev_a_, n, st), "cuMemcpyDtoDAsync", why)
                      : check(cu_.cuMemcpyDtoD(dev_b_, dev_a_, n), "cuMemcpyDtoD", why);
     }
-    case Kind::memset:
-      return check(cu_.cuMemsetD8Async(dev_a_, 0, s.bytes, st), "cuMemsetD8Async", why);
-    case Kind::event_record:
-      return check(cu_.cuEventRecord(ev, st), "cuEventRecord", why);
-    case Kind::event_wait:
-      return check(cu_.cuStreamWaitEvent(st, ev, 0), "cuStreamWaitEvent", why);
-    case Kind::stream_sync:
-      return check(cu_.cuStreamSynchronize(st), "cuStreamSynchronize", why);
-    case Kind::event_sync:
-      return check(cu_.cuEventSynchronize(ev), "cuEventSynchronize", why);
-    case Kind::context_sync:
-      return check(cu_.cuCtxSynchronize(), "cuCtxSynchronize", why);
+    case Kind::memset: return check(cu_.cuMemsetD8Async(dev_a_, 0, s.bytes, st), "cuMemsetD8Async", why);
+    case Kind::event_record: return check(cu_.cuEventRecord(ev, st), "cuEventRecord", why);
+    case Kind::event_wait: return check(cu_.cuStreamWaitEvent(st, ev, 0), "cuStreamWaitEvent", why);
+    case Kind::stream_sync: return check(cu_.cuStreamSynchronize(st), "cuStreamSynchronize", why);
+    case Kind::event_sync: return check(cu_.cuEventSynchronize(ev), "cuEventSynchronize", why);
+    case Kind::context_sync: return check(cu_.cuCtxSynchronize(), "cuCtxSynchronize", why);
   }
   why = "unknown step kind";
   return false;

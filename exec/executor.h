@@ -17,17 +17,17 @@ namespace gpuobs::exec {
 // ns -> spin-kernel cycles: a kernel of c cycles takes fixed_ns + c * ns_per_cycle
 // of GPU time back to back, as measured with CUDA events at start.
 struct Calibration {
-  bool measured = false;         // false: no cuEventElapsedTime (a driver without timing): the defaults below
+  bool measured = false;            // false: no cuEventElapsedTime (a driver without timing): the defaults below
   double ns_per_cycle = 1.0 / 1.5;  // 1.5 GHz until measured
-  double fixed_ns = 0;           // a spin kernel of 0 cycles, launch to launch on the GPU
+  double fixed_ns = 0;              // a spin kernel of 0 cycles, launch to launch on the GPU
   uint64_t cycles_for(int64_t ns) const;
 };
 
 // What the comparison needs to find this run's streams in its capture.
 struct ProcessReport {
-  int64_t process_id = 0;  // the captured process (processes.id) this part replays
-  uint32_t pid = 0;        // the executor process that ran it
-  int64_t t0_mono_ns = 0;  // the schedule's start (CLOCK_MONOTONIC)
+  int64_t process_id = 0;      // the captured process (processes.id) this part replays
+  uint32_t pid = 0;            // the executor process that ran it
+  int64_t t0_mono_ns = 0;      // the schedule's start (CLOCK_MONOTONIC)
   int64_t issued_mono_ns = 0;  // every step issued (then the executor's own wait for the GPU, not the schedule's)
   int64_t end_mono_ns = 0;     // the GPU idle
   Calibration calibration;
@@ -69,7 +69,7 @@ class Executor {
   CUdeviceptr dev_a_ = 0, dev_b_ = 0;
   void* pinned_ = nullptr;
   std::vector<char> pageable_;
-  std::vector<int64_t> order_;    // this process's step indexes, in issue order
+  std::vector<int64_t> order_;     // this process's step indexes, in issue order
   std::vector<int64_t> position_;  // step index -> its place in order_ (-1: another process's)
   std::atomic<int64_t> next_{0};   // the place in order_ whose turn it is
   std::atomic<bool> failed_{false};

@@ -44,7 +44,8 @@ int open_gpu(const std::string& lib, CudaDriver& cu, bool print) {
     char name[256] = "";
     CUdevice dev = 0;
     if (cu.cuDeviceGetName && cu.cuDeviceGet(&dev, 0) == 0) cu.cuDeviceGetName(name, sizeof name, dev);
-    std::fprintf(stderr, "gpuobs_replay_exec: %d CUDA device%s; device 0: %s\n", n, n == 1 ? "" : "s", name[0] ? name : "(name not known)");
+    std::fprintf(stderr, "gpuobs_replay_exec: %d CUDA device%s; device 0: %s\n", n, n == 1 ? "" : "s",
+                 name[0] ? name : "(name not known)");
   }
   return 0;
 }
@@ -100,8 +101,7 @@ int main(int argc, char** argv) {
   if (!read_schedule(schedule, sched, why)) return fail(why);
   std::set<int64_t> processes;
   for (const Thread& t : sched.threads) processes.insert(t.process_id);
-  if (processes.size() <= 1)
-    return run_part(lib, sched, processes.empty() ? 0 : *processes.begin(), -1, -1, report);
+  if (processes.size() <= 1) return run_part(lib, sched, processes.empty() ? 0 : *processes.begin(), -1, -1, report);
 
   // Several processes: one child each, like the capture. The parent never
   // touches CUDA (a forked CUDA context is unusable).

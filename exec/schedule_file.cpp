@@ -8,12 +8,11 @@ namespace gpuobs::exec {
 namespace {
 
 const std::map<std::string, Kind>& kinds() {
-  static const std::map<std::string, Kind> k{
-      {"kernel", Kind::kernel},           {"graph", Kind::graph},
-      {"host_func", Kind::host_func},     {"copy", Kind::copy},
-      {"memset", Kind::memset},           {"event_record", Kind::event_record},
-      {"event_wait", Kind::event_wait},   {"stream_sync", Kind::stream_sync},
-      {"event_sync", Kind::event_sync},   {"context_sync", Kind::context_sync}};
+  static const std::map<std::string, Kind> k{{"kernel", Kind::kernel},         {"graph", Kind::graph},
+                                             {"host_func", Kind::host_func},   {"copy", Kind::copy},
+                                             {"memset", Kind::memset},         {"event_record", Kind::event_record},
+                                             {"event_wait", Kind::event_wait}, {"stream_sync", Kind::stream_sync},
+                                             {"event_sync", Kind::event_sync}, {"context_sync", Kind::context_sync}};
   return k;
 }
 

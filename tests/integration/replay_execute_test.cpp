@@ -118,12 +118,8 @@ TEST(ReplayExecute, TheExecutorIssuesTheCapturedScheduleCallForCallOnEveryThread
           EXPECT_EQ(way(e.direction), way(o.direction)) << at << ": " << o.direction << " became " << e.direction;
         }
         EXPECT_EQ(e.stream < 0, o.stream < 0) << at;
-        if (o.stream >= 0) {
-          EXPECT_TRUE(streams.add(o.stream, e.stream)) << at << ": stream " << o.stream;
-        }
-        if (o.event >= 0) {
-          EXPECT_TRUE(events.add(o.event, e.event)) << at << ": event " << o.event;
-        }
+        if (o.stream >= 0) { EXPECT_TRUE(streams.add(o.stream, e.stream)) << at << ": stream " << o.stream; }
+        if (o.event >= 0) { EXPECT_TRUE(events.add(o.event, e.event)) << at << ": event " << o.event; }
       }
     }
     // Each stream as the original made it.
@@ -172,7 +168,8 @@ TEST(ReplayExecute, EditsAreWhatIsExecuted) {
              s.kind == replay::StepKind::context_sync;
     launches += s.kind == replay::StepKind::kernel || s.kind == replay::StepKind::graph;
   }
-  for (const auto& s : orig.steps) orig_launches += s.kind == replay::StepKind::kernel || s.kind == replay::StepKind::graph;
+  for (const auto& s : orig.steps)
+    orig_launches += s.kind == replay::StepKind::kernel || s.kind == replay::StepKind::graph;
   EXPECT_EQ(syncs, 0);
   EXPECT_EQ(launches, orig_launches);
   auto db = Db::open(orig_file, SQLITE_OPEN_READONLY);

@@ -10,7 +10,9 @@
 namespace gpuobs::replay {
 namespace {
 
-int64_t overlap(int64_t a0, int64_t a1, Window w) { return std::max<int64_t>(0, std::min(a1, w.to_ns) - std::max(a0, w.from_ns)); }
+int64_t overlap(int64_t a0, int64_t a1, Window w) {
+  return std::max<int64_t>(0, std::min(a1, w.to_ns) - std::max(a0, w.from_ns));
+}
 
 bool is_work(const std::string& kind) {
   return kind == "launch" || kind == "copy" || kind == "memset" || kind == "host_func" || kind == "graph_launch";
@@ -81,9 +83,7 @@ gpuobs::Result<std::vector<ExecPart>> read_exec_report(const std::string& path) 
       for (const auto& s : j.at("streams"))
         p.streams.push_back({s.at("id").get<int32_t>(), s.at("handle").get<uint64_t>(), s.at("tid").get<uint32_t>()});
       out.push_back(std::move(p));
-    } catch (const nlohmann::json::exception& e) {
-      return make_error(path + ": " + e.what());
-    }
+    } catch (const nlohmann::json::exception& e) { return make_error(path + ": " + e.what()); }
   }
   if (out.empty()) return make_error("the executor's report " + path + " is empty: the executor did not finish");
   return out;
@@ -151,8 +151,7 @@ Status write_exec_runs(Db& db, const std::vector<ExecRun>& runs) {
   Status s = db.exec("DELETE FROM replay_exec_streams; DELETE FROM replay_exec_runs;");
   Stmt run(db.get(), "INSERT INTO replay_exec_runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Stmt st(db.get(), "INSERT INTO replay_exec_streams VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (s && (!run.valid() || !st.valid()))
-    s = make_error("cannot prepare the replay_exec inserts: " + db.errmsg());
+  if (s && (!run.valid() || !st.valid())) s = make_error("cannot prepare the replay_exec inserts: " + db.errmsg());
   auto side = [](Stmt& x, int i, const StreamUse& u) {
     x.bind(i, u.busy_ns).bind(i + 1, u.idle_ns).bind(i + 2, u.host_wait_ns).bind(i + 3, u.sync_wait_ns);
     x.bind(i + 4, u.dependency_wait_ns).bind(i + 5, u.other_ns);

@@ -18,8 +18,8 @@ namespace gpuobs::replay {
 
 // What gpuobs_replay_exec --report writes, one line per executor process.
 struct ExecPart {
-  int64_t process_id = 0;  // the original's processes.id it replayed
-  uint32_t pid = 0;        // the executor process
+  int64_t process_id = 0;      // the original's processes.id it replayed
+  uint32_t pid = 0;            // the executor process
   int64_t t0_mono_ns = 0;      // the schedule's start
   int64_t issued_mono_ns = 0;  // its last step issued: the executor's own final wait comes after
   int64_t end_mono_ns = 0;

@@ -15,7 +15,8 @@ using namespace gpuobs::replay;
 namespace {
 
 // One queue busy over [100, 1100) but for a gap [300, 500): host_wait then dependency_wait.
-void add_queue(replay::Result& r, int64_t id, uint32_t tgid, const std::string& kind, uint64_t handle, int64_t shift = 0) {
+void add_queue(replay::Result& r, int64_t id, uint32_t tgid, const std::string& kind, uint64_t handle,
+               int64_t shift = 0) {
   Queue q;
   q.id = id, q.tgid = tgid, q.kind = kind, q.handle = handle;
   r.queues.push_back(q);

@@ -188,3 +188,40 @@ TEST(ExecSchedule, CliWritesTheScheduleAsJson) {
   std::string unwritable = std::string(GPUOBS_BIN) + " replay " + file + " --schedule-out /proc/none/s.json 2>&1";
   EXPECT_EQ(WEXITSTATUS(std::system(unwritable.c_str())), 1);  // cannot write: an error, not a partial file
 }
+
+// --chakra-out: the same schedule as a Chakra trace, one delimited message
+// for the metadata and one per operation and sync (records and waits become
+// dependencies); protoc reads the metadata through the build's schema.
+TEST(ExecSchedule, CliWritesTheSameScheduleAsAChakraTrace) {
+  ReplayCapture c;
+  std::string file = make_capture(c);
+  std::string json = file + ".schedule.json", et = file + ".et";
+  std::string cmd =
+      std::string(GPUOBS_BIN) + " replay " + file + " --schedule-out " + json + " --chakra-out " + et + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(json);
+  auto j = nlohmann::json::parse(in);
+  size_t nodes = 0;
+  for (const auto& s : j["steps"]) nodes += s["kind"] != "event_record" && s["kind"] != "event_wait";
+  std::string bytes = gpuobs::testing::file_bytes(et);
+  std::vector<std::string> msgs;
+  for (size_t i = 0; i < bytes.size();) {
+    uint64_t n = 0;
+    for (int shift = 0; i < bytes.size(); shift += 7) {
+      auto b = static_cast<uint8_t>(bytes[i++]);
+      n |= uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) break;
+    }
+    ASSERT_LE(i + n, bytes.size()) << "a message runs past the end";
+    msgs.push_back(bytes.substr(i, n));
+    i += n;
+  }
+  EXPECT_EQ(msgs.size(), 1 + nodes);
+  std::ofstream(file + ".meta", std::ios::binary) << msgs.at(0);
+  auto [rc, out] = gpuobs::testing::run_output(std::string("protoc --proto_path=") + CHAKRA_PROTO_DIR +
+                                               " --decode gpuobs.chakra.GlobalMetadata chakra_et_subset.proto < " +
+                                               file + ".meta 2>&1");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("version: \"0.0.4\""), std::string::npos) << out;
+  EXPECT_NE(out.find("string_val: \"" + file + "\""), std::string::npos) << out;
+}
