@@ -108,3 +108,25 @@ TEST(HtmlReport, AHostileNameStaysText) {
   EXPECT_EQ(loaded.dom.find("id=\"pwn\""), std::string::npos) << "markup from a traced name became an element";
   EXPECT_NE(loaded.dom.find("&lt;/script&gt;&lt;img src=x id=pwn&gt;"), std::string::npos);
 }
+
+// After gpuobs replay --execute (the fake libcuda: the calls, not the
+// timings), the Tables tab shows the original and the re-execution side by
+// side: one row per stream of the bundled example and the end-to-end row.
+TEST(HtmlReport, ShowsTheReExecutionBesideTheOriginal) {
+  TempDir dir;
+  std::string cap = dir.file("ex.gpuobs"), html = dir.file("ex.html");
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " record -o " + cap + " --libcuda " + FAKE_LIBCUDA + " -- " +
+                CUDA_STREAMS_EXAMPLE + " --lib " + FAKE_LIBCUDA + " --no-verify --launches 40 2>/dev/null"),
+            0);
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " replay " + cap + " --execute --runs 3 --cuda-lib " + FAKE_LIBCUDA +
+                " >/dev/null 2>&1"),
+            0);
+  ASSERT_EQ(run(std::string(GPUOBS_BIN) + " export html " + cap + " -o " + html), 0);
+  Loaded loaded = load(dir, html);
+  expect_clean(loaded);
+  EXPECT_NE(loaded.dom.find("Re-executed on a GPU (replay_exec_sum), median of 3 runs"), std::string::npos);
+  EXPECT_NE(loaded.dom.find("id=\"replay-exec\""), std::string::npos);
+  for (const char* stream : {"stream#1", "stream#2", "stream#3", "stream#4", "end to end"})
+    EXPECT_NE(loaded.dom.find(std::string("data-stream=\"") + stream + "\""), std::string::npos) << stream;
+  EXPECT_NE(loaded.dom.find("40 / 40"), std::string::npos) << "the end-to-end row's launches, each side";
+}

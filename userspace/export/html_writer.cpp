@@ -20,7 +20,8 @@ using nlohmann::json;
 // The summary and the top tables, as the reports give them.
 Result<json> report_tables(Db& db) {
   json out = json::object();
-  for (const char* name : {"capture", "kern_sum", "api_sum", "copy_sum", "sync_sum", "mem", "proc_sum"}) {
+  for (const char* name :
+       {"capture", "kern_sum", "api_sum", "copy_sum", "sync_sum", "mem", "proc_sum", "replay_exec_sum"}) {
     auto sql = report_sql(name);
     if (!sql) return sql.error();
     auto r = run_query(db, *sql);
