@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/log.h"
 #include "replay/exec_compare.h"
@@ -110,7 +112,8 @@ std::string ms(double ns) {
 // One re-execution: the executor under `gpuobs record`, its capture replayed and compared.
 Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::string& executor,
                                 const std::string& schedule, const ReplayArgs& a, bool gpu_time,
-                                const replay::Schedule& orig, const replay::Result& orig_replay) {
+                                const std::optional<replay::SpinFit>& fit, const replay::Schedule& orig,
+                                const replay::Result& orig_replay) {
   replay::ExecRun r;
   r.run = run;
   r.exec_capture = prefix + "." + std::to_string(run) + ".gpuobs";
@@ -121,6 +124,12 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
   if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--libcuda", a.cuda_lib});
   argv.insert(argv.end(), {"--", executor, schedule, "--report", report});
   if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--cuda-lib", a.cuda_lib});
+  if (fit) {
+    char f[64], c[64];
+    std::snprintf(f, sizeof f, "%.3f", fit->fixed_ns);
+    std::snprintf(c, sizeof c, "%.9g", fit->ns_per_cycle);
+    argv.insert(argv.end(), {"--fixed-ns", f, "--ns-per-cycle", c});
+  }
   int rc = run_program(argv, r.exec_capture + ".log");
   if (rc != 0)
     return make_error(
@@ -142,7 +151,7 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
   eo.to_ns = std::max<int64_t>(*eo.from_ns + 1, issued - start + 1);
   auto exec = replay::build_schedule(*edb, eo);
   if (!exec) return exec.error();
-  r.calibrated = parts->front().calibrated;
+  r.calibration = parts->front().calibration == "given" ? "cupti" : parts->front().calibration;
   r.ns_per_cycle = parts->front().ns_per_cycle;
   r.fixed_ns = parts->front().fixed_ns;
   r.cmp = replay::compare_execution(orig, orig_replay, *exec, *exec_replay, *parts);
@@ -179,6 +188,45 @@ void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) 
 }
 
 }  // namespace
+
+// With --gpu-time: the spin kernel measured the way the comparison measures
+// kernels. The executor launches kernels of known cycles under gpuobs record
+// --gpu-time; their CUPTI durations, in launch order, give the fit every run
+// then uses. None (the runs time it with CUDA events) when nothing was measured.
+std::optional<replay::SpinFit> cupti_fit(const std::string& prefix, const std::string& executor, const ReplayArgs& a) {
+  std::string cap = prefix + ".calibration.gpuobs", report = prefix + ".calibration.jsonl";
+  ::unlink(report.c_str());
+  std::vector<std::string> argv{self_path(), "record", "-f", "--gpu-time", "-o", cap};
+  if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--libcuda", a.cuda_lib});
+  argv.insert(argv.end(), {"--", executor, "--calibrate-only", "--report", report});
+  if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--cuda-lib", a.cuda_lib});
+  auto warn = [&](const std::string& why) {
+    std::cerr << "gpuobs replay: the spin kernel is timed with CUDA events instead: " << why << "\n";
+    return std::nullopt;
+  };
+  if (int rc = run_program(argv, cap + ".log"); rc != 0)
+    return warn("the calibration run exited with " + std::to_string(rc) + " (" + cap + ".log)");
+  std::ifstream in(report);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("calibration_sequence")) return warn("no calibration sequence in " + report);
+  std::vector<uint64_t> cycles;
+  for (const auto& g : j["calibration_sequence"])
+    for (int i = 0; i < g.at(1).get<int>(); ++i) cycles.push_back(g.at(0).get<uint64_t>());
+  auto db = open_capture_readonly(cap);
+  if (!db) return warn(db.error().message);
+  std::vector<std::pair<uint64_t, int64_t>> samples;
+  Stmt st(db->get(), "SELECT duration_ns FROM gpu_times WHERE call_table = 'kernel_launches' ORDER BY start_mono_ns");
+  while (st.valid() && st.step() == SQLITE_ROW && samples.size() < cycles.size())
+    samples.emplace_back(cycles[samples.size()], sqlite3_column_int64(st.get(), 0));
+  if (samples.size() != cycles.size())
+    return warn(std::to_string(samples.size()) + " of " + std::to_string(cycles.size()) +
+                " calibration kernels have a GPU time");
+  auto fit = replay::fit_spin_kernel(samples);
+  if (!fit) return warn("the calibration kernels' GPU times give no fit");
+  std::cerr << "gpuobs replay: spin kernel (CUPTI, " << samples.size() << " kernels): " << fit->fixed_ns << " ns + "
+            << fit->ns_per_cycle << " ns/cycle\n";
+  return fit;
+}
 
 int execute_preflight(const ReplayArgs& a) {
   auto fail = [](const Error& e) {
@@ -229,9 +277,11 @@ int execute_schedule(Db& db, const ReplayArgs& a, const replay::ScheduleOptions&
   }
   bool gpu_time = a.exec_gpu_time == "on" ||
                   (a.exec_gpu_time == "auto" && db.scalar("SELECT count(*) FROM gpu_times").value_or(0) > 0);
+  std::optional<replay::SpinFit> fit;
+  if (gpu_time) fit = cupti_fit(prefix, *executor, a);
   std::vector<replay::ExecRun> runs;
   for (int i = 1; i <= a.runs; ++i) {
-    auto r = one_run(i, prefix, *executor, schedule, a, gpu_time, *orig, *orig_replay);
+    auto r = one_run(i, prefix, *executor, schedule, a, gpu_time, fit, *orig, *orig_replay);
     if (!r) return fail(r.error());
     r->edits = edits_text(planned_opts);
     std::cerr << "gpuobs replay: run " << i << "/" << a.runs << ": end to end " << ms(double(r->cmp.exec_e2e_ns))

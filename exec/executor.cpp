@@ -65,6 +65,7 @@ std::string ProcessReport::json() const {
                            {"end_mono_ns", end_mono_ns},
                            {"calibration",
                             {{"measured", calibration.measured},
+                             {"source", calibration.source},
                              {"ns_per_cycle", calibration.ns_per_cycle},
                              {"fixed_ns", calibration.fixed_ns}}}};
   auto& s = j["streams"] = nlohmann::ordered_json::array();
@@ -166,8 +167,30 @@ bool Executor::calibrate(std::string& why) {
   if (!per_kernel(kBig, 3, warm) || !per_kernel(0, 200, fixed) || !per_kernel(kBig, 10, big)) return false;
   if (big <= fixed) return true;  // a driver whose events do not time: keep the defaults
   report_.calibration.measured = true;
+  report_.calibration.source = "events";
   report_.calibration.fixed_ns = fixed;
   report_.calibration.ns_per_cycle = (big - fixed) / static_cast<double>(kBig);
+  return true;
+}
+
+bool Executor::calibration_sequence(std::string& json, std::string& why) {
+  Handle s = nullptr;
+  if (!check(cu_.cuStreamCreate(&s, kStreamNonBlocking), "cuStreamCreate", why)) return false;
+  // 0 to ~1 ms at H100 clocks: the lengths of real kernels, each often enough
+  // that a stray sample does not move the fit.
+  const std::vector<std::pair<uint64_t, int>> seq{{0, 40},     {1000, 40},   {4000, 40},   {16000, 40},
+                                                  {64000, 30}, {256000, 20}, {1000000, 10}};
+  nlohmann::json j = nlohmann::json::array();
+  for (auto [cycles, n] : seq) {
+    for (int i = 0; i < n; ++i) {
+      uint64_t c = cycles;
+      void* args[] = {&c};
+      if (!check(cu_.cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr), "cuLaunchKernel", why)) return false;
+    }
+    j.push_back({cycles, n});
+  }
+  if (!check(cu_.cuStreamSynchronize(s), "cuStreamSynchronize", why)) return false;
+  json = j.dump();
   return true;
 }
 

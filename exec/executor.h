@@ -18,6 +18,7 @@ namespace gpuobs::exec {
 // of GPU time back to back, as measured with CUDA events at start.
 struct Calibration {
   bool measured = false;            // false: no cuEventElapsedTime (a driver without timing): the defaults below
+  std::string source = "default";   // events: timed at start with CUDA events; given: --fixed-ns/--ns-per-cycle
   double ns_per_cycle = 1.0 / 1.5;  // 1.5 GHz until measured
   double fixed_ns = 0;              // a spin kernel of 0 cycles, launch to launch on the GPU
   uint64_t cycles_for(int64_t ns) const;
@@ -51,6 +52,13 @@ class Executor {
   // The context, the spin kernel, the process's streams and events, buffers for its largest copy.
   bool init(std::string& why);
   bool calibrate(std::string& why);
+  void set_calibration(const Calibration& c) { report_.calibration = c; }
+  // --calibrate-only: spin kernels of known cycles, back to back on one
+  // stream, for `gpuobs record --gpu-time` to measure (CUPTI's kernel
+  // durations are what the comparison measures, so the fit from them is the
+  // one that makes a re-executed kernel as long as the original). Returns the
+  // sequence as JSON: [[cycles, count], ...] in launch order.
+  bool calibration_sequence(std::string& json, std::string& why);
   // Issues every step from t0 (CLOCK_MONOTONIC ns) and waits for the GPU.
   bool run(int64_t t0_mono_ns, std::string& why);
   const ProcessReport& report() const { return report_; }

@@ -4,14 +4,16 @@
 // hand. One executor process per captured process (forked before CUDA is
 // touched), all starting together once each is ready.
 //
-// usage: gpuobs_replay_exec SCHEDULE [--cuda-lib PATH] [--report FILE]
+// usage: gpuobs_replay_exec SCHEDULE [--cuda-lib PATH] [--report FILE] [--fixed-ns F --ns-per-cycle R]
 //        gpuobs_replay_exec --probe [--cuda-lib PATH]
+//        gpuobs_replay_exec --calibrate-only --report FILE [--cuda-lib PATH]
 // exit: 0 done; 1 bad schedule or a CUDA call failed; 2 usage; 4 no GPU.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -62,12 +64,14 @@ bool append_line(const std::string& file, const std::string& line) {
 // One process's part: CUDA up, calibrated, ready; waits for the common start
 // (read from `go`, or now when alone), runs, reports.
 int run_part(const std::string& lib, const ScheduleFile& sched, int64_t process_id, int ready, int go,
-             const std::string& report) {
+             const std::string& report, const Calibration* given) {
   CudaDriver cu;
   if (int rc = open_gpu(lib, cu, false)) return rc;
   Executor ex(cu, sched, process_id);
   std::string why;
-  if (!ex.init(why) || !ex.calibrate(why)) return fail(why);
+  if (!ex.init(why)) return fail(why);
+  if (given) ex.set_calibration(*given);
+  else if (!ex.calibrate(why)) return fail(why);
   int64_t t0 = now_mono_ns() + 1'000'000;
   if (ready >= 0) {
     char c = 1;
@@ -82,12 +86,17 @@ int run_part(const std::string& lib, const ScheduleFile& sched, int64_t process_
 
 int main(int argc, char** argv) {
   std::string schedule, lib, report;
-  bool probe = false;
+  bool probe = false, calibrate_only = false;
+  Calibration given;
+  int given_parts = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--probe") probe = true;
+    else if (a == "--calibrate-only") calibrate_only = true;
     else if (a == "--cuda-lib" && i + 1 < argc) lib = argv[++i];
     else if (a == "--report" && i + 1 < argc) report = argv[++i];
+    else if (a == "--fixed-ns" && i + 1 < argc) given.fixed_ns = std::strtod(argv[++i], nullptr), ++given_parts;
+    else if (a == "--ns-per-cycle" && i + 1 < argc) given.ns_per_cycle = std::strtod(argv[++i], nullptr), ++given_parts;
     else if (!a.empty() && a[0] != '-' && schedule.empty()) schedule = a;
     else return fail("usage: gpuobs_replay_exec SCHEDULE [--cuda-lib PATH] [--report FILE] | --probe", 2);
   }
@@ -95,13 +104,28 @@ int main(int argc, char** argv) {
     CudaDriver cu;
     return open_gpu(lib, cu, true);
   }
+  if (calibrate_only) {
+    CudaDriver cu;
+    if (int rc = open_gpu(lib, cu, false)) return rc;
+    ScheduleFile none;
+    Executor ex(cu, none, 0);
+    std::string why, seq;
+    if (!ex.init(why) || !ex.calibration_sequence(seq, why)) return fail(why);
+    return append_line(report, "{\"calibration_sequence\":" + seq + "}") ? 0 : fail("cannot write " + report);
+  }
+  if (given_parts != 0 && (given_parts != 2 || !(given.ns_per_cycle > 0) || given.fixed_ns < 0))
+    return fail("--fixed-ns and --ns-per-cycle go together, a positive rate and a fixed cost >= 0", 2);
+  given.measured = given_parts == 2;
+  given.source = "given";
+  const Calibration* cal = given_parts ? &given : nullptr;
   if (schedule.empty()) return fail("usage: gpuobs_replay_exec SCHEDULE [--cuda-lib PATH] [--report FILE]", 2);
   ScheduleFile sched;
   std::string why;
   if (!read_schedule(schedule, sched, why)) return fail(why);
   std::set<int64_t> processes;
   for (const Thread& t : sched.threads) processes.insert(t.process_id);
-  if (processes.size() <= 1) return run_part(lib, sched, processes.empty() ? 0 : *processes.begin(), -1, -1, report);
+  if (processes.size() <= 1)
+    return run_part(lib, sched, processes.empty() ? 0 : *processes.begin(), -1, -1, report, cal);
 
   // Several processes: one child each, like the capture. The parent never
   // touches CUDA (a forked CUDA context is unusable).
@@ -113,7 +137,7 @@ int main(int argc, char** argv) {
     if (c < 0) return fail("fork failed");
     if (c == 0) {
       ::close(ready[0]), ::close(go[1]);
-      std::_Exit(run_part(lib, sched, p, ready[1], go[0], report));
+      std::_Exit(run_part(lib, sched, p, ready[1], go[0], report, cal));
     }
     children.push_back(c);
   }

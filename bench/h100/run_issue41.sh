@@ -24,7 +24,7 @@ step() {  # name, then the command; its time and status on one line
   "$@" >"$name.txt" 2>&1
   local rc=$?
   echo "== $name: rc=$rc $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-  tail -n 12 "$name.txt"
+  tail -n 22 "$name.txt"
 }
 step ex_record "$B/gpuobs" record --gpu-time -f -o ex.gpuobs -- "$B/cuda_streams" --launches 20000
 step ex_exec "$B/gpuobs" replay ex.gpuobs --execute --runs "$RUNS"

@@ -11,9 +11,10 @@ CREATE TABLE replay_exec_runs (
   run                     INTEGER PRIMARY KEY,  -- 1-based within the --execute
   exec_capture            TEXT,     -- the executor's own capture file
   edits                   TEXT,     -- the what-if edits applied ("" none): "no-host-gaps", "speed=2", ...
-  calibrated              INTEGER,  -- 1: the spin kernel was timed with CUDA events at start
-  ns_per_cycle            REAL,     -- the spin kernel's measured ns per SM cycle
-  fixed_ns                REAL,     -- a 0-cycle spin kernel, back to back
+  calibration             TEXT,     -- how the spin kernel's ns became cycles: cupti (fitted to its GPU times
+                                    -- in a calibration run), events (timed at start), default (not timed)
+  ns_per_cycle            REAL,     -- the spin kernel's ns per SM cycle
+  fixed_ns                REAL,     -- the length of a 0-cycle spin kernel
   steps                   INTEGER,  -- steps of the original's schedule (the part re-executed)
   orig_launches           INTEGER,  -- kernel and graph steps, each side
   exec_launches           INTEGER,

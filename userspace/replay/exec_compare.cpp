@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace gpuobs::replay {
@@ -77,7 +78,7 @@ gpuobs::Result<std::vector<ExecPart>> read_exec_report(const std::string& path) 
       p.issued_mono_ns = j.at("issued_mono_ns").get<int64_t>();
       p.end_mono_ns = j.at("end_mono_ns").get<int64_t>();
       const auto& c = j.at("calibration");
-      p.calibrated = c.at("measured").get<bool>();
+      p.calibration = c.value("source", c.at("measured").get<bool>() ? "events" : "default");
       p.ns_per_cycle = c.at("ns_per_cycle").get<double>();
       p.fixed_ns = c.at("fixed_ns").get<double>();
       for (const auto& s : j.at("streams"))
@@ -146,6 +147,26 @@ ExecCompare compare_execution(const Schedule& orig, const replay::Result& orig_r
   return c;
 }
 
+std::optional<SpinFit> fit_spin_kernel(const std::vector<std::pair<uint64_t, int64_t>>& samples) {
+  std::map<uint64_t, std::vector<int64_t>> by;
+  for (auto [c, ns] : samples) by[c].push_back(ns);
+  if (by.size() < 2) return std::nullopt;
+  std::vector<std::pair<double, double>> pts;  // (cycles, median ns)
+  for (auto& [c, v] : by) {
+    std::sort(v.begin(), v.end());
+    pts.emplace_back(static_cast<double>(c), static_cast<double>(v[v.size() / 2]));
+  }
+  double n = static_cast<double>(pts.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (auto [x, y] : pts) sx += x, sy += y, sxx += x * x, sxy += x * y;
+  double den = n * sxx - sx * sx;
+  if (den <= 0) return std::nullopt;
+  SpinFit f;
+  f.ns_per_cycle = (n * sxy - sx * sy) / den;
+  f.fixed_ns = std::max(0.0, (sy - f.ns_per_cycle * sx) / n);
+  if (!(f.ns_per_cycle > 0)) return std::nullopt;
+  return f;
+}
+
 Status write_exec_runs(Db& db, const std::vector<ExecRun>& runs) {
   if (auto s = db.exec("BEGIN IMMEDIATE"); !s) return s;
   Status s = db.exec("DELETE FROM replay_exec_streams; DELETE FROM replay_exec_runs;");
@@ -159,7 +180,7 @@ Status write_exec_runs(Db& db, const std::vector<ExecRun>& runs) {
   for (const ExecRun& r : runs) {
     if (!s) break;
     const ExecCompare& c = r.cmp;
-    run.bind(1, r.run).bind(2, r.exec_capture).bind(3, r.edits).bind(4, int64_t{r.calibrated});
+    run.bind(1, r.run).bind(2, r.exec_capture).bind(3, r.edits).bind(4, r.calibration);
     run.bind(5, r.ns_per_cycle).bind(6, r.fixed_ns).bind(7, c.steps).bind(8, c.orig_launches).bind(9, c.exec_launches);
     run.bind(10, c.orig_e2e_ns).bind(11, c.exec_e2e_ns).bind(12, c.e2e_error());
     run.bind(13, c.orig_gap_p50_ns).bind(14, c.exec_gap_p50_ns).bind(15, c.orig_gap_p90_ns).bind(16, c.exec_gap_p90_ns);

@@ -23,7 +23,7 @@ struct ExecPart {
   int64_t t0_mono_ns = 0;      // the schedule's start
   int64_t issued_mono_ns = 0;  // its last step issued: the executor's own final wait comes after
   int64_t end_mono_ns = 0;
-  bool calibrated = false;
+  std::string calibration;  // default, events, given (gpuobs passed a fit)
   double ns_per_cycle = 0, fixed_ns = 0;
   struct Stream {
     int32_t id = 0;
@@ -80,10 +80,19 @@ ExecCompare compare_execution(const Schedule& orig, const replay::Result& orig_r
 struct ExecRun {
   int64_t run = 0;  // 1-based within this --execute
   std::string exec_capture, edits;
-  bool calibrated = false;
+  std::string calibration;  // cupti, events, default
   double ns_per_cycle = 0, fixed_ns = 0;
   ExecCompare cmp;
 };
+// The spin kernel's length as CUPTI measured it in a calibration run:
+// (cycles, GPU ns) per kernel. Fits ns = fixed + cycles * rate through each
+// cycle count's median (a stray sample moves nothing); none when the
+// samples cannot give a positive rate.
+struct SpinFit {
+  double fixed_ns = 0, ns_per_cycle = 0;
+};
+std::optional<SpinFit> fit_spin_kernel(const std::vector<std::pair<uint64_t, int64_t>>& samples);
+
 // Replaces the tables' rows with these runs in one transaction.
 Status write_exec_runs(Db& capture, const std::vector<ExecRun>& runs);
 

@@ -121,7 +121,7 @@ TEST(ExecCompare, TheExecutorsReportIsReadAndWhatIsNotOneRefused) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].pid, 77u);
-  EXPECT_TRUE((*r)[0].calibrated);
+  EXPECT_EQ((*r)[0].calibration, "events") << "measured, without a source: an executor of before the source";
   EXPECT_DOUBLE_EQ((*r)[0].fixed_ns, 1200.5);
   ASSERT_EQ((*r)[0].streams.size(), 2u);
   EXPECT_EQ((*r)[0].streams[1].tid, 78u);
@@ -132,4 +132,19 @@ TEST(ExecCompare, TheExecutorsReportIsReadAndWhatIsNotOneRefused) {
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.error().message.find("did not finish"), std::string::npos);
   EXPECT_FALSE(read_exec_report(dir.file("missing")).ok());
+}
+
+// The fit through each cycle count's median: a stray sample moves nothing,
+// one count alone or a flat line gives no fit.
+TEST(ExecCompare, TheSpinKernelFitGoesThroughTheMedians) {
+  std::vector<std::pair<uint64_t, int64_t>> s;
+  for (uint64_t c : {0, 1000, 4000, 16000})
+    for (int i = 0; i < 9; ++i) s.emplace_back(c, static_cast<int64_t>(1200 + c / 2));  // 1.2 us + 0.5 ns/cycle
+  s.emplace_back(4000, 900000);                                                         // one kernel held up
+  auto f = fit_spin_kernel(s);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->fixed_ns, 1200, 1e-6);
+  EXPECT_NEAR(f->ns_per_cycle, 0.5, 1e-9);
+  EXPECT_FALSE(fit_spin_kernel({{1000, 5}, {1000, 6}}).has_value());
+  EXPECT_FALSE(fit_spin_kernel({{0, 500}, {1000, 500}}).has_value()) << "no positive rate";
 }
