@@ -161,7 +161,12 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
 void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) {
   const auto& first = runs.front().cmp;
   QueryResult t{{"stream", "kind", "priority", "orig_busy_ms", "exec_busy_ms", "busy_error", "worst_error"}, {}};
+  size_t unused = 0;
   for (size_t i = 0; i < first.streams.size(); ++i) {
+    if (first.streams[i].orig.work_ops == 0 && first.streams[i].exec.work_ops == 0) {
+      ++unused;  // created and never used (PyTorch's stream pool): noise in the table
+      continue;
+    }
     std::vector<double> busy, err;
     for (const auto& r : runs) {
       busy.push_back(static_cast<double>(r.cmp.streams[i].exec.busy_ns));
@@ -181,6 +186,7 @@ void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) 
   }
   out << "== per stream (median of " << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << ")\n";
   print_result(t, OutputFormat::table, out);
+  if (unused) out << unused << " stream" << (unused == 1 ? "" : "s") << " with no work on either side not shown\n";
   out << "\nend to end: original " << ms(static_cast<double>(first.orig_e2e_ns)) << " ms, re-executed "
       << ms(median(e2e)) << " ms (" << pct(median(err)) << "); launch gap p50: original "
       << first.orig_gap_p50_ns / 1000.0 << " us, re-executed " << median(gap) / 1000.0 << " us\n";

@@ -238,11 +238,14 @@ void Executor::replay_thread(int32_t thread, int64_t t0, std::string& why) {
     return;
   }
   bool first = true;
-  int64_t prev_return = t0;
+  // The gap counts from where the capture measured it: the previous call's
+  // return, or its entry when the capture has no return for it (a launch is
+  // probed at entry only: its gap is entry to entry, the call's own time in it).
+  int64_t prev_from = t0;
   for (int64_t i : order_) {
     const Step& s = sched_.steps[i];
     if (s.thread != thread) continue;
-    wait_until(first ? t0 + s.at_ns : prev_return + s.gap_ns);
+    wait_until(first ? t0 + s.at_ns : prev_from + s.gap_ns);
     first = false;
     int64_t pos = position_[i];
     for (int spins = 0; next_.load(std::memory_order_acquire) != pos; ++spins) {
@@ -250,12 +253,13 @@ void Executor::replay_thread(int32_t thread, int64_t t0, std::string& why) {
       if (spins > 64) sched_yield();  // fewer cores than replay threads: let the one whose turn it is run
     }
     next_.store(pos + 1, std::memory_order_release);  // at entry: a blocking sync must not hold back the others
+    int64_t entry = now_mono_ns();
     if (!issue(s, why)) {
       why = "step " + std::to_string(s.index) + ": " + why;
       failed_ = true;
       return;
     }
-    prev_return = now_mono_ns();
+    prev_from = s.host_ns > 0 ? now_mono_ns() : entry;
   }
 }
 

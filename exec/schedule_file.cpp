@@ -81,6 +81,7 @@ bool read_schedule(const std::string& path, ScheduleFile& out, std::string& why)
       x.event = s.value("event", -1);
       x.at_ns = s.at("at_ns").get<int64_t>();
       x.gap_ns = s.at("gap_ns").get<int64_t>();
+      x.host_ns = s.value("host_ns", int64_t{0});
       x.gpu_ns = s.value("gpu_ns", int64_t{0});
       x.bytes = s.value("bytes", uint64_t{0});
       x.direction = s.value("direction", "");

@@ -45,6 +45,7 @@ struct Step {
   int32_t event = -1;
   int64_t at_ns = 0;
   int64_t gap_ns = 0;
+  int64_t host_ns = 0;  // 0: the capture has no return for it (launches): the next gap counts from its entry
   int64_t gpu_ns = 0;
   uint64_t bytes = 0;
   std::string direction;

@@ -7,13 +7,14 @@
 #   B holds gpuobs, gpuobs_replay_exec, libgpuobs_cupti_inject.so, cuda_streams.
 set -u
 B=$(realpath "${B:-.device-table}")
-OUT=${OUT:-/tmp/issue41}
+OUT=${OUT:-/tmp/issue41-out}
+W=/tmp/issue41  # the captures (large); $OUT gets the summaries and a tarball of the small files
 RUNS=${RUNS:-5}
 REPO=$(pwd)
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PY=/opt/torch/.venv/bin/python
-mkdir -p "$OUT"
-cd "$OUT" || exit 1
+mkdir -p "$OUT" "$W"
+cd "$W" || exit 1
 echo "commit: $(cat "$B/COMMIT" 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 "$B/gpuobs_replay_exec" --probe
@@ -36,5 +37,7 @@ step tr_exec "$B/gpuobs" replay tr.gpuobs --execute --runs "$RUNS"
 "$B/gpuobs" report replay_exec_sum tr.gpuobs
 step tr_nogaps "$B/gpuobs" replay tr.gpuobs --execute --runs 3 --no-host-gaps --exec-out tr.nogaps
 "$B/gpuobs" report replay_exec_sum tr.gpuobs
-head -c 4000 tr.exec.1.report.jsonl
+head -c 1500 tr.exec.1.report.jsonl
 ls -la
+cp ./*.txt "$OUT/" 2>/dev/null
+tar czf "$OUT/small.tgz" ./*.txt ./*.jsonl ./*.log 2>/dev/null

@@ -8,7 +8,8 @@
 --   last step's end), error_pct (median of (exec - orig) / orig), worst_pct (the
 --   run farthest from the original), orig_ops, exec_ops (work operations of the
 --   stream, each side; the end-to-end row: kernel and graph launches), edits
---   (the what-if edits the runs applied).
+--   (the what-if edits the runs applied). Streams with no work on either side
+--   are left out.
 -- Filters: none.
 WITH per_stream AS (
   SELECT s.stream AS sid,
@@ -17,6 +18,7 @@ WITH per_stream AS (
          s.priority, s.run, s.orig_busy_ns AS orig_ns, s.exec_busy_ns AS exec_ns, s.busy_error AS err,
          s.orig_work_ops AS orig_ops, s.exec_work_ops AS exec_ops
   FROM replay_exec_streams s
+  WHERE s.orig_work_ops > 0 OR s.exec_work_ops > 0  -- a stream created and never used (PyTorch's pool) is noise
   UNION ALL
   SELECT -1, 'end to end', NULL, r.run, r.orig_e2e_ns, r.exec_e2e_ns, r.e2e_error, r.orig_launches, r.exec_launches
   FROM replay_exec_runs r
