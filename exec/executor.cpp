@@ -245,7 +245,10 @@ void Executor::replay_thread(int32_t thread, int64_t t0, std::string& why) {
   for (int64_t i : order_) {
     const Step& s = sched_.steps[i];
     if (s.thread != thread) continue;
-    wait_until(first ? t0 + s.at_ns : prev_from + s.gap_ns);
+    // A thread's first call at its entry time (scaled as the gaps were), or at once without host gaps.
+    int64_t first_at =
+        sched_.no_host_gaps ? t0 : t0 + static_cast<int64_t>(static_cast<double>(s.at_ns) / sched_.speed);
+    wait_until(first ? first_at : prev_from + s.gap_ns);
     first = false;
     int64_t pos = position_[i];
     for (int spins = 0; next_.load(std::memory_order_acquire) != pos; ++spins) {

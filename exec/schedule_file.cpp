@@ -43,6 +43,12 @@ bool read_schedule(const std::string& path, ScheduleFile& out, std::string& why)
   try {
     out.events = j.at("events").get<int32_t>();
     out.duration_ns = j.value("duration_ns", int64_t{0});
+    out.no_host_gaps = j.value("no_host_gaps", false);
+    out.speed = j.value("speed", 1.0);
+    if (!(out.speed > 0)) {
+      why = path + ": speed must be positive";
+      return false;
+    }
     for (const auto& s : j.at("streams")) {
       Stream x;
       x.id = s.at("id").get<int32_t>();

@@ -58,6 +58,8 @@ struct ScheduleFile {
   std::vector<Step> steps;  // in issue order (index 0, 1, ...)
   int32_t events = 0;
   int64_t duration_ns = 0;
+  bool no_host_gaps = false;  // the edits the gaps carry: a thread's first step then starts at once
+  double speed = 1.0;         // ... or at at_ns / speed
 };
 
 // Reads and checks the file: every step's thread, stream and event exist,

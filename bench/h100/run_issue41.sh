@@ -39,5 +39,4 @@ step tr_nogaps "$B/gpuobs" replay tr.gpuobs --execute --runs 3 --no-host-gaps --
 "$B/gpuobs" report replay_exec_sum tr.gpuobs
 head -c 1500 tr.exec.1.report.jsonl
 ls -la
-cp ./*.txt "$OUT/" 2>/dev/null
 tar czf "$OUT/small.tgz" ./*.txt ./*.jsonl ./*.log 2>/dev/null

@@ -172,6 +172,8 @@ gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::R
 
   std::vector<Duration> dur = durations(in, r);
   Schedule s;
+  s.no_host_gaps = opts.no_host_gaps;
+  s.speed = opts.speed;
   std::map<int64_t, int32_t> stream_of;  // queue id -> ExecStream id
   for (const Queue& q : r.queues) {
     if (opts.pid && q.tgid != *opts.pid) continue;
@@ -293,6 +295,8 @@ std::string schedule_json(const Schedule& s) {
   j["duration_ns"] = s.end_ns - s.start_ns;
   j["events"] = s.events;
   j["dropped_syncs"] = s.dropped_syncs;
+  j["no_host_gaps"] = s.no_host_gaps;
+  j["speed"] = s.speed;
   j["skipped"] = s.skipped;
   auto& streams = j["streams"] = nlohmann::ordered_json::array();
   for (const ExecStream& x : s.streams)

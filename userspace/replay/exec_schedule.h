@@ -91,6 +91,11 @@ struct Schedule {
   int64_t end_ns = 0;                      // the last step's end as the capture shows it (proof or measured end)
   std::map<std::string, int64_t> skipped;  // replay ops not scheduled, by kind (alloc_async, ...)
   int64_t dropped_syncs = 0;
+  // The host-time edits applied to the gaps, for whoever replays `at_ns`
+  // (a thread's first call): without host gaps it starts at once, with a
+  // speed factor at at_ns / speed.
+  bool no_host_gaps = false;
+  double speed = 1.0;
 };
 
 // "What if" edits and the part of the capture to schedule.

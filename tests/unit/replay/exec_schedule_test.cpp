@@ -127,11 +127,15 @@ TEST(ExecSchedule, WhatIfEditsAndTheWindow) {
 
   o = {};
   o.no_host_gaps = true;
-  for (const auto& st : schedule(file, o).steps) EXPECT_EQ(st.gap_ns, 0) << st.index;
+  s = schedule(file, o);
+  for (const auto& st : s.steps) EXPECT_EQ(st.gap_ns, 0) << st.index;
+  EXPECT_TRUE(s.no_host_gaps) << "said, so that an executor starts each thread's first call at once";
+  EXPECT_NE(schedule_json(s).find("\"no_host_gaps\": true"), std::string::npos);
 
   o = {};
   o.speed = 2;  // 99 / 2 rounds to 50 (llround: half away from zero)
   s = schedule(file, o);
+  EXPECT_EQ(s.speed, 2.0);
   EXPECT_EQ(s.steps[1].gap_ns, 5);
   EXPECT_EQ(s.steps[7].gap_ns, 50);
 
