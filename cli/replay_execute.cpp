@@ -190,6 +190,13 @@ void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) 
   out << "\nend to end: original " << ms(static_cast<double>(first.orig_e2e_ns)) << " ms, re-executed "
       << ms(median(e2e)) << " ms (" << pct(median(err)) << "); launch gap p50: original "
       << first.orig_gap_p50_ns / 1000.0 << " us, re-executed " << median(gap) / 1000.0 << " us\n";
+  // The idle split, summed over the compared streams: why the GPU waited, each side (the first run's).
+  const auto& o = first.orig_total;
+  const auto& e = first.exec_total;
+  out << "idle (host wait / sync wait / dependency / other), ms: original " << ms(double(o.host_wait_ns)) << " / "
+      << ms(double(o.sync_wait_ns)) << " / " << ms(double(o.dependency_wait_ns)) << " / " << ms(double(o.other_ns))
+      << ", re-executed " << ms(double(e.host_wait_ns)) << " / " << ms(double(e.sync_wait_ns)) << " / "
+      << ms(double(e.dependency_wait_ns)) << " / " << ms(double(e.other_ns)) << "\n";
   out << "tables replay_exec_runs and replay_exec_streams written: gpuobs report replay_exec_sum FILE\n";
 }
 

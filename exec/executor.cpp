@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
