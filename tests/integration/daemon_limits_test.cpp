@@ -283,7 +283,11 @@ TEST(DaemonLimits, RotationOnAFullDiskEndsInWorkingSegments) {
   int64_t deleted = 0;
   for (const auto& p : old) deleted += !std::filesystem::exists(p);
   EXPECT_GT(deleted, 0) << read_file(log);
-  EXPECT_EQ(j["emergency_deletions"], deleted) << j.dump();
+  // The status is the daemon's last one before the stop; the commit at the
+  // stop can fail on the full disk and delete one more (seen on the dev VM,
+  // 2026-12-08: 17 in the status, 18 gone).
+  EXPECT_GE(deleted, j["emergency_deletions"].get<int64_t>()) << j.dump();
+  EXPECT_LE(deleted, j["emergency_deletions"].get<int64_t>() + 1) << j.dump();
   auto segs = segments::list(state);
   ASSERT_FALSE(segs.empty());
   // The daemon's segments are all there (11, 12, ...), each a capture with data.
@@ -328,7 +332,9 @@ TEST(DaemonLimits, MetricsEndpointCapsConnectionsAndBacksOffWithoutFds) {
   TempDir dir;
   std::string state = dir.file("state"), log = dir.file("log"), status = dir.file("status.json");
   auto args = base_args(dir.file("gpuobsd.conf"), state, status);
-  for (std::string a : {"--segment-max-bytes", "200KB", "--metrics-listen", "127.0.0.1:0"}) args.push_back(a);
+  // 100 KB: the 60,000 launches below fill one for certain (at about 3 bytes a
+  // launch they came to under 200 KB on a quiet VM, and no rotation followed).
+  for (std::string a : {"--segment-max-bytes", "100KB", "--metrics-listen", "127.0.0.1:0"}) args.push_back(a);
   Daemon d(args, log);
   ASSERT_TRUE(d.wait_log(log, "capturing to")) << read_file(log);
   std::smatch m;
