@@ -181,11 +181,13 @@ Result<std::string> ClickHouse::post(const std::string& url, const std::string& 
   auto lib = curl_library();
   if (!lib) return lib.error();
   const CurlFunctions& c = **lib;
+  // Declared first, freed last: the easy handle refers to its form until
+  // its cleanup.
+  std::unique_ptr<curl_mime, void (*)(curl_mime*)> mime(nullptr, c.mime_free);
   std::unique_ptr<CURL, void (*)(CURL*)> h(c.easy_init(), c.easy_cleanup);
   if (!h) return make_error("curl_easy_init failed");
   std::string response;
   curl_slist* headers = nullptr;
-  std::unique_ptr<curl_mime, void (*)(curl_mime*)> mime(nullptr, c.mime_free);
   c.easy_setopt(h.get(), CURLOPT_URL, url.c_str());
   if (form) {
     mime.reset(c.mime_init(h.get()));
