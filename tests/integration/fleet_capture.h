@@ -6,12 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "clickhouse_server.h"
 #include "fleet/clickhouse_client.h"
+#include "fleet/fleet_reports.h"
 #include "run_util.h"
 #include "unit/test_util.h"
 
@@ -85,6 +88,58 @@ inline int64_t ch_scalar(const fleet::ClickHouse& ch, const std::string& sql) {
   auto r = ch.query(sql);
   EXPECT_TRUE(r.ok()) << sql << ": " << r.error().message;
   return r.ok() ? std::strtoll(r->c_str(), nullptr, 10) : -1;
+}
+
+// A host name a filter must bind, never paste into SQL: quotes, a
+// backslash, a newline, a tab, a comment and a statement of its own.
+inline const std::string kHostileHost = "ev'il\\h\nx -- '; DROP TABLE launches; --\t\"t";
+
+// Sets a capture's host to any text (as hex: no shell or SQL quoting).
+inline void set_capture_host(const std::string& capture, const std::string& host) {
+  std::string hex;
+  char b[3];
+  for (unsigned char c : host) {
+    std::snprintf(b, sizeof b, "%02X", c);
+    hex += b;
+  }
+  ASSERT_EQ(run("sqlite3 " + capture + " \"UPDATE capture SET host = CAST(X'" + hex + "' AS TEXT)\""), 0);
+}
+
+// Every fleet report in database db, filtered to kHostileHost (shipped
+// from a copy of twin's capture, which has `launches` kernel launches):
+// exactly the rows the same filter gives for twin, kern_sum counting its
+// launches, and no statement sent holds the name or a piece of it.
+inline void expect_hostile_host_bound(const ClickHouseServer& s, const std::string& db, const std::string& twin,
+                                      int64_t launches) {
+  auto ep = fleet::parse_endpoint(s.url(db));
+  ASSERT_TRUE(ep.ok()) << ep.error().message;
+  std::vector<std::string> sent;
+  ep->on_statement = [&](const std::string& sql) { sent.push_back(sql); };
+  fleet::ClickHouse ch(*ep);
+  for (const auto& r : fleet::fleet_report_names()) {
+    fleet::FleetFilter f;
+    f.host = kHostileHost;
+    sent.clear();
+    auto hostile = fleet::run_fleet_report(ch, r, f);
+    ASSERT_TRUE(hostile.ok()) << r << ": " << hostile.error().message;
+    ASSERT_FALSE(sent.empty()) << r;
+    for (const auto& sql : sent)
+      for (const char* piece : {"ev'il", "ev\\'il", "DROP TABLE", "x -- '", "\"t"})
+        EXPECT_EQ(sql.find(piece), std::string::npos) << r << " sent '" << piece << "' in:\n" << sql;
+    f.host = twin;
+    auto same = fleet::run_fleet_report(ch, r, f);
+    ASSERT_TRUE(same.ok()) << r << ": " << same.error().message;
+    EXPECT_EQ(hostile->columns, same->columns) << r;
+    EXPECT_EQ(hostile->rows, same->rows) << r;
+    if (r == "kern_sum") {
+      int64_t n = 0;
+      for (const auto& row : hostile->rows) n += std::get<int64_t>(row.at(1));
+      EXPECT_EQ(n, launches);
+    }
+  }
+  // Nothing ran but the reports: the table the name tries to drop is there.
+  EXPECT_EQ(ch_scalar(ch, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'launches'"),
+            1);
 }
 
 }  // namespace gpuobs::testing

@@ -118,11 +118,12 @@ TEST_F(ClusterFleet, TheDistributedDatabaseHoldsEveryShardAndItsReportsEqualTheL
   const std::string host_a = text(*adb, "SELECT host FROM capture");
   ASSERT_NE(host_a, "host-b");
 
-  // Host A to shard 1; host B and host C (A's capture as another host's:
-  // the same NCCL communicators, so its collectives span the shards) to
-  // shard 2. Then the query node's database.
+  // Host A to shard 1; host B and host C (A's capture as another host's,
+  // named kHostileHost: the same NCCL communicators, so its collectives span
+  // the shards) to shard 2. Then the query node's database.
   const std::string c = dir_.file("c.gpuobs");
-  ASSERT_EQ(run("cp " + a + " " + c + " && sqlite3 " + c + " \"UPDATE capture SET host = 'host-c'\""), 0);
+  ASSERT_EQ(run("cp " + a + " " + c), 0);
+  set_capture_host(c, kHostileHost);
   for (int i : {0, 1}) {
     auto [rc, out] = gpuobs_cli("ship --format csv --to '" + server_[i]->url() + "' " + (i == 0 ? a : b + " " + c));
     ASSERT_EQ(rc, 0) << out;
@@ -183,6 +184,10 @@ TEST_F(ClusterFleet, TheDistributedDatabaseHoldsEveryShardAndItsReportsEqualTheL
     EXPECT_EQ(drc, 0) << r;
     EXPECT_EQ(on_cluster, on_one) << r << " over every host";
   }
+  // Host C's name, bound as the table `filter` (which the shards get too),
+  // gives exactly A's rows through the Distributed tables, and is in no
+  // statement sent.
+  expect_hostile_host_bound(*server_[0], "gpuobs_all", host_a, scalar(*adb, "SELECT count(*) FROM kernel_launches"));
   // A's all-reduces, matched across the shards with the ranks of hosts A
   // and C; B's communicator has its own 2 ranks.
   auto [nrc, nccl] = gpuobs_stdout("report --format json" + dist + "nccl_sum");

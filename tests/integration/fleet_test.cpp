@@ -299,6 +299,24 @@ TEST_F(Fleet, TwoHostsShipExactlyTheirRowsAndTheReportsAgreeWithSqlite) {
   expect_same_rows("host-b", b_);
 }
 
+// A host name with quotes, a backslash, a newline, a comment and a
+// statement of its own (the capture of host A under that name): every
+// fleet report filtered to it gives exactly host A's rows, the name is in
+// no statement sent (it travels as the table `filter`), and no table was
+// dropped.
+TEST_F(Fleet, AHostileHostNameIsBoundNeverPastedAndSelectsExactlyItsRows) {
+  const std::string h = dir_.file("hostile.gpuobs");
+  ASSERT_EQ(run("cp " + a_ + " " + h), 0);
+  set_capture_host(h, kHostileHost);
+  ship(a_ + " " + h);
+  auto db = open_capture_readonly(a_);
+  ASSERT_TRUE(db.ok());
+  expect_hostile_host_bound(server_, "gpuobs", text(*db, "SELECT host FROM capture"),
+                            scalar(*db, "SELECT count(*) FROM kernel_launches"));
+  auto ch = client(server_);
+  EXPECT_EQ(ch_scalar(ch, "SELECT uniqExact(host) FROM launches"), 2);
+}
+
 // nccl_ranks on ClickHouse: three Python ranks whose all-reduces run on
 // native threads (tests/workloads/python_nccl_ranks.py, the one of
 // PythonStacks.NcclStraggler...), rank 2 late to every step. The fleet's

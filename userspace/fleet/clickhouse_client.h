@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ struct Endpoint {
   // Set: every request is abandoned soon after it becomes true (gpuobsd's
   // shutdown must not wait for a server that does not answer).
   const std::atomic<bool>* cancel = nullptr;
+  // Set: called with every statement's text as it is sent (tests check that
+  // a filter's value is in none of them).
+  std::function<void(const std::string& sql)> on_statement;
   std::string display() const;  // base and database, never the password
 };
 
@@ -32,6 +36,16 @@ struct Endpoint {
 // "password = SECRET" lines (# comments), readable only by its owner (a
 // file others can read is refused: it holds a password).
 Result<Endpoint> parse_endpoint(const std::string& url, const std::string& credentials_file = "");
+
+// A table sent with a query (ClickHouse's "external data"): the query reads
+// it by name as a temporary table, which a Distributed table's shards get
+// too. How the fleet reports bind their filter values: ClickHouse 18.16 has
+// no query parameters.
+struct ExternalTable {
+  std::string name;       // an identifier: the table's name in the query
+  std::string structure;  // "host String, pid Int64"
+  std::string rows;       // TabSeparated, each field append_tsv_field's
+};
 
 class ClickHouse {
  public:
@@ -42,6 +56,10 @@ class ClickHouse {
   // create it) and returns the response body; a server error's text is the
   // error message (ClickHouse answers 4xx/5xx with "Code: N, e.displayText() = ...").
   Result<std::string> query(const std::string& sql, bool in_database = true) const;
+  // A SELECT with tables sent beside it (multipart/form-data: the query, then
+  // per table its structure, format and rows as a file part), so that
+  // values reach the server as data, never in the statement's text.
+  Result<std::string> query(const std::string& sql, const std::vector<ExternalTable>& tables) const;
   // INSERT INTO table (columns) FORMAT format (TabSeparated, RowBinary),
   // the rows gzip-compressed; query_id (optional) names the query in the
   // server's system.processes while it runs.
@@ -49,7 +67,14 @@ class ClickHouse {
                 const char* format = "TabSeparated", const std::string& query_id = "") const;
 
  private:
-  Result<std::string> post(const std::string& url, const std::string& body, bool gzip) const;
+  // body: the request's body; form (set instead): a multipart body of
+  // (name, value, is_file) parts, in order.
+  struct FormPart {
+    std::string name, value;
+    bool file = false;
+  };
+  Result<std::string> post(const std::string& url, const std::string& body, bool gzip,
+                           const std::vector<FormPart>* form = nullptr) const;
   Endpoint ep_;
 };
 

@@ -29,8 +29,12 @@ Result<const CurlFunctions*> load() {
             resolve(lib, "curl_easy_setopt", f.easy_setopt) && resolve(lib, "curl_easy_perform", f.easy_perform) &&
             resolve(lib, "curl_easy_getinfo", f.easy_getinfo) && resolve(lib, "curl_easy_cleanup", f.easy_cleanup) &&
             resolve(lib, "curl_easy_strerror", f.easy_strerror) && resolve(lib, "curl_slist_append", f.slist_append) &&
-            resolve(lib, "curl_slist_free_all", f.slist_free_all);
-  if (!ok) return make_error("libcurl lacks a function gpuobs needs (curl_easy_*): too old?");
+            resolve(lib, "curl_slist_free_all", f.slist_free_all) && resolve(lib, "curl_mime_init", f.mime_init) &&
+            resolve(lib, "curl_mime_addpart", f.mime_addpart) && resolve(lib, "curl_mime_name", f.mime_name) &&
+            resolve(lib, "curl_mime_filename", f.mime_filename) && resolve(lib, "curl_mime_data", f.mime_data) &&
+            resolve(lib, "curl_mime_free", f.mime_free);
+  if (!ok)
+    return make_error("libcurl lacks a function gpuobs needs (curl_easy_*, curl_mime_*: 7.56 or later): too old?");
   // Not thread-safe itself: once, here, under the caller's once_flag.
   if (f.global_init(CURL_GLOBAL_ALL) != CURLE_OK) return make_error("curl_global_init failed");
   return &f;

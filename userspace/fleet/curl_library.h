@@ -1,7 +1,7 @@
 // libcurl, loaded at run time. Shipping to ClickHouse is optional and off by
 // default, so gpuobs and gpuobsd link no HTTP library: the first ClickHouse
 // request loads libcurl.so.4 (any of Debian's builds: OpenSSL, GnuTLS, NSS)
-// and resolves the few easy-interface functions it uses. Without it, every
+// and resolves the few easy-interface (and mime) functions it uses. Without it, every
 // fleet command says so and nothing else is affected.
 #pragma once
 
@@ -23,6 +23,14 @@ struct CurlFunctions {
   const char* (*easy_strerror)(CURLcode) = nullptr;
   curl_slist* (*slist_append)(curl_slist*, const char*) = nullptr;
   void (*slist_free_all)(curl_slist*) = nullptr;
+  // A multipart/form-data body (ClickHouse's external data: a query's
+  // tables sent with it, clickhouse_client.cpp).
+  curl_mime* (*mime_init)(CURL*) = nullptr;
+  curl_mimepart* (*mime_addpart)(curl_mime*) = nullptr;
+  CURLcode (*mime_name)(curl_mimepart*, const char*) = nullptr;
+  CURLcode (*mime_filename)(curl_mimepart*, const char*) = nullptr;
+  CURLcode (*mime_data)(curl_mimepart*, const char*, size_t) = nullptr;
+  void (*mime_free)(curl_mime*) = nullptr;
 };
 
 // The process's libcurl, loaded and initialized once (thread-safe); an

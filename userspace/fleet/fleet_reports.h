@@ -1,10 +1,15 @@
 // The report catalogue on ClickHouse: the same columns, in the same order
 // and of the same kinds as the local reports (schema/reports/NAME.sql), over
-// every shipped host or one (--host), in a wall-clock window. One SQL per
-// engine where the dialects differ (ClickHouse 18.16 has no window
-// functions): medians as the mean of the middle two of the sorted values,
-// standard deviations in two passes, rounding half away from zero, as
-// SQLite does; tests/integration/fleet_test.cpp runs both and compares.
+// every shipped host or one (--host), in a wall-clock window. Each report's
+// SQL is schema/fleet_reports/NAME.sql, in ClickHouse 18.16's dialect (no
+// window functions: medians as the mean of the middle two of the sorted
+// values, standard deviations in two passes; rounded half away from zero
+// by SQLite afterwards, as the local reports round), with the pieces it
+// shares as _name.sql files it includes by {{_name}}; embedded at build
+// time. The filter's values are never in the SQL: they are sent beside it
+// as the one-row table `filter` (ClickHouse's external data; 18.16 has no
+// query parameters). tests/integration/fleet_test.cpp runs both engines
+// and compares.
 #pragma once
 
 #include <optional>
@@ -24,7 +29,16 @@ struct FleetFilter {
   std::optional<double> since_s, until_s;  // Unix seconds
 };
 
-std::vector<std::string> fleet_report_names();
+// What a report's SQL depends on in the database (older ones lack them).
+struct FleetDatabase {
+  bool gpu_times = true;  // the gpu_times table
+  bool copy_ids = true;   // copies.copy_id
+};
+
+std::vector<std::string> fleet_report_names();  // schema/fleet_reports/NAME.sql, sorted
+// The statement run_fleet_report sends (before its FORMAT): the report's
+// file with its pieces in place; the same text whatever the filter.
+Result<std::string> fleet_report_sql(const std::string& name, const FleetDatabase& db = {});
 Result<QueryResult> run_fleet_report(const ClickHouse& ch, const std::string& name, const FleetFilter& f);
 
 }  // namespace gpuobs::fleet

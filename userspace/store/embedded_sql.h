@@ -1,4 +1,4 @@
-// The SQL in schema/ (migrations and report queries), embedded at build time
+// The SQL in schema/ (migrations, report queries and the fleet's reports), embedded at build time
 // by schema/embed_sql.cmake.
 #pragma once
 
@@ -14,5 +14,8 @@ struct EmbeddedSql {
 
 const std::vector<EmbeddedSql>& migrations();  // sorted by name = by version
 const std::vector<EmbeddedSql>& reports();
+// schema/fleet_reports/*.sql: the fleet's reports in ClickHouse's dialect
+// (NAME) and the pieces they include (_name), sorted by name.
+const std::vector<EmbeddedSql>& fleet_reports();
 
 }  // namespace gpuobs::sql

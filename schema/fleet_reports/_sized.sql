@@ -1,0 +1,2 @@
+-- _sized: a successful call with a size.
+({{_ok}} AND isNotNull(bytes))
