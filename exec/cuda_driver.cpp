@@ -62,7 +62,10 @@ bool load_driver(const std::string& path, CudaDriver& d, std::string& why) {
       resolve(lib, "cuLaunchKernel", d.cuLaunchKernel, why);
   if (!ok) return false;
   // Optional: without them the calibration is skipped and errors are numbers.
-  d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(dlsym(lib, "cuEventElapsedTime"));
+  // CUDA 12.8+ headers map cuEventElapsedTime to _v2 (same arguments); older drivers have only the first.
+  void* elapsed = dlsym(lib, "cuEventElapsedTime_v2");
+  if (!elapsed) elapsed = dlsym(lib, "cuEventElapsedTime");
+  d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(elapsed);
   d.cuGetErrorName = reinterpret_cast<decltype(d.cuGetErrorName)>(dlsym(lib, "cuGetErrorName"));
   d.cuDeviceGetName = reinterpret_cast<decltype(d.cuDeviceGetName)>(dlsym(lib, "cuDeviceGetName"));
   return true;
