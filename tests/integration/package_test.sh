@@ -27,7 +27,8 @@ for f in ./usr/bin/gpuobs ./usr/bin/gpuobsd ./usr/lib/systemd/system/gpuobsd.ser
          ./usr/share/man/man1/gpuobs-check.1 ./usr/share/man/man1/gpuobs-upgrade.1 \
          ./usr/share/doc/gpuobs/schema.md ./usr/share/doc/gpuobs/reports.md ./usr/share/doc/gpuobs/export.md \
          ./usr/share/bash-completion/completions/gpuobs \
-         ./usr/share/doc/gpuobs/examples/gpuobsd-metrics.conf; do
+         ./usr/share/doc/gpuobs/examples/gpuobsd-metrics.conf ./usr/lib/gpuobs/gpuobs_replay_exec \
+         ./usr/lib/gpuobs/libgpuobs_cupti_inject.so; do
   grep -qE " $f\$" <<<"$listing" || fail "$f is not in the package"
 done
 grep -qE '^-rwxr-xr-x root/root .* \./usr/bin/gpuobsd$' <<<"$listing" || fail "gpuobsd is not 0755 root:root"
