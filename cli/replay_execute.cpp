@@ -158,7 +158,7 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
   return r;
 }
 
-void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) {
+void print_summary(const std::vector<replay::ExecRun>& runs, bool written, std::ostream& out) {
   const auto& first = runs.front().cmp;
   QueryResult t{{"stream", "kind", "priority", "orig_busy_ms", "exec_busy_ms", "busy_error", "worst_error"}, {}};
   size_t unused = 0;
@@ -197,10 +197,8 @@ void print_summary(const std::vector<replay::ExecRun>& runs, std::ostream& out) 
       << ms(double(o.sync_wait_ns)) << " / " << ms(double(o.dependency_wait_ns)) << " / " << ms(double(o.other_ns))
       << ", re-executed " << ms(double(e.host_wait_ns)) << " / " << ms(double(e.sync_wait_ns)) << " / "
       << ms(double(e.dependency_wait_ns)) << " / " << ms(double(e.other_ns)) << "\n";
-  out << "tables replay_exec_runs and replay_exec_streams written: gpuobs report replay_exec_sum FILE\n";
+  if (written) out << "tables replay_exec_runs and replay_exec_streams written: gpuobs report replay_exec_sum FILE\n";
 }
-
-}  // namespace
 
 // With --gpu-time: the spin kernel measured the way the comparison measures
 // kernels. The executor launches kernels of known cycles under gpuobs record
@@ -240,6 +238,8 @@ std::optional<replay::SpinFit> cupti_fit(const std::string& prefix, const std::s
             << fit->ns_per_cycle << " ns/cycle\n";
   return fit;
 }
+
+}  // namespace
 
 int execute_preflight(const ReplayArgs& a) {
   auto fail = [](const Error& e) {
@@ -303,7 +303,7 @@ int execute_schedule(Db& db, const ReplayArgs& a, const replay::ScheduleOptions&
   }
   if (!a.no_write)
     if (auto s = replay::write_exec_runs(db, runs); !s) return fail(s.error());
-  print_summary(runs, std::cout);
+  print_summary(runs, !a.no_write, std::cout);
   return 0;
 }
 
