@@ -160,7 +160,10 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
 
 void print_summary(const std::vector<replay::ExecRun>& runs, bool written, std::ostream& out) {
   const auto& first = runs.front().cmp;
-  QueryResult t{{"stream", "kind", "priority", "orig_busy_ms", "exec_busy_ms", "busy_error", "worst_error"}, {}};
+  // measured: work operations with a GPU time, of all, each side (the worst
+  // run's): a stream short of them has replay windows in its busy time.
+  QueryResult t{{"stream", "kind", "priority", "orig_busy_ms", "exec_busy_ms", "busy_error", "worst_error", "measured"},
+                {}};
   size_t unused = 0;
   for (size_t i = 0; i < first.streams.size(); ++i) {
     if (first.streams[i].orig.work_ops == 0 && first.streams[i].exec.work_ops == 0) {
@@ -172,11 +175,15 @@ void print_summary(const std::vector<replay::ExecRun>& runs, bool written, std::
       busy.push_back(static_cast<double>(r.cmp.streams[i].exec.busy_ns));
       err.push_back(r.cmp.streams[i].busy_error());
     }
-    double worst =
-        *std::max_element(err.begin(), err.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+    auto worst_at =
+        std::max_element(err.begin(), err.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
     const auto& s = first.streams[i];
+    const auto& w = runs[static_cast<size_t>(worst_at - err.begin())].cmp.streams[i];
+    std::string measured = std::to_string(w.orig.measured_ops) + "/" + std::to_string(w.orig.work_ops) + ", " +
+                           std::to_string(w.exec.measured_ops) + "/" + std::to_string(w.exec.work_ops);
     t.rows.push_back({s.label.empty() ? s.kind : s.label, s.kind, int64_t{s.priority},
-                      ms(static_cast<double>(s.orig.busy_ns)), ms(median(busy)), pct(median(err)), pct(worst)});
+                      ms(static_cast<double>(s.orig.busy_ns)), ms(median(busy)), pct(median(err)), pct(*worst_at),
+                      measured});
   }
   std::vector<double> e2e, err, gap;
   for (const auto& r : runs) {
