@@ -90,8 +90,7 @@ TEST(ExecScheduleFile, WhatIsNotAUsableScheduleIsRefusedByName) {
   EXPECT_NE(why_not(f, head + R"({"i":0,"kind":"kernel","thread":0,"stream":0,"at_ns":0,"gap_ns":-5}]})")
                 .find("negative time"),
             std::string::npos);
-  EXPECT_NE(why_not(f, head + R"({"i":0,"kind":"kernel","thread":0,"stream":0}]})").find("x.json: "),
-            std::string::npos)
+  EXPECT_NE(why_not(f, head + R"({"i":0,"kind":"kernel","thread":0,"stream":0}]})").find("x.json: "), std::string::npos)
       << "a missing field names the file";
   exec::ScheduleFile s;
   std::string why;
