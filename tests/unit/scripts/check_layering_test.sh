@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # One copy of the scanned rooms (the script scans nothing else); each case
 # edits one file and restore puts it back.
 mkdir "$tmp/tree"
-for d in bpf userspace cli daemon examples bench tests; do cp -r "$src/$d" "$tmp/tree/"; done
+for d in bpf userspace cli daemon examples inject exec bench tests; do cp -r "$src/$d" "$tmp/tree/"; done
 edit() { cp "$tmp/tree/$1" "$tmp/saved"; edited=$1; }
 restore() { cp "$tmp/saved" "$tmp/tree/$edited"; }
 # expect_fail FILE EXPECTED: the check exits 1 and prints EXPECTED.
