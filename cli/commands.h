@@ -126,6 +126,9 @@ struct ReplayArgs {
 };
 int run_replay(const ReplayArgs& args);
 
+// gpuobs's own executable file (cli/record.cpp): what sits beside it is found from it.
+std::string self_exe();
+
 // gpuobs diff BASE NEW (cli/diff.cpp, docs/diff.md). Exit status 0: no
 // --fail-on threshold crossed; 1: one was (the verdict line says which); 2:
 // bad input.

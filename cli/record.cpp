@@ -220,13 +220,6 @@ void print_summary(const RecordArgs& a, int status, double seconds, const Sessio
     std::fprintf(stderr, "gpuobs: GPU metrics: %s (gpuobs report gpu_sum)\n", terminal_safe(sum.gpu_metrics).c_str());
 }
 
-// gpuobs's own file (the injection library is installed next to it).
-std::string self_exe() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("gpuobs");
-}
-
 // --gpu-time, after the capture is complete: the activity file joined into
 // it. Its losses are said and stored; the file is kept when it could not be
 // read, so nothing measured is thrown away.
@@ -374,6 +367,13 @@ int run_record(RecordArgs& a) {
   print_summary(a, status, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), *sum);
   if (a.gpu_time) import_gpu_time(a.session.output, gpu_time_file, gpu_time_cupti);
   return status;
+}
+
+// gpuobs's own file (the injection library and the schedule executor are installed next to it).
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("gpuobs");
 }
 
 }  // namespace gpuobs::cli

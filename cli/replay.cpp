@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/replay_execute.h"
 #include "common/log.h"
 #include "common/progress.h"
@@ -254,13 +255,17 @@ int write_schedule(Db& db, const ReplayArgs& a) {
     print_error(kProgram, s.error());
     return s.error().exit_code ? s.error().exit_code : 2;
   }
+  // Through the rule every output file follows (cli/output_file.h: a
+  // temporary file renamed when complete, never through a planted link); a
+  // schedule replaces the one an earlier run wrote.
   auto write = [&](const std::string& path, const std::string& text) {
-    FILE* f = std::fopen(path.c_str(), "w");
-    bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    int saved = errno;
-    if (f && std::fclose(f) != 0 && ok) ok = false, saved = errno;  // closed either way: no leak on a short write
-    if (!ok) print_error(kProgram, make_error("cannot write " + path + ": " + std::strerror(saved)));
-    return ok;
+    Status st = write_output(path, /*force=*/true, [&](std::ostream& out) -> Status {
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      if (!out) return make_error("cannot write " + path + " (disk full?)");
+      return {};
+    });
+    if (!st) print_error(kProgram, st.error());
+    return st.ok();
   };
   if (!a.schedule_out.empty() && !write(a.schedule_out, replay::schedule_json(*s))) return 1;
   if (!a.chakra_out.empty()) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/output_file.h"
 #include "common/log.h"
 #include "replay/exec_compare.h"
 #include "replay/replay.h"
@@ -30,12 +31,6 @@ namespace {
 
 constexpr const char* kExecProgram = "gpuobs replay --execute";
 
-std::string self_path() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("gpuobs");
-}
-
 // gpuobs_replay_exec: GPUOBS_REPLAY_EXEC, else next to gpuobs, under
 // lib/gpuobs, or in the build tree.
 Result<std::string> find_executor() {
@@ -43,7 +38,7 @@ Result<std::string> find_executor() {
     if (::access(env, X_OK) == 0) return std::string(env);
     return make_error(std::string("GPUOBS_REPLAY_EXEC names ") + env + ", which cannot be run", "", 2);
   }
-  fs::path dir = fs::path(self_path()).parent_path();
+  fs::path dir = fs::path(self_exe()).parent_path();
   std::string tried;
   for (const fs::path& p :
        {dir / "gpuobs_replay_exec", dir / "../lib/gpuobs/gpuobs_replay_exec", dir / "../exec/gpuobs_replay_exec"}) {
@@ -119,7 +114,7 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
   r.exec_capture = prefix + "." + std::to_string(run) + ".gpuobs";
   std::string report = prefix + "." + std::to_string(run) + ".report.jsonl";
   ::unlink(report.c_str());
-  std::vector<std::string> argv{self_path(), "record", "-f", "-o", r.exec_capture};
+  std::vector<std::string> argv{self_exe(), "record", "-f", "-o", r.exec_capture};
   if (gpu_time) argv.emplace_back("--gpu-time");
   if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--libcuda", a.cuda_lib});
   argv.insert(argv.end(), {"--", executor, schedule, "--report", report});
@@ -139,22 +134,22 @@ Result<replay::ExecRun> one_run(int run, const std::string& prefix, const std::s
   if (!parts) return parts.error();
   auto edb = open_capture_readonly(r.exec_capture);
   if (!edb) return edb.error();
-  auto exec_replay = replay::run(*edb);
-  if (!exec_replay) return exec_replay.error();
+  auto src = replay::load_schedule_source(*edb);  // read and replayed once: the schedule and the comparison
+  if (!src) return src.error();
   replay::ScheduleOptions eo;
-  int64_t start = edb->scalar("SELECT start_mono_ns FROM capture WHERE id = 1").value_or(0);
+  int64_t start = src->capture_start_ns;
   int64_t t0 = parts->front().t0_mono_ns, issued = parts->front().issued_mono_ns;
   for (const auto& p : *parts) t0 = std::min(t0, p.t0_mono_ns), issued = std::max(issued, p.issued_mono_ns);
   // The executor's calls from the schedule's start until its last step was
   // issued: its set-up, calibration and final wait are not the schedule's.
   eo.from_ns = std::max<int64_t>(0, t0 - start);
   eo.to_ns = std::max<int64_t>(*eo.from_ns + 1, issued - start + 1);
-  auto exec = replay::build_schedule(*edb, eo);
+  auto exec = replay::build_schedule(*src, eo);
   if (!exec) return exec.error();
   r.calibration = parts->front().calibration == "given" ? "cupti" : parts->front().calibration;
   r.ns_per_cycle = parts->front().ns_per_cycle;
   r.fixed_ns = parts->front().fixed_ns;
-  r.cmp = replay::compare_execution(orig, orig_replay, *exec, *exec_replay, *parts);
+  r.cmp = replay::compare_execution(orig, orig_replay, *exec, src->replay, *parts);
   return r;
 }
 
@@ -214,7 +209,7 @@ void print_summary(const std::vector<replay::ExecRun>& runs, bool written, std::
 std::optional<replay::SpinFit> cupti_fit(const std::string& prefix, const std::string& executor, const ReplayArgs& a) {
   std::string cap = prefix + ".calibration.gpuobs", report = prefix + ".calibration.jsonl";
   ::unlink(report.c_str());
-  std::vector<std::string> argv{self_path(), "record", "-f", "--gpu-time", "-o", cap};
+  std::vector<std::string> argv{self_exe(), "record", "-f", "--gpu-time", "-o", cap};
   if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--libcuda", a.cuda_lib});
   argv.insert(argv.end(), {"--", executor, "--calibrate-only", "--report", report});
   if (!a.cuda_lib.empty()) argv.insert(argv.end(), {"--cuda-lib", a.cuda_lib});
@@ -274,15 +269,18 @@ int execute_schedule(Db& db, const ReplayArgs& a, const replay::ScheduleOptions&
   };
   auto executor = find_executor();
   if (!executor) return fail(executor.error());
-  auto planned = replay::build_schedule(db, planned_opts);
+  // The capture read and replayed once: the edited schedule, the original
+  // one and the comparison's replay all come from it.
+  auto src = replay::load_schedule_source(db);
+  if (!src) return fail(src.error());
+  auto planned = replay::build_schedule(*src, planned_opts);
   if (!planned) return fail(planned.error());
   if (planned->steps.empty()) return fail(make_error("the schedule is empty: nothing to execute", "", 2));
   replay::ScheduleOptions part;
   part.pid = planned_opts.pid, part.from_ns = planned_opts.from_ns, part.to_ns = planned_opts.to_ns;
-  auto orig = replay::build_schedule(db, part);
+  auto orig = replay::build_schedule(*src, part);
   if (!orig) return fail(orig.error());
-  auto orig_replay = replay::run(db);
-  if (!orig_replay) return fail(orig_replay.error());
+  const replay::Result& orig_replay = src->replay;
 
   std::string prefix = a.exec_out;
   if (prefix.empty()) {
@@ -291,9 +289,13 @@ int execute_schedule(Db& db, const ReplayArgs& a, const replay::ScheduleOptions&
   }
   std::string schedule = prefix + ".schedule.json";
   {
-    std::ofstream f(schedule, std::ios::trunc);
-    f << replay::schedule_json(*planned);
-    if (!f.flush()) return fail(make_error("cannot write " + schedule));
+    std::string text = replay::schedule_json(*planned);
+    Status st = write_output(schedule, /*force=*/true, [&](std::ostream& out) -> Status {
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      if (!out) return make_error("cannot write " + schedule + " (disk full?)");
+      return {};
+    });
+    if (!st) return fail(st.error());
   }
   bool gpu_time = a.exec_gpu_time == "on" ||
                   (a.exec_gpu_time == "auto" && db.scalar("SELECT count(*) FROM gpu_times").value_or(0) > 0);
@@ -301,7 +303,7 @@ int execute_schedule(Db& db, const ReplayArgs& a, const replay::ScheduleOptions&
   if (gpu_time) fit = cupti_fit(prefix, *executor, a);
   std::vector<replay::ExecRun> runs;
   for (int i = 1; i <= a.runs; ++i) {
-    auto r = one_run(i, prefix, *executor, schedule, a, gpu_time, fit, *orig, *orig_replay);
+    auto r = one_run(i, prefix, *executor, schedule, a, gpu_time, fit, *orig, orig_replay);
     if (!r) return fail(r.error());
     r->edits = edits_text(planned_opts);
     std::cerr << "gpuobs replay: run " << i << "/" << a.runs << ": end to end " << ms(double(r->cmp.exec_e2e_ns))

@@ -269,22 +269,34 @@ gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::R
   return s;
 }
 
-gpuobs::Result<Schedule> build_schedule(Db& capture, const ScheduleOptions& opts) {
+gpuobs::Result<ScheduleSource> load_schedule_source(Db& capture) {
   auto in = detail::load_input(capture);
   if (!in) return in.error();
-  replay::Result r = detail::Engine(*in).run();
-  std::map<std::pair<int64_t, uint64_t>, int32_t> priorities;
+  ScheduleSource src;
+  src.input = std::move(*in);
+  src.replay = detail::Engine(src.input).run();
   Stmt st(capture.get(),
           "SELECT process_id, stream, priority FROM stream_ops WHERE op = 'stream_create' AND priority IS NOT NULL "
           "AND coalesce(result, 0) = 0 AND stream IS NOT NULL ORDER BY id");
   if (!st.valid()) return make_error("cannot read the stream priorities: " + capture.errmsg());
   while (st.step() == SQLITE_ROW)
-    priorities[{sqlite3_column_int64(st.get(), 0), static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1))}] =
+    src.priorities[{sqlite3_column_int64(st.get(), 0), static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1))}] =
         static_cast<int32_t>(sqlite3_column_int64(st.get(), 2));
-  ScheduleOptions o = opts;
   if (auto t0 = capture.scalar("SELECT coalesce((SELECT start_mono_ns FROM capture WHERE id = 1), 0)"))
-    o.capture_start_ns = *t0;
-  return build_schedule(*in, r, priorities, o);
+    src.capture_start_ns = *t0;
+  return src;
+}
+
+gpuobs::Result<Schedule> build_schedule(const ScheduleSource& src, const ScheduleOptions& opts) {
+  ScheduleOptions o = opts;
+  o.capture_start_ns = src.capture_start_ns;
+  return build_schedule(src.input, src.replay, src.priorities, o);
+}
+
+gpuobs::Result<Schedule> build_schedule(Db& capture, const ScheduleOptions& opts) {
+  auto src = load_schedule_source(capture);
+  if (!src) return src.error();
+  return build_schedule(*src, opts);
 }
 
 std::string schedule_json(const Schedule& s) {

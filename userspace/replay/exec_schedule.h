@@ -116,6 +116,18 @@ gpuobs::Result<Schedule> build_schedule(const detail::Input& in, const replay::R
                                         const std::map<std::pair<int64_t, uint64_t>, int32_t>& priorities,
                                         const ScheduleOptions& opts);
 
+// What a schedule is built from: the capture read and replayed once, so
+// that several schedules of one capture (the edited one, the original one)
+// and the replay itself (replay --execute's comparison) cost one replay.
+struct ScheduleSource {
+  detail::Input input;
+  replay::Result replay;
+  std::map<std::pair<int64_t, uint64_t>, int32_t> priorities;  // (process id, stream handle) -> priority
+  int64_t capture_start_ns = 0;                                // what ScheduleOptions' window is relative to
+};
+gpuobs::Result<ScheduleSource> load_schedule_source(Db& capture);
+gpuobs::Result<Schedule> build_schedule(const ScheduleSource& src, const ScheduleOptions& opts);
+
 // Reads the capture, replays it and builds its schedule.
 gpuobs::Result<Schedule> build_schedule(Db& capture, const ScheduleOptions& opts);
 
